@@ -1,0 +1,269 @@
+/* SPDX-License-Identifier: GPL-2.0 WITH Linux-syscall-note */
+/*
+ * kbloom: named Bloom filters in the kernel, driven through /dev/bloom.
+ *
+ * Conventions (Documentation/driver-api/ioctl.rst):
+ *  - every structure has only fixed-width fields, each naturally aligned,
+ *    and a size that is a multiple of 8, so i386 and x86_64 userspace see the
+ *    same layout and compat_ptr_ioctl() is all a 32-bit caller needs;
+ *  - user pointers travel as __u64 (use (__u64)(uintptr_t)ptr);
+ *  - every reserved field and every unused flag bit must be zero, else the
+ *    call fails with -EINVAL, so that later versions can give them meaning;
+ *  - each structure is copied from userspace exactly once per call;
+ *  - an unknown command fails with -ENOTTY;
+ *  - KBLOOM_IOC_VERSION tells which API version and features the running
+ *    module has: call it first.
+ *
+ * Errors common to every command: -EFAULT (an unreadable or unwritable
+ * pointer), -EINVAL (a malformed argument, a non-zero reserved field),
+ * -ENOENT (no filter of that name, or it was destroyed during the call).
+ *
+ * Names are 1 to KBLOOM_NAME_MAX - 1 characters of [A-Za-z0-9_.-], not
+ * starting with '.', NUL-terminated inside the KBLOOM_NAME_MAX bytes.
+ * Keys are 1 to KBLOOM_KEY_MAX bytes of anything.
+ */
+#ifndef _UAPI_LINUX_KBLOOM_H
+#define _UAPI_LINUX_KBLOOM_H
+
+#include <linux/types.h>
+#include <linux/ioctl.h>
+
+#define KBLOOM_API_VERSION	1
+
+#define KBLOOM_NAME_MAX		32
+#define KBLOOM_KEY_MAX		4096
+#define KBLOOM_MIN_BITS		64ULL
+#define KBLOOM_MAX_BITS		(1ULL << 36)
+#define KBLOOM_MAX_HASHES	32
+/* Most keys one batched call may carry, and most key bytes. */
+#define KBLOOM_BATCH_MAX	(1U << 20)
+#define KBLOOM_BATCH_BYTES_MAX	(1ULL << 28)
+/* A false-positive rate is given in parts per billion: 10000000 is 1%. */
+#define KBLOOM_FPR_ONE		1000000000U
+
+/* Features reported by KBLOOM_IOC_VERSION. */
+#define KBLOOM_FEATURE_BATCH		(1ULL << 0)
+#define KBLOOM_FEATURE_TEST_AND_ADD	(1ULL << 1)
+#define KBLOOM_FEATURE_SIZING		(1ULL << 2)
+
+/*
+ * Hash scheme: how a key becomes bit positions. Part of the ABI because a
+ * filter image saved by one version must give the same positions when
+ * loaded by another. Scheme 1: a one-pass 64-bit jhash (the kernel's
+ * __jhash_mix/__jhash_final, little-endian word reads, seeded with two
+ * 32-bit words) feeding enhanced double hashing modulo m.
+ */
+#define KBLOOM_HASH_SCHEME	1
+
+/**
+ * struct kbloom_version - KBLOOM_IOC_VERSION argument (all fields out)
+ * @api_version: KBLOOM_API_VERSION of the module.
+ * @hash_scheme: KBLOOM_HASH_SCHEME of the module.
+ * @features: KBLOOM_FEATURE_* bits.
+ * @min_bits: smallest filter, in bits.
+ * @max_bits: largest filter, in bits (before the memory limits apply).
+ * @max_hashes: largest number of hash functions.
+ * @max_key_len: longest key, in bytes.
+ * @max_batch: most keys in one batched call.
+ * @name_max: size of a name field, NUL included.
+ * @reserved: set to zero by the kernel.
+ *
+ * Never fails once the device is open (except -EFAULT).
+ */
+struct kbloom_version {
+	__u32 api_version;
+	__u32 hash_scheme;
+	__u64 features;
+	__u64 min_bits;
+	__u64 max_bits;
+	__u32 max_hashes;
+	__u32 max_key_len;
+	__u32 max_batch;
+	__u32 name_max;
+	__u64 reserved[4];
+};
+
+/**
+ * struct kbloom_create - KBLOOM_IOC_CREATE argument
+ * @name: in: the new filter's name.
+ * @bits: in/out: m, the size in bits; 0 to derive it from @capacity and
+ *	@fpr_ppb. On return, the size used.
+ * @hashes: in/out: k; 0 to derive it (the optimal k = (m/n) ln 2 when
+ *	@capacity is set). On return, the k used.
+ * @fpr_ppb: in: target false-positive rate in parts per billion (1 to
+ *	KBLOOM_FPR_ONE - 1), used with @capacity when @bits is 0.
+ * @capacity: in: the number of keys the filter is designed for (n); 0 if
+ *	sized by @bits and @hashes alone. Reported back by KBLOOM_IOC_INFO.
+ * @flags: in: must be 0 in API version 1.
+ * @reserved0: must be 0.
+ * @reserved: must be 0.
+ *
+ * Requires CAP_SYS_ADMIN. Either give @bits and @hashes, or @capacity and
+ * @fpr_ppb (then @bits and @hashes are computed as
+ * m = ceil(-n ln(eps) / (ln 2)^2), k = round((m/n) ln 2)).
+ *
+ * Errors: -EPERM (no CAP_SYS_ADMIN), -EINVAL (bad name, bits outside
+ * [KBLOOM_MIN_BITS, KBLOOM_MAX_BITS], hashes outside [1, KBLOOM_MAX_HASHES],
+ * neither or both ways of sizing given, fpr_ppb out of range, non-zero
+ * flags or reserved), -EEXIST (the name is taken), -EFBIG (larger than the
+ * module's per-filter limit, the max_filter_bytes parameter), -ENOSPC (the
+ * module's memory budget, the max_memory parameter, would be exceeded),
+ * -ENOMEM (the allocation failed). On any error nothing is created.
+ */
+struct kbloom_create {
+	char name[KBLOOM_NAME_MAX];
+	__u64 bits;
+	__u32 hashes;
+	__u32 fpr_ppb;
+	__u64 capacity;
+	__u32 flags;
+	__u32 reserved0;
+	__u64 reserved[4];
+};
+
+/**
+ * struct kbloom_name - argument of the commands that take only a name
+ * @name: in: the filter's name.
+ * @reserved: must be 0.
+ *
+ * KBLOOM_IOC_DESTROY removes the filter: it disappears from lookups and
+ * sysfs at once; callers in the middle of an operation on it finish it, and
+ * its memory is freed when the last in-kernel reference is dropped.
+ * KBLOOM_IOC_CLEAR zeroes every bit and statistic (keys added concurrently
+ * may or may not survive).
+ *
+ * Both require CAP_SYS_ADMIN. Errors: -EPERM, -EINVAL, -ENOENT.
+ */
+struct kbloom_name {
+	char name[KBLOOM_NAME_MAX];
+	__u64 reserved[2];
+};
+
+/**
+ * struct kbloom_info - KBLOOM_IOC_INFO argument
+ * @name: in: the filter's name.
+ * @bits: out: m.
+ * @hashes: out: k.
+ * @flags: out: the flags it was created with.
+ * @capacity: out: design capacity n, 0 if created by bits.
+ * @fpr_ppb: out: design false-positive rate, 0 if created by bits.
+ * @hash_scheme: out: KBLOOM_HASH_SCHEME the filter uses.
+ * @bits_set: out: number of bits set (X); fill ratio is X/m.
+ * @adds: out: keys added (add and test-and-add calls).
+ * @queries: out: keys queried (query and test-and-add calls).
+ * @hits: out: queries that answered "maybe present".
+ * @memory_bytes: out: memory the filter's bitmap occupies.
+ * @reserved: must be 0 (in), 0 (out).
+ *
+ * The seed is never reported. Errors: -EINVAL, -ENOENT.
+ */
+struct kbloom_info {
+	char name[KBLOOM_NAME_MAX];
+	__u64 bits;
+	__u32 hashes;
+	__u32 flags;
+	__u64 capacity;
+	__u32 fpr_ppb;
+	__u32 hash_scheme;
+	__u64 bits_set;
+	__u64 adds;
+	__u64 queries;
+	__u64 hits;
+	__u64 memory_bytes;
+	__u64 reserved[4];
+};
+
+/**
+ * struct kbloom_list - KBLOOM_IOC_LIST argument
+ * @names: in: pointer to an array of @count names of KBLOOM_NAME_MAX bytes
+ *	each, filled in name order; may be 0 when @count is 0.
+ * @count: in: room in @names; out: the number of filters. When out > in,
+ *	only the first @count names were written: call again, larger.
+ * @reserved: must be 0.
+ *
+ * Errors: -EINVAL, -EFAULT.
+ */
+struct kbloom_list {
+	__u64 names;
+	__u32 count;
+	__u32 reserved;
+};
+
+/**
+ * struct kbloom_key - argument of the one-key commands
+ * @name: in: the filter's name.
+ * @key: in: pointer to the key bytes.
+ * @len: in: key length, 1 to KBLOOM_KEY_MAX.
+ * @result: out: KBLOOM_IOC_QUERY: 1 if the key may be present, 0 if it
+ *	is certainly absent; KBLOOM_IOC_TEST_AND_ADD: 1 if every bit of the
+ *	key was already set (seen before), 0 if it is new; KBLOOM_IOC_ADD: 0.
+ * @reserved: must be 0.
+ *
+ * KBLOOM_IOC_ADD and KBLOOM_IOC_TEST_AND_ADD need the device opened for
+ * writing (else -EBADF); KBLOOM_IOC_QUERY works on a read-only fd.
+ * Errors: -EBADF, -EINVAL (bad name, len 0 or over KBLOOM_KEY_MAX,
+ * reserved), -EFAULT, -ENOENT.
+ */
+struct kbloom_key {
+	char name[KBLOOM_NAME_MAX];
+	__u64 key;
+	__u32 len;
+	__u32 result;
+	__u64 reserved[2];
+};
+
+/**
+ * struct kbloom_batch - argument of the batched commands
+ * @name: in: the filter's name.
+ * @keys: in: pointer to the keys, packed end to end.
+ * @lens: in: pointer to @count __u32 key lengths, each 1 to KBLOOM_KEY_MAX.
+ * @results: in: pointer to a bitmap of ceil(@count / 8) bytes, or 0 if the
+ *	caller wants only @hits. Out: bit i (byte i / 8, bit i % 8, least
+ *	significant first) is the result of key i, as in struct kbloom_key;
+ *	bits from @done on are zero in the last byte written, and bytes
+ *	after it are untouched.
+ * @keys_bytes: in: size of the @keys buffer; the lengths must fit in it.
+ * @count: in: number of keys, 1 to KBLOOM_BATCH_MAX.
+ * @done: out: number of keys processed. On success equal to @count; on an
+ *	error, the keys before @done were processed and their results written.
+ * @hits: out: number of keys whose result bit is 1.
+ * @reserved0: must be 0.
+ * @reserved: must be 0.
+ *
+ * KBLOOM_IOC_ADD_BATCH and KBLOOM_IOC_TEST_AND_ADD_BATCH need the device
+ * opened for writing (else -EBADF). The structure is written back even on
+ * error, so @done is valid whenever the call reached the keys.
+ * Errors: as struct kbloom_key, plus -E2BIG (@count over KBLOOM_BATCH_MAX,
+ * @keys_bytes over KBLOOM_BATCH_BYTES_MAX), -EINVAL (@count 0, a length out
+ * of range or past @keys_bytes: @done tells which), -EINTR (a fatal signal
+ * arrived: @done tells how far it got).
+ */
+struct kbloom_batch {
+	char name[KBLOOM_NAME_MAX];
+	__u64 keys;
+	__u64 lens;
+	__u64 results;
+	__u64 keys_bytes;
+	__u32 count;
+	__u32 done;
+	__u32 hits;
+	__u32 reserved0;
+	__u64 reserved[2];
+};
+
+#define KBLOOM_IOC_MAGIC	0xBF
+
+#define KBLOOM_IOC_VERSION	_IOR(KBLOOM_IOC_MAGIC, 0x00, struct kbloom_version)
+#define KBLOOM_IOC_CREATE	_IOWR(KBLOOM_IOC_MAGIC, 0x01, struct kbloom_create)
+#define KBLOOM_IOC_DESTROY	_IOW(KBLOOM_IOC_MAGIC, 0x02, struct kbloom_name)
+#define KBLOOM_IOC_CLEAR	_IOW(KBLOOM_IOC_MAGIC, 0x03, struct kbloom_name)
+#define KBLOOM_IOC_INFO		_IOWR(KBLOOM_IOC_MAGIC, 0x04, struct kbloom_info)
+#define KBLOOM_IOC_LIST		_IOWR(KBLOOM_IOC_MAGIC, 0x05, struct kbloom_list)
+#define KBLOOM_IOC_ADD		_IOWR(KBLOOM_IOC_MAGIC, 0x10, struct kbloom_key)
+#define KBLOOM_IOC_QUERY	_IOWR(KBLOOM_IOC_MAGIC, 0x11, struct kbloom_key)
+#define KBLOOM_IOC_TEST_AND_ADD	_IOWR(KBLOOM_IOC_MAGIC, 0x12, struct kbloom_key)
+#define KBLOOM_IOC_ADD_BATCH	_IOWR(KBLOOM_IOC_MAGIC, 0x20, struct kbloom_batch)
+#define KBLOOM_IOC_QUERY_BATCH	_IOWR(KBLOOM_IOC_MAGIC, 0x21, struct kbloom_batch)
+#define KBLOOM_IOC_TEST_AND_ADD_BATCH _IOWR(KBLOOM_IOC_MAGIC, 0x22, struct kbloom_batch)
+
+#endif /* _UAPI_LINUX_KBLOOM_H */

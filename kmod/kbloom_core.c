@@ -1,0 +1,533 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kbloom core: how a key becomes k bit positions, the lock-free bit
+ * operations on them, and the sizing arithmetic (fixed point: no FPU in the
+ * kernel). Built into kbloom.ko and, unchanged, into the native tests.
+ */
+
+#ifdef __KERNEL__
+#include <linux/bitmap.h>
+#include <linux/bitops.h>
+#include <linux/errno.h>
+#include <linux/export.h>
+#include <linux/jhash.h>
+#include <linux/math64.h>
+#include <linux/overflow.h>
+#include <linux/prefetch.h>
+#include <linux/sched.h>
+#include <linux/string.h>
+#include <asm/unaligned.h>
+#endif
+
+#include "kbloom_core.h"
+
+/**
+ * kbloom_hash64() - 64-bit hash of a key, one pass
+ * @key: the key bytes.
+ * @len: its length.
+ * @seed: two secret seed words.
+ *
+ * This is jhash (the kernel's __jhash_mix and __jhash_final, unchanged)
+ * carried to 64 bits the way Bob Jenkins' hashlittle2() does it: the second
+ * seed word perturbs c and both final words b and c are returned. A single
+ * 32-bit hash caps accuracy at large n (two keys share all k positions with
+ * probability 2^-32, which at n = 10^8 is already felt), and two jhash()
+ * calls would read the key twice.
+ *
+ * Words are read little-endian whatever the CPU, so a filter image saved on
+ * one architecture gives the same positions on another. On little-endian
+ * machines the low word is exactly jhash(key, len, seed[0]) when seed[1] is
+ * 0; the tests check that.
+ *
+ * Return: b << 32 | c.
+ */
+u64 kbloom_hash64(const void *key, u32 len, const u32 seed[2])
+{
+	const u8 *k = key;
+	u32 a, b, c;
+
+	a = JHASH_INITVAL + len + seed[0];
+	b = a;
+	c = a + seed[1];
+
+	while (len > 12) {
+		a += get_unaligned_le32(k);
+		b += get_unaligned_le32(k + 4);
+		c += get_unaligned_le32(k + 8);
+		__jhash_mix(a, b, c);
+		len -= 12;
+		k += 12;
+	}
+
+	switch (len) {
+	case 12:
+		c += (u32)k[11] << 24;
+		fallthrough;
+	case 11:
+		c += (u32)k[10] << 16;
+		fallthrough;
+	case 10:
+		c += (u32)k[9] << 8;
+		fallthrough;
+	case 9:
+		c += k[8];
+		fallthrough;
+	case 8:
+		b += (u32)k[7] << 24;
+		fallthrough;
+	case 7:
+		b += (u32)k[6] << 16;
+		fallthrough;
+	case 6:
+		b += (u32)k[5] << 8;
+		fallthrough;
+	case 5:
+		b += k[4];
+		fallthrough;
+	case 4:
+		a += (u32)k[3] << 24;
+		fallthrough;
+	case 3:
+		a += (u32)k[2] << 16;
+		fallthrough;
+	case 2:
+		a += (u32)k[1] << 8;
+		fallthrough;
+	case 1:
+		a += k[0];
+		__jhash_final(a, b, c);
+		break;
+	default:
+		/* len 0: nothing to mix; callers never pass empty keys. */
+		break;
+	}
+	return (u64)b << 32 | c;
+}
+EXPORT_SYMBOL_NS_GPL(kbloom_hash64, KBLOOM);
+
+/*
+ * Map a 64-bit hash onto [0, range) by multiply-high (Lemire's reduction):
+ * no division on the hot path, and range need not be a power of two. The
+ * result is floor(h * range / 2^64), always < range.
+ */
+static inline u64 kbloom_reduce(u64 h, u64 range)
+{
+	return mul_u64_u64_shr(h, range, 64);
+}
+
+/**
+ * kbloom_core_probe() - hash a key into its probe sequence
+ * @core: the filter (for m and the seed).
+ * @key: the key bytes.
+ * @len: its length, at least 1.
+ * @probe: the result.
+ *
+ * The first position comes from the whole 64-bit hash, the step from the
+ * hash rotated by 32 so that it is dominated by the other jhash output
+ * word. The step lies in [1, m): never 0.
+ */
+void kbloom_core_probe(const struct kbloom_core *core, const void *key,
+		       u32 len, struct kbloom_probe *probe)
+{
+	u64 h = kbloom_hash64(key, len, core->seed);
+
+	probe->x = kbloom_reduce(h, core->nbits);
+	probe->y = 1 + kbloom_reduce(rol64(h, 32), core->nbits - 1);
+}
+EXPORT_SYMBOL_NS_GPL(kbloom_core_probe, KBLOOM);
+
+/*
+ * Enhanced double hashing (Dillinger and Manolios, 2004), the refinement of
+ * Kirsch and Mitzenmacher's g_i = h1 + i * h2: position i is
+ * x_i = x_{i-1} + y_{i-1} (mod m) with y_i = y_{i-1} + i (mod m). The
+ * growing step breaks the short cycles plain double hashing falls into when
+ * gcd(step, m) > 1, which matters because m is not restricted to primes or
+ * powers of two. Everything stays below 2m before each conditional
+ * subtraction (m >= 64 > k), so there is no division.
+ */
+static inline void kbloom_probe_next(struct kbloom_probe *p, u64 m, u32 i)
+{
+	p->x += p->y;
+	if (p->x >= m)
+		p->x -= m;
+	p->y += i;
+	if (p->y >= m)
+		p->y -= m;
+}
+
+/* Fill pos[0..k) and start fetching the words they live in. */
+static inline void kbloom_core_fill(const struct kbloom_core *core,
+				    const void *key, u32 len, u64 *pos)
+{
+	struct kbloom_probe p;
+	u32 i;
+
+	kbloom_core_probe(core, key, len, &p);
+	for (i = 0; i < core->nhashes; i++) {
+		pos[i] = p.x;
+		/*
+		 * The k words are in unrelated cache lines of a bitmap that
+		 * may be far larger than the caches: asking for all of them
+		 * before touching any overlaps the k misses.
+		 */
+		prefetch(&core->bitmap[BIT_WORD(p.x)]);
+		kbloom_probe_next(&p, core->nbits, i + 1);
+	}
+}
+
+/**
+ * kbloom_core_positions() - the k bit positions of a key
+ * @core: the filter.
+ * @key: the key bytes.
+ * @len: its length, at least 1.
+ * @pos: room for core->nhashes positions, each in [0, m).
+ */
+void kbloom_core_positions(const struct kbloom_core *core, const void *key,
+			   u32 len, u64 *pos)
+{
+	kbloom_core_fill(core, key, len, pos);
+}
+EXPORT_SYMBOL_NS_GPL(kbloom_core_positions, KBLOOM);
+
+/**
+ * kbloom_core_valid() - are these parameters a filter the core supports?
+ * @nbits: m.
+ * @nhashes: k.
+ *
+ * Return: true if m and k are within the core's limits.
+ */
+bool kbloom_core_valid(u64 nbits, u32 nhashes)
+{
+	return nbits >= KBLOOM_CORE_MIN_BITS && nbits <= KBLOOM_CORE_MAX_BITS &&
+	       nhashes >= 1 && nhashes <= KBLOOM_CORE_MAX_HASHES;
+}
+EXPORT_SYMBOL_NS_GPL(kbloom_core_valid, KBLOOM);
+
+/**
+ * kbloom_core_bytes() - size of the bitmap for m bits
+ * @nbits: m.
+ *
+ * Return: bytes, a whole number of unsigned longs; SIZE_MAX if that does
+ * not fit in a size_t (a 32-bit machine), which every allocator refuses.
+ */
+size_t kbloom_core_bytes(u64 nbits)
+{
+	return array_size(BITS_TO_LONGS(nbits), sizeof(unsigned long));
+}
+EXPORT_SYMBOL_NS_GPL(kbloom_core_bytes, KBLOOM);
+
+/**
+ * kbloom_core_init() - set up a filter over caller-provided, zeroed memory
+ * @core: the filter.
+ * @bitmap: kbloom_core_bytes(@nbits) zeroed bytes.
+ * @nbits: m, valid per kbloom_core_valid().
+ * @nhashes: k, valid per kbloom_core_valid().
+ * @seed: the hash seed.
+ */
+void kbloom_core_init(struct kbloom_core *core, unsigned long *bitmap,
+		      u64 nbits, u32 nhashes, const u32 seed[2])
+{
+	core->bitmap = bitmap;
+	core->nbits = nbits;
+	core->nhashes = nhashes;
+	core->seed[0] = seed[0];
+	core->seed[1] = seed[1];
+}
+EXPORT_SYMBOL_NS_GPL(kbloom_core_init, KBLOOM);
+
+/**
+ * kbloom_core_add() - insert a key
+ * @core: the filter.
+ * @key: the key bytes.
+ * @len: its length, at least 1.
+ *
+ * Lock-free and safe in any context: set_bit() is an atomic read-modify-
+ * write, so concurrent adders never lose each other's bits. A bit already
+ * set is only read, not written: once a filter fills up, most probes hit
+ * set bits, and skipping the locked write keeps those cache lines shared
+ * between CPUs instead of bouncing them. Bits are only ever cleared by
+ * kbloom_core_clear(), so a bit seen set stays set.
+ */
+void kbloom_core_add(struct kbloom_core *core, const void *key, u32 len)
+{
+	u64 pos[KBLOOM_CORE_MAX_HASHES];
+	u32 i;
+
+	kbloom_core_fill(core, key, len, pos);
+	for (i = 0; i < core->nhashes; i++)
+		if (!test_bit(pos[i], core->bitmap))
+			set_bit(pos[i], core->bitmap);
+}
+EXPORT_SYMBOL_NS_GPL(kbloom_core_add, KBLOOM);
+
+/**
+ * kbloom_core_test() - may the key be present?
+ * @core: the filter.
+ * @key: the key bytes.
+ * @len: its length, at least 1.
+ *
+ * Return: false if the key was certainly never added; true if it may have
+ * been. A key whose kbloom_core_add() completed before this call started
+ * (in the happens-before sense: same CPU, or ordered by a lock, a release/
+ * acquire pair or a syscall boundary) always tests true.
+ */
+bool kbloom_core_test(const struct kbloom_core *core, const void *key,
+		      u32 len)
+{
+	u64 pos[KBLOOM_CORE_MAX_HASHES];
+	u32 i;
+
+	kbloom_core_fill(core, key, len, pos);
+	for (i = 0; i < core->nhashes; i++)
+		if (!test_bit(pos[i], core->bitmap))
+			return false;
+	return true;
+}
+EXPORT_SYMBOL_NS_GPL(kbloom_core_test, KBLOOM);
+
+/**
+ * kbloom_core_test_and_add() - insert a key, telling whether it was there
+ * @core: the filter.
+ * @key: the key bytes.
+ * @len: its length, at least 1.
+ *
+ * The "seen before?" primitive. Each of the k bits is set atomically with
+ * test_and_set_bit(), and exactly one caller flips each bit from 0 to 1, so
+ * of several callers racing on a key none of them had added, at least one
+ * is told it is new (both may be). After this returns, the key tests
+ * present.
+ *
+ * Return: true if all k bits were already set (seen before, or a false
+ * positive), false if the key is new.
+ */
+bool kbloom_core_test_and_add(struct kbloom_core *core, const void *key,
+			      u32 len)
+{
+	u64 pos[KBLOOM_CORE_MAX_HASHES];
+	bool seen = true;
+	u32 i;
+
+	kbloom_core_fill(core, key, len, pos);
+	for (i = 0; i < core->nhashes; i++)
+		if (!test_bit(pos[i], core->bitmap) &&
+		    !test_and_set_bit(pos[i], core->bitmap))
+			seen = false;
+	return seen;
+}
+EXPORT_SYMBOL_NS_GPL(kbloom_core_test_and_add, KBLOOM);
+
+/*
+ * Work through a bitmap of up to 8 GiB in 1 MiB pieces, yielding between
+ * them, so neither clear nor popcount holds a CPU for seconds.
+ */
+#define KBLOOM_CHUNK_LONGS	((1U << 20) / sizeof(unsigned long))
+
+/**
+ * kbloom_core_clear() - zero every bit
+ * @core: the filter.
+ *
+ * May sleep. Keys added concurrently may or may not survive.
+ */
+void kbloom_core_clear(struct kbloom_core *core)
+{
+	size_t longs = BITS_TO_LONGS(core->nbits), off, n;
+
+	for (off = 0; off < longs; off += n) {
+		n = min_t(size_t, longs - off, KBLOOM_CHUNK_LONGS);
+		memset(core->bitmap + off, 0, n * sizeof(unsigned long));
+		cond_resched();
+	}
+}
+EXPORT_SYMBOL_NS_GPL(kbloom_core_clear, KBLOOM);
+
+/**
+ * kbloom_core_weight() - number of bits set (X; the fill ratio is X / m)
+ * @core: the filter.
+ *
+ * May sleep. bitmap_weight() takes an unsigned int bit count, too small for
+ * m up to 2^36, hence the chunks.
+ *
+ * Return: the popcount, a snapshot if others are adding.
+ */
+u64 kbloom_core_weight(const struct kbloom_core *core)
+{
+	size_t longs = BITS_TO_LONGS(core->nbits), off, n;
+	u64 weight = 0;
+
+	for (off = 0; off < longs; off += n) {
+		n = min_t(size_t, longs - off, KBLOOM_CHUNK_LONGS);
+		/* Bits past m in the last word are never set. */
+		weight += bitmap_weight(core->bitmap + off, n * BITS_PER_LONG);
+		cond_resched();
+	}
+	return weight;
+}
+EXPORT_SYMBOL_NS_GPL(kbloom_core_weight, KBLOOM);
+
+/*
+ * Sizing arithmetic. Numbers in [0, 1] (and logarithms) are fixed point
+ * with 32 fractional bits; intermediate products go through the 128-bit
+ * helpers of math64.h, so nothing overflows for any m up to 2^36.
+ */
+#define KBLOOM_LN2_Q32		2977044472ULL	/* ln 2 */
+#define KBLOOM_LOG2E_Q32	6196328019ULL	/* log2 e = 1 / ln 2 */
+#define KBLOOM_Q62_ONE		BIT_ULL(62)
+
+/* 2^(-2^-(j+1)) for j = 0..31, with 62 fractional bits. */
+static const u64 kbloom_exp2_neg_q62[32] = {
+	0x2d413cccfe779921ULL, 0x35d13f32b5a75abdULL, 0x3ab031b9f7490e4cULL,
+	0x3d495f454921b30bULL, 0x3ea0ecb6dc8a80cfULL, 0x3f4f83033d21b05dULL,
+	0x3fa784571ee3e213ULL, 0x3fd3b2d65447b229ULL, 0x3fe9d59487236bb4ULL,
+	0x3ff4e9d4703df843ULL, 0x3ffa74acbdf6c9d5ULL, 0x3ffd3a46ffc6e30fULL,
+	0x3ffe9d1fa8010199ULL, 0x3fff4e8ede053ad5ULL, 0x3fffa747318376acULL,
+	0x3fffd3a38961e6ffULL, 0x3fffe9d1c0d8fd14ULL, 0x3ffff4e8df7680c5ULL,
+	0x3ffffa746f7dc0ecULL, 0x3ffffd3a37af8098ULL, 0x3ffffe9d1bd3e854ULL,
+	0x3fffff4e8de8fe2cULL, 0x3fffffa746f44197ULL, 0x3fffffd3a37a116bULL,
+	0x3fffffe9d1bd04deULL, 0x3ffffff4e8de8179ULL, 0x3ffffffa746f407fULL,
+	0x3ffffffd3a37a030ULL, 0x3ffffffe9d1bd014ULL, 0x3fffffff4e8de809ULL,
+	0x3fffffffa746f404ULL, 0x3fffffffd3a37a02ULL,
+};
+
+/**
+ * kbloom_log2_q32() - log2 of an integer, 32 fractional bits
+ * @x: at least 1.
+ *
+ * The integer part is the top set bit; each fractional bit comes from
+ * squaring the mantissa (in [1, 2), 62 fractional bits) and seeing whether
+ * it reached 2.
+ *
+ * Return: log2(@x) * 2^32, truncated; 0 for @x == 0.
+ */
+u64 kbloom_log2_q32(u64 x)
+{
+	u64 result, m;
+	int ip, i;
+
+	if (!x)
+		return 0;
+	ip = fls64(x) - 1;
+	m = ip > 62 ? x >> (ip - 62) : x << (62 - ip);
+	result = (u64)ip << 32;
+	for (i = 31; i >= 0; i--) {
+		m = mul_u64_u64_shr(m, m, 62);
+		if (m >= 2 * KBLOOM_Q62_ONE) {
+			m >>= 1;
+			result |= 1ULL << i;
+		}
+	}
+	return result;
+}
+EXPORT_SYMBOL_NS_GPL(kbloom_log2_q32, KBLOOM);
+
+/**
+ * kbloom_exp_neg_q32() - e^-x in fixed point
+ * @x: x * 2^32.
+ *
+ * e^-x = 2^-t with t = x log2 e: the integer part of t is a shift, the
+ * fraction a product of table entries, one per set bit.
+ *
+ * Return: e^-x * 2^32, rounded.
+ */
+u64 kbloom_exp_neg_q32(u64 x)
+{
+	u64 t = mul_u64_u64_shr(x, KBLOOM_LOG2E_Q32, 32);
+	u64 r = KBLOOM_Q62_ONE;
+	u32 ip = t >> 32, frac = (u32)t;
+	int j;
+
+	if (ip >= 62)
+		return 0;
+	for (j = 0; j < 32; j++)
+		if (frac & (1U << (31 - j)))
+			r = mul_u64_u64_shr(r, kbloom_exp2_neg_q62[j], 62);
+	r >>= ip;
+	return (r + (1ULL << 29)) >> 30;
+}
+EXPORT_SYMBOL_NS_GPL(kbloom_exp_neg_q32, KBLOOM);
+
+/**
+ * kbloom_fpr_q32() - theoretical false-positive rate (1 - e^(-kn/m))^k
+ * @nbits: m, at least 1.
+ * @nhashes: k.
+ * @nkeys: n, the number of distinct keys added.
+ *
+ * Return: the rate * 2^32 (KBLOOM_Q32_ONE is certainty).
+ */
+u64 kbloom_fpr_q32(u64 nbits, u32 nhashes, u64 nkeys)
+{
+	u64 kn, p, r = KBLOOM_Q32_ONE;
+	u32 i;
+
+	if (!nkeys)
+		return 0;
+	/* Beyond kn/m = 48, e^(-kn/m) is below 2^-64: certainty. */
+	if (check_mul_overflow(nkeys, (u64)nhashes, &kn) ||
+	    div64_u64(kn, nbits) >= 48)
+		return KBLOOM_Q32_ONE;
+	p = KBLOOM_Q32_ONE -
+	    kbloom_exp_neg_q32(mul_u64_u64_div_u64(kn, KBLOOM_Q32_ONE, nbits));
+	if (p >= KBLOOM_Q32_ONE)
+		return KBLOOM_Q32_ONE;
+	/* r and p are both below 2^32 here, so r * p fits in 64 bits. */
+	for (i = 0; i < nhashes; i++)
+		r = (r * p + (1ULL << 31)) >> 32;
+	return r;
+}
+EXPORT_SYMBOL_NS_GPL(kbloom_fpr_q32, KBLOOM);
+
+/**
+ * kbloom_optimal_hashes() - k = round((m/n) ln 2), clamped to [1, 32]
+ * @nbits: m.
+ * @capacity: n, at least 1.
+ *
+ * Return: the k that minimises the false-positive rate at n keys.
+ */
+u32 kbloom_optimal_hashes(u64 nbits, u64 capacity)
+{
+	u64 k;
+
+	if (!capacity)
+		return 1;
+	/* Past m/n = 48, k is clamped anyway; this also bounds the quotient. */
+	if (div64_u64(nbits, capacity) >= 48)
+		return KBLOOM_CORE_MAX_HASHES;
+	k = mul_u64_u64_div_u64(nbits, KBLOOM_LN2_Q32, capacity);
+	k = (k + (1ULL << 31)) >> 32;
+	return clamp_t(u64, k, 1, KBLOOM_CORE_MAX_HASHES);
+}
+EXPORT_SYMBOL_NS_GPL(kbloom_optimal_hashes, KBLOOM);
+
+/**
+ * kbloom_size() - size a filter for n keys at a target false-positive rate
+ * @capacity: n, at least 1.
+ * @fpr_ppb: the target rate eps in parts per billion, 1 to 10^9 - 1.
+ * @nbits: out: m = ceil(-n ln(eps) / (ln 2)^2), at least 64.
+ * @nhashes: out: k = round((m/n) ln 2).
+ *
+ * -ln(eps) / (ln 2)^2 = log2(1/eps) * log2(e), and log2(1/eps) is
+ * log2(10^9) - log2(ppb): no floating point anywhere.
+ *
+ * Return: 0, or -EINVAL for arguments out of range or an m above
+ * KBLOOM_CORE_MAX_BITS.
+ */
+int kbloom_size(u64 capacity, u32 fpr_ppb, u64 *nbits, u32 *nhashes)
+{
+	u64 l2, bpk, m;
+
+	if (!capacity || !fpr_ppb || fpr_ppb >= 1000000000U)
+		return -EINVAL;
+	l2 = kbloom_log2_q32(1000000000U) - kbloom_log2_q32(fpr_ppb);
+	bpk = mul_u64_u64_shr(l2, KBLOOM_LOG2E_Q32, 32);	/* bits per key */
+	if (div64_u64(KBLOOM_CORE_MAX_BITS, capacity) < (bpk >> 32))
+		return -EINVAL;
+	m = mul_u64_u64_shr(capacity, bpk, 32);
+	if ((u32)(capacity * bpk) != 0)	/* a fraction was cut off */
+		m++;
+	m = max_t(u64, m, KBLOOM_CORE_MIN_BITS);
+	if (m > KBLOOM_CORE_MAX_BITS)
+		return -EINVAL;
+	*nbits = m;
+	*nhashes = kbloom_optimal_hashes(m, capacity);
+	return 0;
+}
+EXPORT_SYMBOL_NS_GPL(kbloom_size, KBLOOM);

@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The kbloom filter core: hashing, probe positions, bit operations and
+ * sizing. No allocation, no locking, no module plumbing: the same source
+ * compiles as a userspace object against tools/native/kbloom_native.h, so
+ * the kernel and the native tests, benchmarks and offline tools compute
+ * exactly the same bit positions.
+ */
+#ifndef _KBLOOM_CORE_H
+#define _KBLOOM_CORE_H
+
+#ifdef __KERNEL__
+#include <linux/bits.h>
+#include <linux/types.h>
+#else
+#include "kbloom_native.h"
+#endif
+
+#define KBLOOM_CORE_MIN_BITS	64ULL
+#define KBLOOM_CORE_MAX_BITS	BIT_ULL(36)
+#define KBLOOM_CORE_MAX_HASHES	32
+
+/* Fixed-point numbers in [0, 1] with 32 fractional bits: 1.0 is 1 << 32. */
+#define KBLOOM_Q32_ONE		BIT_ULL(32)
+
+/**
+ * struct kbloom_core - one filter's bits and parameters
+ * @bitmap: m bits, in unsigned longs, as the kernel bitops want them.
+ * @nbits: m, from KBLOOM_CORE_MIN_BITS to KBLOOM_CORE_MAX_BITS; any value,
+ *	not only powers of two.
+ * @nhashes: k, from 1 to KBLOOM_CORE_MAX_HASHES.
+ * @seed: the per-filter hash seed; secret, so that nobody can compute which
+ *	keys collide in a given filter.
+ *
+ * The core is laid out so that later layouts (cache-line blocked, counting)
+ * are a matter of another probe or storage function selected per filter,
+ * not a new structure.
+ */
+struct kbloom_core {
+	unsigned long *bitmap;
+	u64 nbits;
+	u32 nhashes;
+	u32 seed[2];
+};
+
+/**
+ * struct kbloom_probe - a key reduced to its probe sequence
+ * @x: first position, in [0, m).
+ * @y: step, in [1, m): never 0, so the k positions are not all one bit.
+ *
+ * Hashing a key once and probing from this lets a caller hash outside any
+ * critical section and reuse the result.
+ */
+struct kbloom_probe {
+	u64 x;
+	u64 y;
+};
+
+u64 kbloom_hash64(const void *key, u32 len, const u32 seed[2]);
+void kbloom_core_probe(const struct kbloom_core *core, const void *key,
+		       u32 len, struct kbloom_probe *probe);
+void kbloom_core_positions(const struct kbloom_core *core, const void *key,
+			   u32 len, u64 *pos);
+
+void kbloom_core_init(struct kbloom_core *core, unsigned long *bitmap,
+		      u64 nbits, u32 nhashes, const u32 seed[2]);
+bool kbloom_core_valid(u64 nbits, u32 nhashes);
+size_t kbloom_core_bytes(u64 nbits);
+
+void kbloom_core_add(struct kbloom_core *core, const void *key, u32 len);
+bool kbloom_core_test(const struct kbloom_core *core, const void *key,
+		      u32 len);
+bool kbloom_core_test_and_add(struct kbloom_core *core, const void *key,
+			      u32 len);
+void kbloom_core_clear(struct kbloom_core *core);
+u64 kbloom_core_weight(const struct kbloom_core *core);
+
+int kbloom_size(u64 capacity, u32 fpr_ppb, u64 *nbits, u32 *nhashes);
+u32 kbloom_optimal_hashes(u64 nbits, u64 capacity);
+u64 kbloom_fpr_q32(u64 nbits, u32 nhashes, u64 nkeys);
+u64 kbloom_log2_q32(u64 x);
+u64 kbloom_exp_neg_q32(u64 x);
+
+#endif /* _KBLOOM_CORE_H */

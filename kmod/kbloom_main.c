@@ -1,0 +1,57 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kbloom: named Bloom filters in the kernel.
+ */
+
+#include <linux/module.h>
+#include <linux/moduleparam.h>
+
+#include "kbloom_dev.h"
+#include "kbloom_filter.h"
+#include "kbloom_sysfs.h"
+
+module_param_named(max_memory, kbloom_max_memory, ulong, 0644);
+MODULE_PARM_DESC(max_memory,
+		 "Bytes all filters together may use (0: half of RAM)");
+module_param_named(max_filter_bytes, kbloom_max_filter_bytes, ulong, 0644);
+MODULE_PARM_DESC(max_filter_bytes,
+		 "Bytes one filter may use (default 8 GiB, 2^36 bits)");
+
+static int __init kbloom_init(void)
+{
+	int ret;
+
+	ret = kbloom_filter_init();
+	if (ret)
+		return ret;
+	ret = kbloom_sysfs_init();
+	if (ret)
+		goto err_filter;
+	/* Last: once the device exists, ioctls can arrive. */
+	ret = kbloom_dev_init();
+	if (ret)
+		goto err_sysfs;
+	pr_info("kbloom: loaded, /dev/bloom ready\n");
+	return 0;
+
+err_sysfs:
+	kbloom_sysfs_uninit();
+err_filter:
+	kbloom_filter_uninit();
+	return ret;
+}
+
+static void __exit kbloom_exit(void)
+{
+	/* No fd is open (they pin the module), so no ioctl is running. */
+	kbloom_dev_uninit();
+	/* Filters' directories live under the sysfs root: them first. */
+	kbloom_filter_uninit();
+	kbloom_sysfs_uninit();
+}
+
+module_init(kbloom_init);
+module_exit(kbloom_exit);
+MODULE_LICENSE("GPL");
+MODULE_DESCRIPTION("Named Bloom filters, driven through /dev/bloom");
+MODULE_AUTHOR("The kbloom developers");

@@ -1,0 +1,673 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * KUnit suites for kbloom. They run against the kbloom.ko the harness
+ * loaded (core symbols are exported in the KBLOOM namespace), under the
+ * debug kernel with KASAN (vmalloc included), lockdep and kmemleak. Seeds
+ * are fixed so that any failure reproduces.
+ */
+
+#include <kunit/test.h>
+#include <linux/bottom_half.h>
+#include <linux/cpumask.h>
+#include <linux/delay.h>
+#include <linux/jhash.h>
+#include <linux/kthread.h>
+#include <linux/math64.h>
+#include <linux/slab.h>
+#include <linux/vmalloc.h>
+
+#include "../kmod/kbloom.h"
+#include "../kmod/kbloom_core.h"
+#include "../kmod/kbloom_filter.h"
+#include "kbloom_vectors.h"
+
+MODULE_IMPORT_NS(KBLOOM);
+
+/* Key i of stream s: 8 to 23 bytes, distinct for every (s, i). */
+static u32 kbloom_test_key(u8 *buf, u32 s, u32 i)
+{
+	u64 x = (s * 0x9e3779b97f4a7c15ULL) ^ (i * 0xbf58476d1ce4e5b9ULL);
+	u32 len = 8 + i % 16, j;
+
+	for (j = 8; j < len; j++) {
+		x ^= x >> 31;
+		x *= 0x94d049bb133111ebULL;
+		buf[j] = x >> 56;
+	}
+	memcpy(buf, &i, 4);
+	memcpy(buf + 4, &s, 4);
+	return len;
+}
+
+/* A filter over a vmalloc'd bitmap the test owns; freed by KUnit. */
+static struct kbloom_core *kbloom_test_core(struct kunit *test, u64 nbits,
+					    u32 nhashes, u32 s0, u32 s1)
+{
+	struct kbloom_core *core;
+	unsigned long *bitmap;
+	u32 seed[2] = { s0, s1 };
+
+	core = kunit_kzalloc(test, sizeof(*core), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, core);
+	bitmap = vzalloc(kbloom_core_bytes(nbits));
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, bitmap);
+	kbloom_core_init(core, bitmap, nbits, nhashes, seed);
+	return core;
+}
+
+/* ---- kbloom_hash ---- */
+
+static void kbloom_hash_matches_golden_vectors(struct kunit *test)
+{
+	u64 pos[KBLOOM_CORE_MAX_HASHES];
+	struct kbloom_core core;
+	size_t i, j;
+
+	for (i = 0; i < ARRAY_SIZE(kbloom_vectors); i++) {
+		const struct kbloom_vector *v = &kbloom_vectors[i];
+
+		KUNIT_EXPECT_EQ_MSG(test, kbloom_hash64(v->key, v->len, v->seed),
+				    v->hash, "vector %zu", i);
+		kbloom_core_init(&core, NULL, v->nbits, v->nhashes, v->seed);
+		kbloom_core_positions(&core, v->key, v->len, pos);
+		for (j = 0; j < v->nhashes; j++)
+			KUNIT_EXPECT_EQ_MSG(test, pos[j], v->pos[j],
+					    "vector %zu position %zu", i, j);
+	}
+}
+
+static void kbloom_hash_low_word_is_jhash(struct kunit *test)
+{
+	u32 seed[2] = { 0, 0 }, i, len;
+	u8 key[64];
+
+	for (i = 0; i < 2000; i++) {
+		len = kbloom_test_key(key, 1, i);
+		len += i % 40;	/* lengths 8..62: every tail case */
+		memset(key + len - i % 40, 0x5a, i % 40);
+		seed[0] = i * 2654435761U;
+		KUNIT_ASSERT_EQ_MSG(test, (u32)kbloom_hash64(key, len, seed),
+				    jhash(key, len, seed[0]), "key %u", i);
+	}
+}
+
+static struct kunit_case kbloom_hash_cases[] = {
+	KUNIT_CASE(kbloom_hash_matches_golden_vectors),
+	KUNIT_CASE(kbloom_hash_low_word_is_jhash),
+	{}
+};
+
+static struct kunit_suite kbloom_hash_suite = {
+	.name = "kbloom_hash",
+	.test_cases = kbloom_hash_cases,
+};
+
+/* ---- kbloom_probe ---- */
+
+static const u64 kbloom_probe_sizes[] = {
+	64, 65, 1000, 4099, 9585059, (1ULL << 32) + 3, 1ULL << 36,
+};
+
+static void kbloom_probe_size_desc(const u64 *m, char *desc)
+{
+	snprintf(desc, KUNIT_PARAM_DESC_SIZE, "m=%llu", *m);
+}
+
+KUNIT_ARRAY_PARAM(kbloom_probe_size, kbloom_probe_sizes,
+		  kbloom_probe_size_desc);
+
+static void kbloom_probe_positions_below_m(struct kunit *test)
+{
+	const u64 m = *(const u64 *)test->param_value;
+	u64 pos[KBLOOM_CORE_MAX_HASHES];
+	struct kbloom_core core;
+	struct kbloom_probe p;
+	u32 seed[2] = { 11, 12 }, i, j, len;
+	u8 key[32];
+
+	kbloom_core_init(&core, NULL, m, KBLOOM_CORE_MAX_HASHES, seed);
+	for (i = 0; i < 20000; i++) {
+		len = kbloom_test_key(key, 2, i);
+		kbloom_core_probe(&core, key, len, &p);
+		KUNIT_ASSERT_LT(test, p.x, m);
+		KUNIT_ASSERT_GT(test, p.y, 0ULL);
+		KUNIT_ASSERT_LT(test, p.y, m);
+		kbloom_core_positions(&core, key, len, pos);
+		for (j = 0; j < KBLOOM_CORE_MAX_HASHES; j++)
+			KUNIT_ASSERT_LT(test, pos[j], m);
+	}
+}
+
+/*
+ * Every bit of a small filter is hit, and evenly (within 6 sigma): an
+ * off-by-one in the range reduction starves the first or last bit.
+ */
+static void kbloom_probe_every_bit_reachable(struct kunit *test)
+{
+	static const u64 sizes[] = { 64, 65, 1000 };
+	struct kbloom_core core;
+	u32 seed[2] = { 5, 6 }, *hits, len, i;
+	u64 pos[2], b;
+	size_t s;
+	u8 key[32];
+
+	for (s = 0; s < ARRAY_SIZE(sizes); s++) {
+		hits = kunit_kcalloc(test, sizes[s], sizeof(*hits), GFP_KERNEL);
+		KUNIT_ASSERT_NOT_ERR_OR_NULL(test, hits);
+		kbloom_core_init(&core, NULL, sizes[s], 2, seed);
+		for (i = 0; i < sizes[s] * 500; i++) {
+			len = kbloom_test_key(key, 3 + s, i);
+			kbloom_core_positions(&core, key, len, pos);
+			hits[pos[0]]++;
+			hits[pos[1]]++;
+		}
+		/* 1000 expected per bit, sigma about 32. */
+		for (b = 0; b < sizes[s]; b++) {
+			KUNIT_ASSERT_GT_MSG(test, hits[b], 800U,
+					    "m %llu bit %llu", sizes[s], b);
+			KUNIT_ASSERT_LT_MSG(test, hits[b], 1200U,
+					    "m %llu bit %llu", sizes[s], b);
+		}
+	}
+}
+
+static struct kunit_case kbloom_probe_cases[] = {
+	KUNIT_CASE_PARAM(kbloom_probe_positions_below_m,
+			 kbloom_probe_size_gen_params),
+	KUNIT_CASE(kbloom_probe_every_bit_reachable),
+	{}
+};
+
+static struct kunit_suite kbloom_probe_suite = {
+	.name = "kbloom_probe",
+	.test_cases = kbloom_probe_cases,
+};
+
+/* ---- kbloom_core ---- */
+
+struct kbloom_sweep {
+	u64 m;
+	u32 k;
+	u32 n;
+};
+
+static const struct kbloom_sweep kbloom_sweeps[] = {
+	{ 64, 1, 5 },
+	{ 64, 32, 3 },
+	{ 1000, 1, 100 },
+	{ 1000, 32, 20 },
+	{ 4099, 7, 400 },
+	{ 1000003, 7, 100000 },
+	{ 1ULL << 20, 10, 50000 },
+	{ (1ULL << 32) + 64, 4, 20000 },
+};
+
+static void kbloom_sweep_desc(const struct kbloom_sweep *s, char *desc)
+{
+	snprintf(desc, KUNIT_PARAM_DESC_SIZE, "m=%llu k=%u n=%u", s->m, s->k,
+		 s->n);
+}
+
+KUNIT_ARRAY_PARAM(kbloom_sweep, kbloom_sweeps, kbloom_sweep_desc);
+
+static void kbloom_core_no_false_negatives(struct kunit *test)
+{
+	const struct kbloom_sweep *s = test->param_value;
+	struct kbloom_core *core;
+	u8 key[32];
+	u32 i;
+
+	core = kbloom_test_core(test, s->m, s->k, s->k, (u32)s->m);
+	for (i = 0; i < s->n; i++)
+		kbloom_core_add(core, key, kbloom_test_key(key, 4, i));
+	for (i = 0; i < s->n; i++)
+		KUNIT_EXPECT_TRUE_MSG(test,
+				      kbloom_core_test(core, key,
+						       kbloom_test_key(key, 4, i)),
+				      "key %u lost", i);
+	vfree(core->bitmap);
+}
+
+static void kbloom_core_test_and_add_reports_seen(struct kunit *test)
+{
+	struct kbloom_core *core = kbloom_test_core(test, 1 << 20, 7, 1, 2);
+	u8 key[32];
+	u32 i, len;
+
+	for (i = 0; i < 1000; i++) {
+		len = kbloom_test_key(key, 5, i);
+		KUNIT_EXPECT_FALSE(test, kbloom_core_test(core, key, len));
+		KUNIT_EXPECT_FALSE(test,
+				   kbloom_core_test_and_add(core, key, len));
+		KUNIT_EXPECT_TRUE(test, kbloom_core_test_and_add(core, key, len));
+		KUNIT_EXPECT_TRUE(test, kbloom_core_test(core, key, len));
+	}
+	vfree(core->bitmap);
+}
+
+static void kbloom_core_clear_empties_filter(struct kunit *test)
+{
+	struct kbloom_core *core = kbloom_test_core(test, 100003, 5, 3, 4);
+	u8 key[32];
+	u32 i;
+
+	for (i = 0; i < 5000; i++)
+		kbloom_core_add(core, key, kbloom_test_key(key, 6, i));
+	KUNIT_EXPECT_GT(test, kbloom_core_weight(core), 0ULL);
+	KUNIT_EXPECT_LE(test, kbloom_core_weight(core), 25000ULL);
+	kbloom_core_clear(core);
+	KUNIT_EXPECT_EQ(test, kbloom_core_weight(core), 0ULL);
+	for (i = 0; i < 5000; i++) {
+		u32 len = kbloom_test_key(key, 6, i);
+
+		KUNIT_EXPECT_FALSE(test, kbloom_core_test(core, key, len));
+	}
+	vfree(core->bitmap);
+}
+
+static struct kunit_case kbloom_core_cases[] = {
+	KUNIT_CASE_PARAM(kbloom_core_no_false_negatives,
+			 kbloom_sweep_gen_params),
+	KUNIT_CASE(kbloom_core_test_and_add_reports_seen),
+	KUNIT_CASE(kbloom_core_clear_empties_filter),
+	{}
+};
+
+static struct kunit_suite kbloom_core_suite = {
+	.name = "kbloom_core",
+	.test_cases = kbloom_core_cases,
+};
+
+/* ---- kbloom_fpr ---- */
+
+static const u32 kbloom_bits_per_key[] = { 4, 6, 8, 10, 16 };
+
+static void kbloom_bpk_desc(const u32 *bpk, char *desc)
+{
+	snprintf(desc, KUNIT_PARAM_DESC_SIZE, "%u bits/key", *bpk);
+}
+
+KUNIT_ARRAY_PARAM(kbloom_bpk, kbloom_bits_per_key, kbloom_bpk_desc);
+
+/*
+ * Insert n keys, query 10^5 others, and compare the false positives with
+ * Q p where p = (1 - e^(-kn/m))^k: within 3 binomial sigma,
+ * sqrt(Q p (1 - p)). Integer arithmetic scaled by 2^8 throughout.
+ */
+static void kbloom_fpr_within_three_sigma(struct kunit *test)
+{
+	const u32 bpk = *(const u32 *)test->param_value;
+	const u32 n = 20000, q = 100000;
+	u64 m = (u64)n * bpk + 13, p, var16, sigma8, expect8, got8;
+	struct kbloom_core *core;
+	u32 k, i, fp = 0;
+	u8 key[32];
+
+	k = kbloom_optimal_hashes(m, n);
+	core = kbloom_test_core(test, m, k, 1000 + bpk, 7);
+	for (i = 0; i < n; i++)
+		kbloom_core_add(core, key, kbloom_test_key(key, 7, i));
+	for (i = 0; i < q; i++)
+		fp += kbloom_core_test(core, key, kbloom_test_key(key, 8, i));
+	vfree(core->bitmap);
+
+	p = kbloom_fpr_q32(m, k, n);
+	expect8 = ((u64)q * p) >> 24;
+	var16 = mul_u64_u64_shr((u64)q * p, KBLOOM_Q32_ONE - p, 48);
+	sigma8 = int_sqrt64(var16);
+	got8 = (u64)fp << 8;
+	kunit_info(test, "m/n %u k %u: %u false positives of %u, expected %llu.%02llu, sigma %llu.%02llu\n",
+		   bpk, k, fp, q, expect8 >> 8, (expect8 & 255) * 100 / 256,
+		   sigma8 >> 8, (sigma8 & 255) * 100 / 256);
+	KUNIT_EXPECT_LE(test, got8 > expect8 ? got8 - expect8 : expect8 - got8,
+			3 * sigma8);
+}
+
+static struct kunit_case kbloom_fpr_cases[] = {
+	KUNIT_CASE_PARAM(kbloom_fpr_within_three_sigma, kbloom_bpk_gen_params),
+	{}
+};
+
+static struct kunit_suite kbloom_fpr_suite = {
+	.name = "kbloom_fpr",
+	.test_cases = kbloom_fpr_cases,
+};
+
+/* ---- kbloom_sizing ---- */
+
+struct kbloom_sizing_case {
+	u64 n;
+	u32 ppb;
+	u64 m;
+	u32 k;
+};
+
+/* The seeds' figures: 9.585 bits/key and k = 7 at 1%, 14.377 and 10 at 0.1%. */
+static const struct kbloom_sizing_case kbloom_sizing_cases_tab[] = {
+	{ 1000000, 10000000, 9585059, 7 },
+	{ 1000000, 1000000, 14377588, 10 },
+	{ 1000, 10000000, 9586, 7 },
+	{ 1000, 1000000, 14378, 10 },
+	{ 1, 500000000, 64, 32 },	/* tiny: m clamped to 64 bits */
+};
+
+static void kbloom_sizing_desc(const struct kbloom_sizing_case *c, char *desc)
+{
+	snprintf(desc, KUNIT_PARAM_DESC_SIZE, "n=%llu ppb=%u", c->n, c->ppb);
+}
+
+KUNIT_ARRAY_PARAM(kbloom_sizing, kbloom_sizing_cases_tab, kbloom_sizing_desc);
+
+static void kbloom_sizing_matches_formula(struct kunit *test)
+{
+	const struct kbloom_sizing_case *c = test->param_value;
+	u64 m;
+	u32 k;
+
+	KUNIT_ASSERT_EQ(test, kbloom_size(c->n, c->ppb, &m, &k), 0);
+	KUNIT_EXPECT_EQ(test, m, c->m);
+	KUNIT_EXPECT_EQ(test, k, c->k);
+}
+
+static void kbloom_sizing_theoretical_fpr(struct kunit *test)
+{
+	/* m = 10000, k = 10, n = 1000: (1 - e^-1)^10 = 1.0194%. */
+	u64 ppm = (kbloom_fpr_q32(10000, 10, 1000) * 1000000) >> 32;
+
+	KUNIT_EXPECT_GE(test, ppm, 10190ULL);
+	KUNIT_EXPECT_LE(test, ppm, 10198ULL);
+	KUNIT_EXPECT_EQ(test, kbloom_fpr_q32(10000, 10, 0), 0ULL);
+	KUNIT_EXPECT_EQ(test, kbloom_fpr_q32(64, 32, 1ULL << 40),
+			KBLOOM_Q32_ONE);
+}
+
+static void kbloom_sizing_rejects_bad_input(struct kunit *test)
+{
+	u64 m;
+	u32 k;
+
+	KUNIT_EXPECT_EQ(test, kbloom_size(0, 10000000, &m, &k), -EINVAL);
+	KUNIT_EXPECT_EQ(test, kbloom_size(1000, 0, &m, &k), -EINVAL);
+	KUNIT_EXPECT_EQ(test, kbloom_size(1000, 1000000000, &m, &k), -EINVAL);
+	/* 10^12 keys at 1 ppb: far over 2^36 bits. */
+	KUNIT_EXPECT_EQ(test, kbloom_size(1000000000000ULL, 1, &m, &k),
+			-EINVAL);
+	KUNIT_EXPECT_FALSE(test, kbloom_core_valid(63, 1));
+	KUNIT_EXPECT_FALSE(test, kbloom_core_valid(64, 0));
+	KUNIT_EXPECT_FALSE(test, kbloom_core_valid(64, 33));
+	KUNIT_EXPECT_FALSE(test, kbloom_core_valid((1ULL << 36) + 1, 7));
+	KUNIT_EXPECT_TRUE(test, kbloom_core_valid(1ULL << 36, 32));
+}
+
+static struct kunit_case kbloom_sizing_cases[] = {
+	KUNIT_CASE_PARAM(kbloom_sizing_matches_formula,
+			 kbloom_sizing_gen_params),
+	KUNIT_CASE(kbloom_sizing_theoretical_fpr),
+	KUNIT_CASE(kbloom_sizing_rejects_bad_input),
+	{}
+};
+
+static struct kunit_suite kbloom_sizing_suite = {
+	.name = "kbloom_sizing",
+	.test_cases = kbloom_sizing_cases,
+};
+
+/* ---- kbloom_registry ---- */
+
+static const char * const kbloom_bad_names[] = {
+	"", ".hidden", "a b", "x/y", "tab\t", "\xc3\xa9t\xc3\xa9",
+	"0123456789012345678901234567890123",
+};
+
+static void kbloom_bad_name_desc(const char * const *name, char *desc)
+{
+	snprintf(desc, KUNIT_PARAM_DESC_SIZE, "\"%.20s\"", *name);
+}
+
+KUNIT_ARRAY_PARAM(kbloom_bad_name, kbloom_bad_names, kbloom_bad_name_desc);
+
+static void kbloom_registry_rejects_bad_name(struct kunit *test)
+{
+	char name[KBLOOM_NAME_MAX + 8] = {};
+
+	strscpy(name, *(const char * const *)test->param_value, sizeof(name));
+	KUNIT_EXPECT_FALSE(test, kbloom_name_valid(name));
+}
+
+static void kbloom_registry_accepts_good_names(struct kunit *test)
+{
+	KUNIT_EXPECT_TRUE(test, kbloom_name_valid("a"));
+	KUNIT_EXPECT_TRUE(test, kbloom_name_valid("flows.v4_in-1"));
+	KUNIT_EXPECT_TRUE(test,
+			  kbloom_name_valid("0123456789012345678901234567890"));
+}
+
+static const struct kbloom_params kbloom_test_params = {
+	.nbits = 1 << 16, .nhashes = 5,
+};
+
+static void kbloom_registry_lookup_and_duplicate(struct kunit *test)
+{
+	struct kbloom_filter *f;
+	u8 key[32];
+	u32 len = kbloom_test_key(key, 9, 1);
+
+	KUNIT_EXPECT_NULL(test, kbloom_get("kunit_none"));
+	KUNIT_ASSERT_EQ(test,
+			kbloom_filter_create("kunit_reg", &kbloom_test_params), 0);
+	KUNIT_EXPECT_EQ(test,
+			kbloom_filter_create("kunit_reg", &kbloom_test_params),
+			-EEXIST);
+	f = kbloom_get("kunit_reg");
+	KUNIT_ASSERT_NOT_NULL(test, f);
+	KUNIT_EXPECT_EQ(test, f->core.nbits, 1ULL << 16);
+	KUNIT_EXPECT_EQ(test, kbloom_test(f, key, len), 0);
+	KUNIT_EXPECT_EQ(test, kbloom_add(f, key, len), 0);
+	KUNIT_EXPECT_EQ(test, kbloom_test(f, key, len), 1);
+	KUNIT_EXPECT_EQ(test, kbloom_test_and_add(f, key, len), 1);
+	KUNIT_EXPECT_EQ(test, kbloom_add(f, key, 0), -EINVAL);
+	KUNIT_EXPECT_EQ(test, kbloom_add(f, key, KBLOOM_KEY_MAX + 1), -EINVAL);
+	kbloom_put(f);
+	KUNIT_EXPECT_EQ(test, kbloom_filter_destroy("kunit_reg"), 0);
+	KUNIT_EXPECT_EQ(test, kbloom_filter_destroy("kunit_reg"), -ENOENT);
+	KUNIT_EXPECT_NULL(test, kbloom_get("kunit_reg"));
+}
+
+/*
+ * A filter destroyed while another module holds it stays valid memory (KASAN
+ * would catch a use after free) and answers -ENOENT; its memory is given
+ * back once the last reference goes.
+ */
+static void kbloom_registry_destroy_while_referenced(struct kunit *test)
+{
+	u64 before = kbloom_memory_used();
+	struct kbloom_filter *f;
+	u8 key[32];
+	u32 len = kbloom_test_key(key, 9, 2);
+	int i;
+
+	KUNIT_ASSERT_EQ(test,
+			kbloom_filter_create("kunit_ref", &kbloom_test_params), 0);
+	KUNIT_EXPECT_GT(test, kbloom_memory_used(), before);
+	f = kbloom_get("kunit_ref");
+	KUNIT_ASSERT_NOT_NULL(test, f);
+	KUNIT_EXPECT_EQ(test, kbloom_add(f, key, len), 0);
+	KUNIT_EXPECT_EQ(test, kbloom_filter_destroy("kunit_ref"), 0);
+	KUNIT_EXPECT_EQ(test, kbloom_add(f, key, len), -ENOENT);
+	KUNIT_EXPECT_EQ(test, kbloom_test(f, key, len), -ENOENT);
+	KUNIT_EXPECT_EQ(test, kbloom_test_and_add(f, key, len), -ENOENT);
+	/* Still readable: the bits are there until the last put. */
+	KUNIT_EXPECT_TRUE(test, kbloom_core_test(&f->core, key, len));
+	msleep(20);
+	KUNIT_EXPECT_GT(test, kbloom_memory_used(), before);
+	/* The same name can be created again at once. */
+	KUNIT_EXPECT_EQ(test,
+			kbloom_filter_create("kunit_ref", &kbloom_test_params), 0);
+	KUNIT_EXPECT_EQ(test, kbloom_filter_destroy("kunit_ref"), 0);
+	kbloom_put(f);
+	/* Freed a grace period later, from a workqueue. */
+	for (i = 0; i < 500 && kbloom_memory_used() > before; i++)
+		msleep(20);
+	KUNIT_EXPECT_EQ(test, kbloom_memory_used(), before);
+}
+
+/* The hot path runs with bottom halves off (softirq) without sleeping. */
+static void kbloom_registry_usable_from_softirq(struct kunit *test)
+{
+	struct kbloom_filter *f;
+	u8 key[32];
+	u32 len;
+	int i;
+
+	KUNIT_ASSERT_EQ(test,
+			kbloom_filter_create("kunit_bh", &kbloom_test_params), 0);
+	local_bh_disable();
+	rcu_read_lock();
+	f = kbloom_get("kunit_bh");
+	rcu_read_unlock();
+	for (i = 0; f && i < 100; i++) {
+		len = kbloom_test_key(key, 10, i);
+		KUNIT_EXPECT_EQ(test, kbloom_test_and_add(f, key, len), 0);
+		KUNIT_EXPECT_EQ(test, kbloom_test(f, key, len), 1);
+	}
+	kbloom_put(f);
+	local_bh_enable();
+	KUNIT_EXPECT_NOT_NULL(test, f);
+	KUNIT_EXPECT_EQ(test, kbloom_filter_destroy("kunit_bh"), 0);
+}
+
+static struct kunit_case kbloom_registry_cases[] = {
+	KUNIT_CASE_PARAM(kbloom_registry_rejects_bad_name,
+			 kbloom_bad_name_gen_params),
+	KUNIT_CASE(kbloom_registry_accepts_good_names),
+	KUNIT_CASE(kbloom_registry_lookup_and_duplicate),
+	KUNIT_CASE(kbloom_registry_destroy_while_referenced),
+	KUNIT_CASE(kbloom_registry_usable_from_softirq),
+	{}
+};
+
+static struct kunit_suite kbloom_registry_suite = {
+	.name = "kbloom_registry",
+	.test_cases = kbloom_registry_cases,
+};
+
+/* ---- kbloom_concurrency ---- */
+
+/*
+ * Many small, dense filters, filled in the same order by one kthread per
+ * CPU with disjoint keys: the threads keep writing the same few words at
+ * the same time, which is where a non-atomic read-modify-write of a word
+ * would lose another CPU's bit.
+ */
+#define KBLOOM_CONC_FILTERS	256
+#define KBLOOM_CONC_BITS	1024
+#define KBLOOM_CONC_KEYS	128
+
+struct kbloom_conc {
+	struct kbloom_core *cores;
+	atomic_t ready;
+	int nthreads;
+};
+
+struct kbloom_conc_thread {
+	struct kbloom_conc *conc;
+	struct completion done;
+	u32 stream;
+};
+
+static int kbloom_conc_fn(void *arg)
+{
+	struct kbloom_conc_thread *t = arg;
+	struct kbloom_conc *c = t->conc;
+	u8 key[32];
+	u32 f, i;
+
+	/* Start together, so the threads really overlap. */
+	atomic_inc(&c->ready);
+	while (atomic_read(&c->ready) < c->nthreads)
+		cpu_relax();
+	for (f = 0; f < KBLOOM_CONC_FILTERS; f++)
+		for (i = 0; i < KBLOOM_CONC_KEYS; i++)
+			kbloom_core_add(&c->cores[f], key,
+					kbloom_test_key(key, t->stream, i));
+	complete(&t->done);
+	while (!kthread_should_stop()) {
+		set_current_state(TASK_INTERRUPTIBLE);
+		if (!kthread_should_stop())
+			schedule();
+		__set_current_state(TASK_RUNNING);
+	}
+	return 0;
+}
+
+static void kbloom_concurrency_no_lost_keys(struct kunit *test)
+{
+	struct kbloom_conc_thread *threads;
+	struct task_struct **tasks;
+	struct kbloom_conc c = {};
+	u32 seed[2] = { 77, 88 }, f, i, lost = 0;
+	int cpu, n = 0, t;
+	u8 key[32];
+
+	c.nthreads = num_online_cpus();
+	kunit_info(test, "%d CPUs\n", c.nthreads);
+	c.cores = kunit_kcalloc(test, KBLOOM_CONC_FILTERS, sizeof(*c.cores),
+				GFP_KERNEL);
+	threads = kunit_kcalloc(test, c.nthreads, sizeof(*threads), GFP_KERNEL);
+	tasks = kunit_kcalloc(test, c.nthreads, sizeof(*tasks), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, c.cores);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, threads);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, tasks);
+	for (f = 0; f < KBLOOM_CONC_FILTERS; f++) {
+		unsigned long *bits = kunit_kzalloc(test,
+			kbloom_core_bytes(KBLOOM_CONC_BITS), GFP_KERNEL);
+
+		KUNIT_ASSERT_NOT_ERR_OR_NULL(test, bits);
+		kbloom_core_init(&c.cores[f], bits, KBLOOM_CONC_BITS, 3, seed);
+	}
+
+	for_each_online_cpu(cpu) {
+		if (n == c.nthreads)
+			break;
+		threads[n].conc = &c;
+		threads[n].stream = 100 + n;
+		init_completion(&threads[n].done);
+		tasks[n] = kthread_create_on_cpu(kbloom_conc_fn, &threads[n],
+						 cpu, "kbloom_test/%u");
+		KUNIT_ASSERT_FALSE(test, IS_ERR(tasks[n]));
+		n++;
+	}
+	/* If a CPU went away meanwhile, the others must not wait for it. */
+	c.nthreads = n;
+	for (t = 0; t < n; t++)
+		wake_up_process(tasks[t]);
+	for (t = 0; t < n; t++) {
+		wait_for_completion(&threads[t].done);
+		kthread_stop(tasks[t]);
+	}
+
+	for (t = 0; t < n; t++)
+		for (f = 0; f < KBLOOM_CONC_FILTERS; f++)
+			for (i = 0; i < KBLOOM_CONC_KEYS; i++)
+				lost += !kbloom_core_test(&c.cores[f], key,
+					kbloom_test_key(key, 100 + t, i));
+	KUNIT_EXPECT_EQ_MSG(test, lost, 0U, "%u keys lost by %d threads",
+			    lost, n);
+}
+
+static struct kunit_case kbloom_concurrency_cases[] = {
+	KUNIT_CASE(kbloom_concurrency_no_lost_keys),
+	{}
+};
+
+static struct kunit_suite kbloom_concurrency_suite = {
+	.name = "kbloom_concurrency",
+	.test_cases = kbloom_concurrency_cases,
+};
+
+kunit_test_suites(&kbloom_hash_suite, &kbloom_probe_suite, &kbloom_core_suite,
+		  &kbloom_fpr_suite, &kbloom_sizing_suite,
+		  &kbloom_registry_suite, &kbloom_concurrency_suite);
+
+MODULE_LICENSE("GPL");
+MODULE_DESCRIPTION("KUnit tests for kbloom");

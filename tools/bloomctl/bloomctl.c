@@ -1,0 +1,1807 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * bloomctl - manage the named Bloom filters of the kbloom module through the
+ * ioctls of /dev/bloom (include/uapi/linux/kbloom.h).
+ *
+ * Usage: bloomctl [-j|-p] [-d DEVICE] SUBCOMMAND [ARGS...]; see bloomctl(8).
+ */
+#define _GNU_SOURCE
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include <linux/kbloom.h>
+
+#include "json.h"
+
+#ifndef BLOOMCTL_VERSION
+#define BLOOMCTL_VERSION	"1.0"
+#endif
+
+#define DEFAULT_DEVICE		"/dev/bloom"
+
+/* Exit status, as grep(1): 1 is a negative answer, not an error. */
+#define EXIT_NEGATIVE		1
+#define EXIT_ERROR		2
+
+/* Default batch: large enough to amortise the ioctl, small enough to stream. */
+#define DEFAULT_BATCH_KEYS	65536U
+#define DEFAULT_BATCH_BYTES	(4U << 20)
+
+/* Input is read in big chunks; a line may hold a hex key and a '\r'. */
+#define READ_BUF_SIZE		(1U << 20)
+#define LINE_MAX_BYTES		(2 * KBLOOM_KEY_MAX + 1)
+
+static const char *device_path = DEFAULT_DEVICE;
+static bool pretty_output;
+static struct jw json_writer;
+/* Non-NULL in JSON mode (-j or -p). */
+static struct jw *jw;
+
+static void enable_json(bool pretty)
+{
+	pretty_output |= pretty;
+	jw_init(&json_writer, stdout, pretty_output);
+	jw = &json_writer;
+}
+
+/*
+ * Report an error on stderr and, in JSON mode, as {"error":...} on stdout,
+ * so that a script reading either stream sees it.
+ */
+static void __attribute__((format(printf, 1, 2))) pr_err(const char *fmt, ...)
+{
+	va_list ap;
+	char *msg;
+	int ret;
+
+	va_start(ap, fmt);
+	ret = vasprintf(&msg, fmt, ap);
+	va_end(ap);
+	if (ret < 0) {
+		fputs("bloomctl: out of memory\n", stderr);
+		if (jw)
+			jw_error(jw, "out of memory");
+		return;
+	}
+	fprintf(stderr, "bloomctl: %s\n", msg);
+	if (jw)
+		jw_error(jw, msg);
+	free(msg);
+}
+
+static void __attribute__((format(printf, 1, 2))) pr_warn(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("bloomctl: warning: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	putc('\n', stderr);
+}
+
+/* Text for an errno returned by the module, friendlier than strerror(). */
+static const char *kerr(int err)
+{
+	switch (err) {
+	case EEXIST:
+		return "already exists";
+	case ENOENT:
+		return "no such filter";
+	case EPERM:
+		return "permission denied (need CAP_SYS_ADMIN)";
+	case ENOSPC:
+		return "memory budget of the module exceeded";
+	case EFBIG:
+		return "larger than the module's per-filter limit";
+	case EBADF:
+		return "device not open for writing";
+	case ENOTTY:
+		return "not a kbloom device, or the module lacks this command";
+	default:
+		return strerror(err);
+	}
+}
+
+static int open_device(int flags)
+{
+	int fd = open(device_path, flags | O_CLOEXEC);
+
+	if (fd < 0) {
+		int err = errno;
+
+		pr_err("%s: %s%s", device_path, strerror(err),
+		       err == ENOENT ? " (is the kbloom module loaded?)" : "");
+	}
+	return fd;
+}
+
+/*
+ * Command-line parsing
+ */
+
+struct cmd {
+	const char *name;
+	int (*fn)(const struct cmd *cmd, int argc, char **argv);
+	const char *args;
+	const char *help;
+	const char *options;
+};
+
+static void cmd_usage(const struct cmd *cmd, FILE *f)
+{
+	fprintf(f, "Usage: bloomctl [GLOBAL OPTIONS] %s%s%s\n\n%s\n",
+		cmd->name, cmd->args[0] ? " " : "", cmd->args, cmd->help);
+	fprintf(f, "\nOptions:\n%s", cmd->options ? cmd->options : "");
+	fputs("  -j, --json           JSON output (also a global option)\n"
+	      "  -p, --pretty         pretty-printed JSON output\n"
+	      "  -h, --help           show this help\n", f);
+}
+
+/* Options every subcommand takes; their values are below 256. */
+#define COMMON_SHORTOPTS	":hjp"
+#define COMMON_LONGOPTS					\
+	{ "help",	no_argument,	NULL, 'h' },	\
+	{ "json",	no_argument,	NULL, 'j' },	\
+	{ "pretty",	no_argument,	NULL, 'p' }
+
+/* getopt_long() that reports bad options itself (opterr is 0). */
+static int next_opt(int argc, char **argv, const char *shortopts,
+		    const struct option *longopts)
+{
+	int c = getopt_long(argc, argv, shortopts, longopts, NULL);
+	const char *arg = optind > 0 && optind <= argc ? argv[optind - 1] : "";
+
+	if (c == '?') {
+		if (!strncmp(arg, "--", 2) && optopt)
+			pr_err("option '%s' takes no argument", arg);
+		else if (!strncmp(arg, "--", 2))
+			pr_err("unknown or ambiguous option '%s'", arg);
+		else
+			pr_err("unknown option '-%c'", optopt);
+	} else if (c == ':') {
+		if (!strncmp(arg, "--", 2))
+			pr_err("option '%s' needs an argument", arg);
+		else
+			pr_err("option '-%c' needs an argument", optopt);
+	}
+	return c;
+}
+
+/*
+ * Handle an option common to all subcommands. Returns -1 if c is not one,
+ * else the exit status to return at once, or INT_MAX to carry on.
+ */
+static int common_opt(const struct cmd *cmd, int c)
+{
+	switch (c) {
+	case 'h':
+		cmd_usage(cmd, stdout);
+		return 0;
+	case 'j':
+		enable_json(false);
+		return INT_MAX;
+	case 'p':
+		enable_json(true);
+		return INT_MAX;
+	case '?':
+	case ':':
+		return EXIT_ERROR;
+	default:
+		return -1;
+	}
+}
+
+/*
+ * A count: digits, then optionally k or K (10^3), M (10^6), G (10^9),
+ * Ki (2^10), Mi (2^20) or Gi (2^30). No sign, no blanks, no overflow.
+ */
+static int parse_u64(const char *opt, const char *s, uint64_t *out)
+{
+	static const struct {
+		const char *suffix;
+		uint64_t mult;
+	} suffixes[] = {
+		{ "", 1 },
+		{ "k", 1000 }, { "K", 1000 },
+		{ "M", 1000000 }, { "G", 1000000000 },
+		{ "Ki", 1ULL << 10 }, { "Mi", 1ULL << 20 }, { "Gi", 1ULL << 30 },
+	};
+	const char *p = s;
+	uint64_t v = 0;
+	size_t i;
+
+	if (!isdigit((unsigned char)*p))
+		goto bad;
+	for (; isdigit((unsigned char)*p); p++) {
+		unsigned int d = *p - '0';
+
+		if (v > (UINT64_MAX - d) / 10)
+			goto overflow;
+		v = v * 10 + d;
+	}
+	for (i = 0; i < sizeof(suffixes) / sizeof(suffixes[0]); i++) {
+		if (strcmp(p, suffixes[i].suffix))
+			continue;
+		if (v > UINT64_MAX / suffixes[i].mult)
+			goto overflow;
+		*out = v * suffixes[i].mult;
+		return 0;
+	}
+bad:
+	pr_err("%s '%s': must be a non-negative integer, optionally followed by k, M, G, Ki, Mi or Gi",
+	       opt, s);
+	return -1;
+overflow:
+	pr_err("%s '%s': too large", opt, s);
+	return -1;
+}
+
+static int parse_u32(const char *opt, const char *s, uint64_t min,
+		     uint64_t max, uint32_t *out)
+{
+	uint64_t v;
+
+	if (parse_u64(opt, s, &v))
+		return -1;
+	if (v < min || v > max) {
+		pr_err("%s '%s': must be between %" PRIu64 " and %" PRIu64,
+		       opt, s, min, max);
+		return -1;
+	}
+	*out = v;
+	return 0;
+}
+
+/* A false-positive rate: a fraction, 0 < P < 1, at least one per billion. */
+static int parse_fpr(const char *s, double *fpr, uint32_t *ppb)
+{
+	long long v;
+	char *end;
+	double d;
+
+	/* strtod() also takes blanks, signs, hex, "inf" and "nan". */
+	if (!(isdigit((unsigned char)s[0]) || s[0] == '.') ||
+	    strpbrk(s, "xX"))
+		goto bad;
+	errno = 0;
+	d = strtod(s, &end);
+	if (*end || end == s || !(d > 0 && d < 1))
+		goto bad;
+	v = llround(d * 1e9);
+	if (v < 1 || v >= KBLOOM_FPR_ONE) {
+		pr_err("--fpr '%s': must be between 1e-9 and 0.999999999 (the module counts in parts per billion)",
+		       s);
+		return -1;
+	}
+	*fpr = d;
+	*ppb = v;
+	return 0;
+bad:
+	pr_err("--fpr '%s': must be a fraction between 0 and 1", s);
+	return -1;
+}
+
+/* Names as the module wants them, checked here for a clearer message. */
+static int check_name(const char *name)
+{
+	size_t len = strlen(name), i;
+
+	if (!len) {
+		pr_err("filter name '': must not be empty");
+		return -1;
+	}
+	if (len >= KBLOOM_NAME_MAX) {
+		pr_err("filter name '%s': too long (%zu characters, at most %d)",
+		       name, len, KBLOOM_NAME_MAX - 1);
+		return -1;
+	}
+	if (name[0] == '.') {
+		pr_err("filter name '%s': must not start with '.'", name);
+		return -1;
+	}
+	for (i = 0; i < len; i++) {
+		char c = name[i];
+
+		if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+		    (c >= '0' && c <= '9') || c == '_' || c == '.' || c == '-')
+			continue;
+		pr_err("filter name '%s': may only contain A-Z, a-z, 0-9, '_', '.' and '-'",
+		       name);
+		return -1;
+	}
+	return 0;
+}
+
+/* Copy a checked name into a zeroed ioctl structure. */
+static void set_name(char dst[KBLOOM_NAME_MAX], const char *name)
+{
+	memcpy(dst, name, strlen(name) + 1);
+}
+
+/*
+ * The one positional NAME of create, destroy, clear and show. getopt_long()
+ * has moved the options out of the way.
+ */
+static const char *get_name_arg(const struct cmd *cmd, int argc, char **argv)
+{
+	if (optind >= argc) {
+		pr_err("%s: missing filter NAME", cmd->name);
+		return NULL;
+	}
+	if (optind + 1 < argc) {
+		pr_err("%s: unexpected argument '%s'", cmd->name,
+		       argv[optind + 1]);
+		return NULL;
+	}
+	if (check_name(argv[optind]))
+		return NULL;
+	return argv[optind];
+}
+
+static int no_args(const struct cmd *cmd, int argc, char **argv)
+{
+	if (optind < argc) {
+		pr_err("%s: unexpected argument '%s'", cmd->name, argv[optind]);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * Sizing: shared by calc and create
+ */
+
+enum {
+	OPT_CAPACITY = 256,
+	OPT_FPR,
+	OPT_BITS,
+	OPT_HASHES,
+	OPT_FILE,
+	OPT_HEX,
+	OPT_BATCH,
+	OPT_COUNT,
+};
+
+#define SIZING_LONGOPTS						\
+	{ "capacity",	required_argument, NULL, OPT_CAPACITY },	\
+	{ "fpr",	required_argument, NULL, OPT_FPR },		\
+	{ "bits",	required_argument, NULL, OPT_BITS },		\
+	{ "hashes",	required_argument, NULL, OPT_HASHES }
+
+struct sizing {
+	bool have_capacity, have_fpr, have_bits, have_hashes;
+	uint64_t capacity;
+	uint64_t bits;
+	uint32_t hashes;
+	uint32_t fpr_ppb;
+	double fpr;
+};
+
+/* Returns 1 if c was a sizing option, 0 if not, -1 on a bad value. */
+static int sizing_opt(struct sizing *sz, int c, const char *arg)
+{
+	switch (c) {
+	case OPT_CAPACITY:
+		sz->have_capacity = true;
+		return parse_u64("--capacity", arg, &sz->capacity) ? -1 : 1;
+	case OPT_FPR:
+		sz->have_fpr = true;
+		return parse_fpr(arg, &sz->fpr, &sz->fpr_ppb) ? -1 : 1;
+	case OPT_BITS:
+		sz->have_bits = true;
+		return parse_u64("--bits", arg, &sz->bits) ? -1 : 1;
+	case OPT_HASHES:
+		sz->have_hashes = true;
+		return parse_u32("--hashes", arg, 1, KBLOOM_MAX_HASHES,
+				 &sz->hashes) ? -1 : 1;
+	default:
+		return 0;
+	}
+}
+
+/*
+ * Either --capacity and --fpr, or --bits and --hashes (with --capacity
+ * recorded, or for calc needed to compute the rate).
+ */
+static int check_sizing(const struct sizing *sz, bool calc)
+{
+	if (sz->have_fpr && (sz->have_bits || sz->have_hashes)) {
+		pr_err("--fpr cannot be combined with --bits and --hashes");
+		return -1;
+	}
+	if (sz->have_bits != sz->have_hashes) {
+		pr_err(sz->have_bits ? "--bits needs --hashes" :
+		       "--hashes needs --bits");
+		return -1;
+	}
+	if (sz->have_bits) {
+		if (calc && !sz->have_capacity) {
+			pr_err("--capacity is needed to compute the false-positive rate of --bits and --hashes");
+			return -1;
+		}
+		if (calc && sz->bits == 0) {
+			pr_err("--bits '0': must be at least 1");
+			return -1;
+		}
+		if (!calc && (sz->bits < KBLOOM_MIN_BITS ||
+			      sz->bits > KBLOOM_MAX_BITS)) {
+			pr_err("--bits '%" PRIu64 "': must be between %llu and %llu",
+			       sz->bits, KBLOOM_MIN_BITS, KBLOOM_MAX_BITS);
+			return -1;
+		}
+	} else {
+		if (!sz->have_capacity && !sz->have_fpr) {
+			pr_err("give --capacity N --fpr P, or --bits M --hashes K");
+			return -1;
+		}
+		if (!sz->have_fpr) {
+			pr_err("--capacity needs --fpr (or --bits and --hashes)");
+			return -1;
+		}
+		if (!sz->have_capacity) {
+			pr_err("--fpr needs --capacity");
+			return -1;
+		}
+	}
+	if (sz->have_capacity && sz->capacity == 0 &&
+	    (calc || sz->have_fpr)) {
+		pr_err("--capacity '0': must be at least 1");
+		return -1;
+	}
+	return 0;
+}
+
+/* Bytes of a bitmap of the given bits, in whole 64-bit words. */
+static uint64_t bitmap_bytes(uint64_t bits)
+{
+	return (bits / 64 + !!(bits % 64)) * 8;
+}
+
+/*
+ * The sizing the module does for KBLOOM_IOC_CREATE with bits == 0:
+ * m = ceil(-n ln(eps) / (ln 2)^2), k = round((m/n) ln 2) in [1, max].
+ * eps is the rate the module sees, fpr_ppb / 1e9, not the one typed.
+ */
+static int size_filter(uint64_t n, uint32_t fpr_ppb, uint64_t *bits,
+		       uint32_t *hashes)
+{
+	double eps = fpr_ppb / 1e9;
+	double m = ceil(-(double)n * log(eps) / (M_LN2 * M_LN2));
+	long k;
+
+	/* Far beyond any filter, but keep the conversion defined. */
+	if (!(m < 0x1p63)) {
+		pr_err("--capacity '%" PRIu64 "': needs more than 2^63 bits", n);
+		return -1;
+	}
+	*bits = m;
+	k = lround(m / (double)n * M_LN2);
+	if (k < 1)
+		k = 1;
+	if (k > KBLOOM_MAX_HASHES)
+		k = KBLOOM_MAX_HASHES;
+	*hashes = k;
+	return 0;
+}
+
+/* Theoretical false-positive rate with n keys: (1 - e^(-kn/m))^k. */
+static double theoretical_fpr(uint64_t m, uint32_t k, uint64_t n)
+{
+	return pow(-expm1(-(double)k * (double)n / (double)m), k);
+}
+
+static int cmd_calc(const struct cmd *cmd, int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		SIZING_LONGOPTS,
+		COMMON_LONGOPTS,
+		{ NULL, 0, NULL, 0 }
+	};
+	struct sizing sz = { 0 };
+	double fpr, bpk;
+	uint64_t bytes;
+	int c, ret;
+
+	while ((c = next_opt(argc, argv, COMMON_SHORTOPTS, longopts)) != -1) {
+		ret = common_opt(cmd, c);
+		if (ret == INT_MAX)
+			continue;
+		if (ret >= 0)
+			return ret;
+		if (sizing_opt(&sz, c, optarg) <= 0)
+			return EXIT_ERROR;
+	}
+	if (no_args(cmd, argc, argv) || check_sizing(&sz, true))
+		return EXIT_ERROR;
+
+	if (!sz.have_bits && size_filter(sz.capacity, sz.fpr_ppb, &sz.bits,
+					 &sz.hashes))
+		return EXIT_ERROR;
+	if (sz.bits < KBLOOM_MIN_BITS || sz.bits > KBLOOM_MAX_BITS)
+		pr_warn("%" PRIu64 " bits is outside the module's range, %llu to %llu",
+			sz.bits, KBLOOM_MIN_BITS, KBLOOM_MAX_BITS);
+
+	fpr = theoretical_fpr(sz.bits, sz.hashes, sz.capacity);
+	bpk = (double)sz.bits / (double)sz.capacity;
+	bytes = bitmap_bytes(sz.bits);
+
+	if (jw) {
+		jw_start_object(jw);
+		jw_kv_u64(jw, "capacity", sz.capacity);
+		if (sz.have_fpr)
+			jw_kv_double(jw, "fpr_target", sz.fpr_ppb / 1e9);
+		else
+			jw_kv_null(jw, "fpr_target");
+		jw_kv_u64(jw, "bits", sz.bits);
+		jw_kv_u64(jw, "hashes", sz.hashes);
+		jw_kv_u64(jw, "bytes", bytes);
+		jw_kv_double(jw, "bits_per_key", bpk);
+		jw_kv_double(jw, "fpr", fpr);
+		jw_end_object(jw);
+		return 0;
+	}
+	printf("capacity:        %" PRIu64 " keys\n", sz.capacity);
+	if (sz.have_fpr)
+		printf("target fpr:      %.9g (%.7g%%)\n", sz.fpr_ppb / 1e9,
+		       sz.fpr_ppb / 1e7);
+	printf("bits:            %" PRIu64 "\n", sz.bits);
+	printf("hashes:          %" PRIu32 "\n", sz.hashes);
+	printf("bytes:           %" PRIu64 "\n", bytes);
+	printf("bits per key:    %.4f\n", bpk);
+	printf("fpr at capacity: %.3g (%.3g%%)\n", fpr, fpr * 100);
+	return 0;
+}
+
+/*
+ * Filter management
+ */
+
+static int get_info(int fd, const char *name, struct kbloom_info *info)
+{
+	memset(info, 0, sizeof(*info));
+	set_name(info->name, name);
+	return ioctl(fd, KBLOOM_IOC_INFO, info) ? errno : 0;
+}
+
+/* Members of a filter's JSON object, shared by show, list and create. */
+static void json_info(const struct kbloom_info *info)
+{
+	double m = info->bits, x = info->bits_set, k = info->hashes;
+
+	jw_key(jw, "name");
+	jw_bytes(jw, info->name, strnlen(info->name, KBLOOM_NAME_MAX));
+	jw_kv_u64(jw, "bits", info->bits);
+	jw_kv_u64(jw, "hashes", info->hashes);
+	jw_kv_u64(jw, "capacity", info->capacity);
+	if (info->fpr_ppb)
+		jw_kv_double(jw, "fpr_target", info->fpr_ppb / 1e9);
+	else
+		jw_kv_null(jw, "fpr_target");
+	jw_kv_u64(jw, "flags", info->flags);
+	jw_kv_u64(jw, "hash_scheme", info->hash_scheme);
+	jw_kv_u64(jw, "bits_set", info->bits_set);
+	jw_kv_u64(jw, "adds", info->adds);
+	jw_kv_u64(jw, "queries", info->queries);
+	jw_kv_u64(jw, "hits", info->hits);
+	jw_kv_u64(jw, "memory_bytes", info->memory_bytes);
+	if (!info->bits) {
+		/* Not from a sane module; keep the output valid JSON. */
+		jw_kv_null(jw, "fill_ratio");
+		jw_kv_null(jw, "estimated_fpr");
+		jw_kv_null(jw, "estimated_keys");
+		return;
+	}
+	jw_kv_double(jw, "fill_ratio", x / m);
+	jw_kv_double(jw, "estimated_fpr", pow(x / m, k));
+	/* Swamidass & Baldi: n ~ -(m/k) ln(1 - X/m); unbounded when full. */
+	if (info->bits_set >= info->bits || !info->hashes)
+		jw_kv_null(jw, "estimated_keys");
+	else
+		jw_kv_double(jw, "estimated_keys", -(m / k) * log1p(-x / m));
+}
+
+static void print_info(const struct kbloom_info *info)
+{
+	double m = info->bits, x = info->bits_set, k = info->hashes;
+
+	printf("filter '%.*s'\n", KBLOOM_NAME_MAX, info->name);
+	printf("  bits:           %llu (%llu bytes)\n",
+	       (unsigned long long)info->bits,
+	       (unsigned long long)info->memory_bytes);
+	printf("  hashes:         %u\n", info->hashes);
+	if (info->capacity)
+		printf("  capacity:       %llu\n",
+		       (unsigned long long)info->capacity);
+	else
+		printf("  capacity:       -\n");
+	if (info->fpr_ppb)
+		printf("  fpr target:     %.9g\n", info->fpr_ppb / 1e9);
+	else
+		printf("  fpr target:     -\n");
+	printf("  hash scheme:    %u\n", info->hash_scheme);
+	if (info->flags)
+		printf("  flags:          0x%x\n", info->flags);
+	printf("  bits set:       %llu (%.2f%% full)\n",
+	       (unsigned long long)info->bits_set,
+	       m ? 100 * x / m : 0.0);
+	printf("  adds:           %llu\n", (unsigned long long)info->adds);
+	printf("  queries:        %llu\n", (unsigned long long)info->queries);
+	printf("  hits:           %llu\n", (unsigned long long)info->hits);
+	if (m) {
+		printf("  estimated fpr:  %.3g\n", pow(x / m, k));
+		if (info->bits_set < info->bits && info->hashes)
+			printf("  estimated keys: %.0f\n",
+			       -(m / k) * log1p(-x / m));
+		else
+			printf("  estimated keys: - (filter full)\n");
+	}
+}
+
+static int cmd_create(const struct cmd *cmd, int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		SIZING_LONGOPTS,
+		COMMON_LONGOPTS,
+		{ NULL, 0, NULL, 0 }
+	};
+	struct kbloom_create cr;
+	struct kbloom_info info;
+	struct sizing sz = { 0 };
+	const char *name;
+	int c, ret, fd, err;
+
+	while ((c = next_opt(argc, argv, COMMON_SHORTOPTS, longopts)) != -1) {
+		ret = common_opt(cmd, c);
+		if (ret == INT_MAX)
+			continue;
+		if (ret >= 0)
+			return ret;
+		if (sizing_opt(&sz, c, optarg) <= 0)
+			return EXIT_ERROR;
+	}
+	name = get_name_arg(cmd, argc, argv);
+	if (!name || check_sizing(&sz, false))
+		return EXIT_ERROR;
+
+	memset(&cr, 0, sizeof(cr));
+	set_name(cr.name, name);
+	cr.capacity = sz.capacity;
+	if (sz.have_bits) {
+		cr.bits = sz.bits;
+		cr.hashes = sz.hashes;
+	} else {
+		cr.fpr_ppb = sz.fpr_ppb;
+	}
+
+	fd = open_device(O_RDWR);
+	if (fd < 0)
+		return EXIT_ERROR;
+	if (ioctl(fd, KBLOOM_IOC_CREATE, &cr)) {
+		pr_err("filter '%s': %s", name, kerr(errno));
+		close(fd);
+		return EXIT_ERROR;
+	}
+
+	/*
+	 * Report the module's view (memory_bytes in particular); should the
+	 * filter already be gone again, what CREATE returned will do.
+	 */
+	err = get_info(fd, name, &info);
+	close(fd);
+	if (err) {
+		memset(&info, 0, sizeof(info));
+		set_name(info.name, name);
+		info.bits = cr.bits;
+		info.hashes = cr.hashes;
+		info.capacity = cr.capacity;
+		info.fpr_ppb = cr.fpr_ppb;
+		info.memory_bytes = bitmap_bytes(cr.bits);
+	}
+
+	/* The module and calc should agree; say so if they do not. */
+	if (!sz.have_bits) {
+		uint64_t bits;
+		uint32_t hashes;
+
+		if (!size_filter(sz.capacity, sz.fpr_ppb, &bits, &hashes) &&
+		    bits >= KBLOOM_MIN_BITS && bits <= KBLOOM_MAX_BITS &&
+		    (bits != cr.bits || hashes != cr.hashes))
+			pr_warn("module sized '%s' as %llu bits, %u hashes; 'bloomctl calc' gives %" PRIu64 " bits, %" PRIu32 " hashes",
+				name, (unsigned long long)cr.bits, cr.hashes,
+				bits, hashes);
+	}
+
+	if (jw) {
+		jw_start_object(jw);
+		json_info(&info);
+		jw_end_object(jw);
+	} else {
+		printf("created '%s': %llu bits, %u hashes, %llu bytes\n",
+		       name, (unsigned long long)info.bits, info.hashes,
+		       (unsigned long long)info.memory_bytes);
+	}
+	return 0;
+}
+
+/* destroy and clear: a name, an ioctl, nothing printed unless -j. */
+static int name_cmd(const struct cmd *cmd, int argc, char **argv,
+		    unsigned long request, const char *done)
+{
+	static const struct option longopts[] = {
+		COMMON_LONGOPTS,
+		{ NULL, 0, NULL, 0 }
+	};
+	struct kbloom_name arg;
+	const char *name;
+	int c, ret, fd;
+
+	while ((c = next_opt(argc, argv, COMMON_SHORTOPTS, longopts)) != -1) {
+		ret = common_opt(cmd, c);
+		if (ret != INT_MAX)
+			return ret < 0 ? EXIT_ERROR : ret;
+	}
+	name = get_name_arg(cmd, argc, argv);
+	if (!name)
+		return EXIT_ERROR;
+
+	memset(&arg, 0, sizeof(arg));
+	set_name(arg.name, name);
+	fd = open_device(O_RDWR);
+	if (fd < 0)
+		return EXIT_ERROR;
+	ret = ioctl(fd, request, &arg) ? errno : 0;
+	close(fd);
+	if (ret) {
+		pr_err("filter '%s': %s", name, kerr(ret));
+		return EXIT_ERROR;
+	}
+	if (jw) {
+		jw_start_object(jw);
+		jw_kv_string(jw, done, name);
+		jw_end_object(jw);
+	}
+	return 0;
+}
+
+static int cmd_destroy(const struct cmd *cmd, int argc, char **argv)
+{
+	return name_cmd(cmd, argc, argv, KBLOOM_IOC_DESTROY, "destroyed");
+}
+
+static int cmd_clear(const struct cmd *cmd, int argc, char **argv)
+{
+	return name_cmd(cmd, argc, argv, KBLOOM_IOC_CLEAR, "cleared");
+}
+
+static int cmd_show(const struct cmd *cmd, int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		COMMON_LONGOPTS,
+		{ NULL, 0, NULL, 0 }
+	};
+	struct kbloom_info info;
+	const char *name;
+	int c, ret, fd;
+
+	while ((c = next_opt(argc, argv, COMMON_SHORTOPTS, longopts)) != -1) {
+		ret = common_opt(cmd, c);
+		if (ret != INT_MAX)
+			return ret < 0 ? EXIT_ERROR : ret;
+	}
+	name = get_name_arg(cmd, argc, argv);
+	if (!name)
+		return EXIT_ERROR;
+	fd = open_device(O_RDONLY);
+	if (fd < 0)
+		return EXIT_ERROR;
+	ret = get_info(fd, name, &info);
+	close(fd);
+	if (ret) {
+		pr_err("filter '%s': %s", name, kerr(ret));
+		return EXIT_ERROR;
+	}
+	if (jw) {
+		jw_start_object(jw);
+		json_info(&info);
+		jw_end_object(jw);
+	} else {
+		print_info(&info);
+	}
+	return 0;
+}
+
+/*
+ * All names, in the module's (name) order. The list may change between
+ * the calls, so ask for the count, then again until it fits.
+ */
+static int list_names(int fd, char **names, uint32_t *count)
+{
+	struct kbloom_list l;
+	char *buf = NULL, *tmp;
+	uint32_t room = 0;
+
+	for (;;) {
+		memset(&l, 0, sizeof(l));
+		l.names = (__u64)(uintptr_t)buf;
+		l.count = room;
+		if (ioctl(fd, KBLOOM_IOC_LIST, &l)) {
+			pr_err("list: %s", kerr(errno));
+			free(buf);
+			return -1;
+		}
+		if (l.count <= room)
+			break;
+		/* Some slack, so that a growing list does not loop long. */
+		room = l.count < UINT32_MAX - 16 ? l.count + 16 : UINT32_MAX;
+		tmp = realloc(buf, (size_t)room * KBLOOM_NAME_MAX);
+		if (!tmp) {
+			pr_err("list: %s", strerror(ENOMEM));
+			free(buf);
+			return -1;
+		}
+		buf = tmp;
+	}
+	*names = buf;
+	*count = l.count;
+	return 0;
+}
+
+static unsigned int u64_width(uint64_t v)
+{
+	unsigned int w = 1;
+
+	while (v >= 10) {
+		v /= 10;
+		w++;
+	}
+	return w;
+}
+
+static int cmd_list(const struct cmd *cmd, int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		COMMON_LONGOPTS,
+		{ NULL, 0, NULL, 0 }
+	};
+	unsigned int wn = 4, wb = 4, wh = 6, ws = 8, wa = 4;
+	struct kbloom_info *infos = NULL;
+	uint32_t count, i, n = 0;
+	char *names = NULL;
+	int c, ret, fd;
+
+	while ((c = next_opt(argc, argv, COMMON_SHORTOPTS, longopts)) != -1) {
+		ret = common_opt(cmd, c);
+		if (ret != INT_MAX)
+			return ret < 0 ? EXIT_ERROR : ret;
+	}
+	if (no_args(cmd, argc, argv))
+		return EXIT_ERROR;
+	fd = open_device(O_RDONLY);
+	if (fd < 0)
+		return EXIT_ERROR;
+	if (list_names(fd, &names, &count)) {
+		close(fd);
+		return EXIT_ERROR;
+	}
+	ret = EXIT_ERROR;
+	infos = calloc(count ? count : 1, sizeof(*infos));
+	if (!infos) {
+		pr_err("list: %s", strerror(ENOMEM));
+		goto out;
+	}
+	for (i = 0; i < count; i++) {
+		char name[KBLOOM_NAME_MAX];
+		int err;
+
+		/* The module NUL-terminates; do not rely on it. */
+		memcpy(name, names + (size_t)i * KBLOOM_NAME_MAX,
+		       KBLOOM_NAME_MAX);
+		name[KBLOOM_NAME_MAX - 1] = '\0';
+		err = get_info(fd, name, &infos[n]);
+		/* Destroyed since LIST: it is simply not there any more. */
+		if (err == ENOENT)
+			continue;
+		if (err) {
+			pr_err("filter '%s': %s", name, kerr(err));
+			goto out;
+		}
+		n++;
+	}
+
+	if (jw) {
+		jw_start_object(jw);
+		jw_key(jw, "filters");
+		jw_start_array(jw);
+		for (i = 0; i < n; i++) {
+			jw_start_object(jw);
+			json_info(&infos[i]);
+			jw_end_object(jw);
+		}
+		jw_end_array(jw);
+		jw_end_object(jw);
+		ret = 0;
+		goto out;
+	}
+	if (!n) {
+		ret = 0;
+		goto out;
+	}
+	for (i = 0; i < n; i++) {
+		unsigned int len = strnlen(infos[i].name, KBLOOM_NAME_MAX);
+
+		wn = len > wn ? len : wn;
+		wb = u64_width(infos[i].bits) > wb ?
+		     u64_width(infos[i].bits) : wb;
+		ws = u64_width(infos[i].bits_set) > ws ?
+		     u64_width(infos[i].bits_set) : ws;
+		wa = u64_width(infos[i].adds) > wa ?
+		     u64_width(infos[i].adds) : wa;
+	}
+	printf("%-*s  %*s  %*s  %*s  %*s\n", wn, "NAME", wb, "BITS", wh,
+	       "HASHES", ws, "BITS_SET", wa, "ADDS");
+	for (i = 0; i < n; i++)
+		printf("%-*.*s  %*llu  %*u  %*llu  %*llu\n", wn,
+		       KBLOOM_NAME_MAX, infos[i].name,
+		       wb, (unsigned long long)infos[i].bits,
+		       wh, infos[i].hashes,
+		       ws, (unsigned long long)infos[i].bits_set,
+		       wa, (unsigned long long)infos[i].adds);
+	ret = 0;
+out:
+	free(infos);
+	free(names);
+	close(fd);
+	return ret;
+}
+
+static int cmd_version(const struct cmd *cmd, int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		COMMON_LONGOPTS,
+		{ NULL, 0, NULL, 0 }
+	};
+	static const char * const feature_names[] = {
+		"batch", "test-and-add", "sizing",
+	};
+	struct kbloom_version v;
+	bool have_module = false;
+	unsigned int i;
+	uint64_t unknown;
+	int c, ret, fd;
+
+	while ((c = next_opt(argc, argv, COMMON_SHORTOPTS, longopts)) != -1) {
+		ret = common_opt(cmd, c);
+		if (ret != INT_MAX)
+			return ret < 0 ? EXIT_ERROR : ret;
+	}
+	if (no_args(cmd, argc, argv))
+		return EXIT_ERROR;
+
+	/* Without the module there is still bloomctl's own version. */
+	fd = open(device_path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		memset(&v, 0, sizeof(v));
+		ret = ioctl(fd, KBLOOM_IOC_VERSION, &v) ? errno : 0;
+		close(fd);
+		if (ret) {
+			pr_err("%s: %s", device_path, kerr(ret));
+			return EXIT_ERROR;
+		}
+		have_module = true;
+		if (v.api_version != KBLOOM_API_VERSION)
+			pr_warn("module API version %u, bloomctl knows version %d",
+				v.api_version, KBLOOM_API_VERSION);
+	} else {
+		pr_warn("%s: %s; module version unknown", device_path,
+			strerror(errno));
+	}
+	unknown = have_module ? v.features & ~((1ULL << 3) - 1) : 0;
+
+	if (jw) {
+		jw_start_object(jw);
+		jw_kv_string(jw, "version", BLOOMCTL_VERSION);
+		jw_kv_u64(jw, "uapi_version", KBLOOM_API_VERSION);
+		jw_kv_string(jw, "device", device_path);
+		if (!have_module) {
+			jw_kv_null(jw, "module");
+			jw_end_object(jw);
+			return 0;
+		}
+		jw_key(jw, "module");
+		jw_start_object(jw);
+		jw_kv_u64(jw, "api_version", v.api_version);
+		jw_kv_u64(jw, "hash_scheme", v.hash_scheme);
+		jw_kv_u64(jw, "features_mask", v.features);
+		jw_key(jw, "features");
+		jw_start_array(jw);
+		for (i = 0; i < 3; i++)
+			if (v.features & (1ULL << i))
+				jw_string(jw, feature_names[i]);
+		jw_end_array(jw);
+		jw_kv_u64(jw, "min_bits", v.min_bits);
+		jw_kv_u64(jw, "max_bits", v.max_bits);
+		jw_kv_u64(jw, "max_hashes", v.max_hashes);
+		jw_kv_u64(jw, "max_key_len", v.max_key_len);
+		jw_kv_u64(jw, "max_batch", v.max_batch);
+		jw_kv_u64(jw, "name_max", v.name_max);
+		jw_end_object(jw);
+		jw_end_object(jw);
+		return 0;
+	}
+	printf("bloomctl %s (kbloom API %d)\n", BLOOMCTL_VERSION,
+	       KBLOOM_API_VERSION);
+	if (!have_module)
+		return 0;
+	printf("module: api_version %u, hash_scheme %u\n", v.api_version,
+	       v.hash_scheme);
+	printf("features:");
+	for (i = 0; i < 3; i++)
+		if (v.features & (1ULL << i))
+			printf(" %s", feature_names[i]);
+	if (unknown)
+		printf(" 0x%llx", (unsigned long long)unknown);
+	printf("\n");
+	printf("limits: bits %llu..%llu, hashes 1..%u, key 1..%u bytes, batch %u keys, name %u bytes with NUL\n",
+	       (unsigned long long)v.min_bits, (unsigned long long)v.max_bits,
+	       v.max_hashes, v.max_key_len, v.max_batch, v.name_max);
+	return 0;
+}
+
+/*
+ * Keys: add, query and test-and-add share one streaming path
+ */
+
+enum key_op { OP_ADD, OP_QUERY, OP_TEST_AND_ADD };
+
+struct op_desc {
+	unsigned long ioc_one;
+	unsigned long ioc_batch;
+	int open_flags;
+	/* Per-key words for result bit 1 and 0 (NULL: no per-key output). */
+	const char *yes, *no;
+	/* Names of the totals, for --count and JSON. */
+	const char *total, *total_yes, *total_no;
+};
+
+static const struct op_desc key_ops[] = {
+	[OP_ADD] = {
+		KBLOOM_IOC_ADD, KBLOOM_IOC_ADD_BATCH, O_RDWR,
+		NULL, NULL, "added", NULL, NULL,
+	},
+	[OP_QUERY] = {
+		/* QUERY works on a read-only fd: no need for write access. */
+		KBLOOM_IOC_QUERY, KBLOOM_IOC_QUERY_BATCH, O_RDONLY,
+		"maybe", "no", "queried", "present", "absent",
+	},
+	[OP_TEST_AND_ADD] = {
+		KBLOOM_IOC_TEST_AND_ADD, KBLOOM_IOC_TEST_AND_ADD_BATCH, O_RDWR,
+		"seen", "new", "processed", "seen", "new",
+	},
+};
+
+struct key_stream {
+	const struct op_desc *op;
+	const char *name;
+	int fd;
+	bool hex;
+	/* Print each key's result (query and test-and-add without --count). */
+	bool per_key;
+
+	uint32_t batch_keys;	/* keys per call; 1: the one-key ioctls */
+	size_t keys_cap;	/* bytes of keys per call */
+
+	/* The batch being filled. */
+	unsigned char *keys;
+	size_t keys_used;
+	__u32 *lens;
+	uint32_t nkeys;
+	unsigned char *results;
+	/* With --hex, the keys as typed, to echo them as given. */
+	char *text;
+	size_t text_used;
+
+	uint64_t total, yes;
+};
+
+static void emit_result(struct key_stream *ks, const void *key, size_t len,
+			bool yes)
+{
+	const char *word = yes ? ks->op->yes : ks->op->no;
+
+	if (jw) {
+		jw_start_object(jw);
+		jw_key(jw, "key");
+		jw_bytes(jw, key, len);
+		jw_kv_string(jw, "result", word);
+		jw_end_object(jw);
+		return;
+	}
+	fwrite(key, 1, len, stdout);
+	putchar(' ');
+	fputs(word, stdout);
+	putchar('\n');
+}
+
+/* Send the pending keys to the module and print their results. */
+static int flush_keys(struct key_stream *ks)
+{
+	uint32_t done = 0, hits = 0, count, i;
+	const unsigned char *key, *text;
+	bool short_done = false;
+	int err = 0;
+
+	if (!ks->nkeys)
+		return 0;
+
+	if (ks->batch_keys == 1) {
+		struct kbloom_key k;
+
+		memset(&k, 0, sizeof(k));
+		set_name(k.name, ks->name);
+		k.key = (__u64)(uintptr_t)ks->keys;
+		k.len = ks->lens[0];
+		if (ioctl(ks->fd, ks->op->ioc_one, &k)) {
+			err = errno;
+		} else {
+			done = 1;
+			hits = !!k.result;
+			ks->results[0] = hits;
+		}
+	} else {
+		struct kbloom_batch b;
+
+		memset(&b, 0, sizeof(b));
+		set_name(b.name, ks->name);
+		b.keys = (__u64)(uintptr_t)ks->keys;
+		b.lens = (__u64)(uintptr_t)ks->lens;
+		if (ks->per_key)
+			b.results = (__u64)(uintptr_t)ks->results;
+		b.keys_bytes = ks->keys_used;
+		b.count = ks->nkeys;
+		if (ioctl(ks->fd, ks->op->ioc_batch, &b))
+			err = errno;
+		else if (b.done != ks->nkeys)
+			short_done = true;
+		/* Written back even on error, when the call got that far. */
+		done = b.done <= ks->nkeys ? b.done : 0;
+		hits = b.hits <= done ? b.hits : done;
+	}
+
+	if (ks->per_key) {
+		key = ks->keys;
+		text = (const unsigned char *)ks->text;
+		for (i = 0; i < done; i++) {
+			bool yes = ks->results[i / 8] & (1U << (i % 8));
+
+			if (ks->hex) {
+				emit_result(ks, text, 2 * ks->lens[i], yes);
+				text += 2 * ks->lens[i];
+			} else {
+				emit_result(ks, key, ks->lens[i], yes);
+			}
+			key += ks->lens[i];
+		}
+	}
+	count = ks->nkeys;
+	ks->total += done;
+	ks->yes += hits;
+	ks->nkeys = 0;
+	ks->keys_used = 0;
+	ks->text_used = 0;
+
+	if (short_done) {
+		pr_err("filter '%s': module processed %" PRIu32 " of %" PRIu32 " keys but reported success",
+		       ks->name, done, count);
+		return -1;
+	}
+	if (!err)
+		return 0;
+	if (ks->total == 0)
+		pr_err("filter '%s': %s", ks->name, kerr(err));
+	else
+		pr_err("filter '%s': failed at key %" PRIu64 " (%" PRIu64 " keys done): %s",
+		       ks->name, ks->total + 1, ks->total, kerr(err));
+	return -1;
+}
+
+/*
+ * A key for error messages: at most 40 bytes of it, non-printable bytes as
+ * \xNN. The caller frees it (NULL if out of memory; "%s" of NULL is not
+ * used: callers fall back to "?").
+ */
+static char *key_label(const char *s, size_t len)
+{
+	size_t n = len > 40 ? 40 : len, i;
+	char *out = malloc(n * 4 + 4), *p = out;
+
+	if (!out)
+		return NULL;
+	for (i = 0; i < n; i++) {
+		unsigned char c = s[i];
+
+		if (c >= 0x20 && c < 0x7f)
+			*p++ = c;
+		else
+			p += sprintf(p, "\\x%02x", c);
+	}
+	strcpy(p, n < len ? "..." : "");
+	return out;
+}
+
+static int hex_digit(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/* Where a key came from, for error messages: a line, or an argument. */
+struct key_origin {
+	const char *src;		/* file name, "stdin", or NULL */
+	unsigned long long line;
+};
+
+/*
+ * Report bad input. The keys before it are sent first, so that "every key
+ * before the bad one was processed" holds whatever the batch size.
+ */
+static void __attribute__((format(printf, 5, 6)))
+key_err(struct key_stream *ks, const struct key_origin *o, const char *key,
+	size_t len, const char *fmt, ...)
+{
+	char *label = NULL, *msg = NULL;
+	va_list ap;
+	int ret;
+
+	flush_keys(ks);
+	va_start(ap, fmt);
+	ret = vasprintf(&msg, fmt, ap);
+	va_end(ap);
+	if (ret < 0)
+		msg = NULL;
+	if (len)
+		label = key_label(key, len);
+	if (o->src && len)
+		pr_err("%s: line %llu: '%s': %s", o->src, o->line,
+		       label ? label : "?", msg ? msg : "bad key");
+	else if (o->src)
+		pr_err("%s: line %llu: %s", o->src, o->line,
+		       msg ? msg : "bad key");
+	else
+		pr_err("key '%s': %s", label ? label : "",
+		       msg ? msg : "bad key");
+	free(msg);
+	free(label);
+}
+
+/* Append one key (as typed) to the batch, sending the batch when full. */
+static int stream_key(struct key_stream *ks, const char *s, size_t len,
+		      const struct key_origin *o)
+{
+	size_t klen = ks->hex ? len / 2 : len, i;
+	unsigned char *dst;
+
+	if (!len) {
+		key_err(ks, o, s, len, "empty key (keys are 1 to %d bytes)",
+			KBLOOM_KEY_MAX);
+		return -1;
+	}
+	if (ks->hex && len % 2) {
+		key_err(ks, o, s, len,
+			"not hex: needs an even number of hex digits");
+		return -1;
+	}
+	for (i = 0; ks->hex && i < len; i++) {
+		if (hex_digit(s[i]) < 0) {
+			key_err(ks, o, s, len, "not hex: '%c' at offset %zu",
+				isprint((unsigned char)s[i]) ? s[i] : '?', i);
+			return -1;
+		}
+	}
+	if (klen > KBLOOM_KEY_MAX) {
+		key_err(ks, o, s, len, "key of %zu bytes, longer than %d",
+			klen, KBLOOM_KEY_MAX);
+		return -1;
+	}
+
+	if (ks->nkeys == ks->batch_keys ||
+	    ks->keys_used + klen > ks->keys_cap) {
+		if (flush_keys(ks))
+			return -1;
+	}
+	dst = ks->keys + ks->keys_used;
+	if (ks->hex) {
+		for (i = 0; i < klen; i++)
+			dst[i] = hex_digit(s[2 * i]) << 4 |
+				 hex_digit(s[2 * i + 1]);
+		if (ks->per_key) {
+			memcpy(ks->text + ks->text_used, s, len);
+			ks->text_used += len;
+		}
+	} else {
+		memcpy(dst, s, len);
+	}
+	ks->keys_used += klen;
+	ks->lens[ks->nkeys++] = klen;
+	return 0;
+}
+
+struct line_reader {
+	int fd;
+	char *buf;
+	size_t start, end;
+	bool eof;
+	unsigned long long line;
+};
+
+enum { LINE_TOO_LONG = -2, LINE_ERROR = -1, LINE_EOF = 0, LINE_OK = 1 };
+
+/*
+ * Next line, without its "\n" (or "\r\n"), pointing into the buffer until
+ * the next call. LINE_ERROR leaves errno set. Lines are bounded, so that a
+ * stray binary file cannot eat all memory.
+ */
+static int read_line(struct line_reader *lr, char **line, size_t *len)
+{
+	char *p, *nl;
+	ssize_t n;
+
+	for (;;) {
+		p = lr->buf + lr->start;
+		nl = memchr(p, '\n', lr->end - lr->start);
+		if (nl) {
+			*line = p;
+			*len = nl - p;
+			if (*len && nl[-1] == '\r')
+				(*len)--;
+			lr->start = nl + 1 - lr->buf;
+			lr->line++;
+			return LINE_OK;
+		}
+		if (lr->end - lr->start > LINE_MAX_BYTES)
+			return LINE_TOO_LONG;
+		if (lr->eof) {
+			if (lr->start == lr->end)
+				return LINE_EOF;
+			/* A last line without "\n". */
+			*line = p;
+			*len = lr->end - lr->start;
+			lr->start = lr->end;
+			lr->line++;
+			return LINE_OK;
+		}
+		if (lr->start) {
+			memmove(lr->buf, p, lr->end - lr->start);
+			lr->end -= lr->start;
+			lr->start = 0;
+		}
+		n = read(lr->fd, lr->buf + lr->end, READ_BUF_SIZE - lr->end);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return LINE_ERROR;
+		}
+		if (!n)
+			lr->eof = true;
+		lr->end += n;
+	}
+}
+
+static int stream_lines(struct key_stream *ks, const char *file)
+{
+	struct line_reader lr = { .fd = STDIN_FILENO };
+	struct key_origin o = { .src = "stdin" };
+	size_t len;
+	char *line;
+	int ret;
+
+	if (file && strcmp(file, "-")) {
+		lr.fd = open(file, O_RDONLY | O_CLOEXEC);
+		if (lr.fd < 0) {
+			pr_err("%s: %s", file, strerror(errno));
+			return -1;
+		}
+		o.src = file;
+	}
+	lr.buf = malloc(READ_BUF_SIZE);
+	if (!lr.buf) {
+		pr_err("%s", strerror(ENOMEM));
+		ret = -1;
+		goto out;
+	}
+	while ((ret = read_line(&lr, &line, &len)) == LINE_OK) {
+		o.line = lr.line;
+		if (stream_key(ks, line, len, &o)) {
+			ret = -1;
+			goto out;
+		}
+	}
+	if (ret == LINE_TOO_LONG) {
+		o.line = lr.line + 1;
+		key_err(ks, &o, "", 0, "too long (keys are 1 to %d bytes%s)",
+			KBLOOM_KEY_MAX, ks->hex ? ", twice that in hex" : "");
+		ret = -1;
+	} else if (ret == LINE_ERROR) {
+		int err = errno;
+
+		flush_keys(ks);
+		pr_err("%s: %s", o.src, strerror(err));
+		ret = -1;
+	}
+out:
+	free(lr.buf);
+	if (lr.fd != STDIN_FILENO)
+		close(lr.fd);
+	return ret;
+}
+
+static void print_totals(struct key_stream *ks, bool count_only)
+{
+	uint64_t no = ks->total - ks->yes;
+	const struct op_desc *op = ks->op;
+
+	if (jw) {
+		if (ks->per_key) {
+			jw_end_array(jw);
+		} else {
+			jw_start_object(jw);
+		}
+		jw_kv_u64(jw, op->total, ks->total);
+		if (op->total_yes) {
+			jw_kv_u64(jw, op->total_yes, ks->yes);
+			jw_kv_u64(jw, op->total_no, no);
+		}
+		jw_end_object(jw);
+		return;
+	}
+	if (!count_only)
+		return;
+	if (op->total_yes)
+		printf("%s %" PRIu64 ", %s %" PRIu64 ", %s %" PRIu64 "\n",
+		       op->total, ks->total, op->total_yes, ks->yes,
+		       op->total_no, no);
+	else
+		printf("%s %" PRIu64 "\n", op->total, ks->total);
+}
+
+/*
+ * The batch size the module allows; it may lack batching altogether, then
+ * the one-key ioctls do the job.
+ */
+static int check_module(struct key_stream *ks, enum key_op opi)
+{
+	struct kbloom_version v;
+
+	memset(&v, 0, sizeof(v));
+	/* An old or odd module: let the real call report the problem. */
+	if (ioctl(ks->fd, KBLOOM_IOC_VERSION, &v))
+		return 0;
+	if (opi == OP_TEST_AND_ADD &&
+	    !(v.features & KBLOOM_FEATURE_TEST_AND_ADD)) {
+		pr_err("filter '%s': the module does not support test-and-add",
+		       ks->name);
+		return -1;
+	}
+	if (!(v.features & KBLOOM_FEATURE_BATCH))
+		ks->batch_keys = 1;
+	else if (v.max_batch && ks->batch_keys > v.max_batch)
+		ks->batch_keys = v.max_batch;
+	return 0;
+}
+
+static int key_cmd(const struct cmd *cmd, int argc, char **argv,
+		   enum key_op opi)
+{
+	static const struct option longopts[] = {
+		{ "file",	required_argument, NULL, OPT_FILE },
+		{ "hex",	no_argument,	   NULL, OPT_HEX },
+		{ "batch",	required_argument, NULL, OPT_BATCH },
+		{ "count",	no_argument,	   NULL, OPT_COUNT },
+		COMMON_LONGOPTS,
+		{ NULL, 0, NULL, 0 }
+	};
+	struct key_stream ks = {
+		.op = &key_ops[opi],
+		.fd = -1,
+		.batch_keys = DEFAULT_BATCH_KEYS,
+	};
+	bool count_only = false;
+	const char *file = NULL;
+	int c, ret, i;
+
+	while ((c = next_opt(argc, argv, COMMON_SHORTOPTS, longopts)) != -1) {
+		ret = common_opt(cmd, c);
+		if (ret == INT_MAX)
+			continue;
+		if (ret >= 0)
+			return ret;
+		switch (c) {
+		case OPT_FILE:
+			file = optarg;
+			break;
+		case OPT_HEX:
+			ks.hex = true;
+			break;
+		case OPT_BATCH:
+			if (parse_u32("--batch", optarg, 1, KBLOOM_BATCH_MAX,
+				      &ks.batch_keys))
+				return EXIT_ERROR;
+			break;
+		case OPT_COUNT:
+			count_only = true;
+			break;
+		default:
+			return EXIT_ERROR;
+		}
+	}
+	if (optind >= argc) {
+		pr_err("%s: missing filter NAME", cmd->name);
+		return EXIT_ERROR;
+	}
+	ks.name = argv[optind++];
+	if (check_name(ks.name))
+		return EXIT_ERROR;
+	if (file && optind < argc) {
+		pr_err("%s: --file '%s' and KEY arguments are exclusive",
+		       cmd->name, file);
+		return EXIT_ERROR;
+	}
+	ks.per_key = ks.op->yes && !count_only;
+
+	ks.fd = open_device(ks.op->open_flags);
+	if (ks.fd < 0)
+		return EXIT_ERROR;
+	ret = EXIT_ERROR;
+	if (check_module(&ks, opi))
+		goto out;
+
+	ks.keys_cap = (size_t)ks.batch_keys * KBLOOM_KEY_MAX;
+	if (ks.keys_cap > DEFAULT_BATCH_BYTES)
+		ks.keys_cap = DEFAULT_BATCH_BYTES;
+	ks.keys = malloc(ks.keys_cap);
+	ks.lens = calloc(ks.batch_keys, sizeof(*ks.lens));
+	/* Zeroed: only bits below "done" are ever written by the module. */
+	ks.results = calloc(ks.batch_keys / 8 + 1, 1);
+	if (ks.hex && ks.per_key)
+		ks.text = malloc(2 * ks.keys_cap);
+	if (!ks.keys || !ks.lens || !ks.results ||
+	    (ks.hex && ks.per_key && !ks.text)) {
+		pr_err("%s", strerror(ENOMEM));
+		goto out;
+	}
+
+	if (jw && ks.per_key) {
+		jw_start_object(jw);
+		jw_key(jw, "results");
+		jw_start_array(jw);
+	}
+	if (optind < argc) {
+		struct key_origin o = { NULL, 0 };
+
+		for (i = optind; i < argc; i++)
+			if (stream_key(&ks, argv[i], strlen(argv[i]), &o))
+				break;
+		ret = i < argc ? -1 : 0;
+	} else {
+		ret = stream_lines(&ks, file);
+	}
+	/*
+	 * Even after bad input, send what came before it, so that "every key
+	 * before the bad one was processed" holds.
+	 */
+	if (flush_keys(&ks) || ret) {
+		ret = EXIT_ERROR;
+		goto out;
+	}
+
+	print_totals(&ks, count_only);
+	ret = 0;
+	if (ks.op->total_yes && ks.yes < ks.total)
+		ret = EXIT_NEGATIVE;
+out:
+	free(ks.text);
+	free(ks.results);
+	free(ks.lens);
+	free(ks.keys);
+	close(ks.fd);
+	return ret;
+}
+
+static int cmd_add(const struct cmd *cmd, int argc, char **argv)
+{
+	return key_cmd(cmd, argc, argv, OP_ADD);
+}
+
+static int cmd_query(const struct cmd *cmd, int argc, char **argv)
+{
+	return key_cmd(cmd, argc, argv, OP_QUERY);
+}
+
+static int cmd_test_and_add(const struct cmd *cmd, int argc, char **argv)
+{
+	return key_cmd(cmd, argc, argv, OP_TEST_AND_ADD);
+}
+
+static int cmd_help(const struct cmd *cmd, int argc, char **argv);
+
+#define KEY_OPTIONS \
+	"  --file F             read keys from F, one per line (- is stdin)\n" \
+	"  --hex                keys are hex-encoded binary\n" \
+	"  --batch N            keys per ioctl (default 65536; 1: one-key ioctls)\n" \
+	"  --count              print only the totals\n"
+
+static const struct cmd cmds[] = {
+	{ "create", cmd_create,
+	  "NAME {--capacity N --fpr P | --bits M --hashes K [--capacity N]}",
+	  "Create a filter, sized for N keys at false-positive rate P, or by M and K.",
+	  "  --capacity N         design capacity in keys\n"
+	  "  --fpr P              target false-positive rate, 0 < P < 1\n"
+	  "  --bits M             size in bits\n"
+	  "  --hashes K           number of hash functions\n" },
+	{ "destroy", cmd_destroy, "NAME", "Destroy a filter.", NULL },
+	{ "clear", cmd_clear, "NAME", "Zero every bit and counter of a filter.",
+	  NULL },
+	{ "list", cmd_list, "", "List the filters.", NULL },
+	{ "show", cmd_show, "NAME", "Show a filter's parameters and statistics.",
+	  NULL },
+	{ "add", cmd_add, "NAME [--file F] [--hex] [--batch N] [--count] [KEY...]",
+	  "Add keys (the arguments, else one per line from stdin or --file).",
+	  KEY_OPTIONS },
+	{ "query", cmd_query,
+	  "NAME [--file F] [--hex] [--batch N] [--count] [KEY...]",
+	  "Query keys: print KEY maybe|no. Exit 0 if all may be present, 1 if not.",
+	  KEY_OPTIONS },
+	{ "test-and-add", cmd_test_and_add,
+	  "NAME [--file F] [--hex] [--batch N] [--count] [KEY...]",
+	  "Add keys, printing KEY seen|new. Exit 0 if all were seen, 1 if not.",
+	  KEY_OPTIONS },
+	{ "calc", cmd_calc,
+	  "{--capacity N --fpr P | --bits M --hashes K --capacity N}",
+	  "Compute a filter's size, or its false-positive rate, without the module.",
+	  "  --capacity N         number of keys\n"
+	  "  --fpr P              target false-positive rate, 0 < P < 1\n"
+	  "  --bits M             size in bits\n"
+	  "  --hashes K           number of hash functions\n" },
+	{ "version", cmd_version, "",
+	  "Show bloomctl's version and the module's API version and limits.",
+	  NULL },
+	{ "help", cmd_help, "", "Show this help.", NULL },
+};
+
+#define NR_CMDS (sizeof(cmds) / sizeof(cmds[0]))
+
+static void usage(FILE *f)
+{
+	size_t i;
+
+	fputs("Usage: bloomctl [GLOBAL OPTIONS] SUBCOMMAND [ARGS...]\n\n"
+	      "Subcommands:\n", f);
+	for (i = 0; i < NR_CMDS; i++)
+		fprintf(f, "  %-13s %s\n", cmds[i].name, cmds[i].help);
+	fputs("\nGlobal options:\n"
+	      "  -j, --json           JSON output\n"
+	      "  -p, --pretty         pretty-printed JSON output (implies -j)\n"
+	      "  -d, --device PATH    the kbloom device (default $BLOOMCTL_DEVICE or "
+	      DEFAULT_DEVICE ")\n"
+	      "  -h, --help           show this help\n"
+	      "  -V, --version        show the version\n"
+	      "\n'bloomctl SUBCOMMAND --help' describes a subcommand; see bloomctl(8).\n"
+	      "Exit status: 0 success, 1 a key absent or new, 2 an error.\n", f);
+}
+
+static int cmd_help(const struct cmd *cmd, int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		COMMON_LONGOPTS,
+		{ NULL, 0, NULL, 0 }
+	};
+	int c, ret;
+
+	while ((c = next_opt(argc, argv, COMMON_SHORTOPTS, longopts)) != -1) {
+		ret = common_opt(cmd, c);
+		if (ret != INT_MAX)
+			return ret < 0 ? EXIT_ERROR : ret;
+	}
+	if (no_args(cmd, argc, argv))
+		return EXIT_ERROR;
+	usage(stdout);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "json",	no_argument,	   NULL, 'j' },
+		{ "pretty",	no_argument,	   NULL, 'p' },
+		{ "device",	required_argument, NULL, 'd' },
+		{ "help",	no_argument,	   NULL, 'h' },
+		{ "version",	no_argument,	   NULL, 'V' },
+		{ NULL, 0, NULL, 0 }
+	};
+	const struct cmd *cmd = NULL;
+	const char *env = getenv("BLOOMCTL_DEVICE");
+	bool version = false;
+	int c, ret;
+	size_t i;
+
+	if (env && *env)
+		device_path = env;
+	opterr = 0;
+	/* '+': stop at the subcommand, its options are its own. */
+	while ((c = next_opt(argc, argv, "+:jpd:hV", longopts)) != -1) {
+		switch (c) {
+		case 'j':
+			enable_json(false);
+			break;
+		case 'p':
+			enable_json(true);
+			break;
+		case 'd':
+			device_path = optarg;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		case 'V':
+			version = true;
+			break;
+		default:
+			return EXIT_ERROR;
+		}
+	}
+
+	if (version) {
+		for (i = 0; i < NR_CMDS; i++)
+			if (!strcmp(cmds[i].name, "version"))
+				cmd = &cmds[i];
+		argc = 1;
+		argv += optind - 1;
+	} else if (optind >= argc) {
+		usage(stderr);
+		pr_err("missing SUBCOMMAND");
+		return EXIT_ERROR;
+	} else {
+		for (i = 0; i < NR_CMDS; i++)
+			if (!strcmp(cmds[i].name, argv[optind]))
+				cmd = &cmds[i];
+		if (!cmd) {
+			pr_err("unknown subcommand '%s' (try 'bloomctl --help')",
+			       argv[optind]);
+			return EXIT_ERROR;
+		}
+		argc -= optind;
+		argv += optind;
+	}
+
+	/* Big writes: a query may print millions of lines. */
+	if (!isatty(STDOUT_FILENO))
+		setvbuf(stdout, NULL, _IOFBF, 1 << 16);
+
+	/* 0 makes glibc start afresh, and in argument-permuting mode. */
+	optind = 0;
+	ret = cmd->fn(cmd, argc, argv);
+
+	if (fflush(stdout) || ferror(stdout)) {
+		fprintf(stderr, "bloomctl: stdout: %s\n", strerror(errno));
+		return EXIT_ERROR;
+	}
+	return ret;
+}

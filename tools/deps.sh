@@ -1,0 +1,22 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Install the Debian packages kbloom's build and tests need, if missing.
+# Idempotent: does nothing (not even apt-get update) when all are there.
+set -euo pipefail
+
+pkgs=(build-essential gcc-multilib bc bison flex libelf-dev libssl-dev
+      cpio gzip xz-utils kmod file python3 sparse
+      busybox-static qemu-system-x86
+      linux-source-6.1 linux-image-amd64 linux-headers-amd64)
+
+missing=()
+for p in "${pkgs[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' ||
+		missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+echo "deps.sh: installing ${missing[*]}" >&2
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2

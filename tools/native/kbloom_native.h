@@ -1,0 +1,141 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Just enough of the kernel's API for kmod/kbloom_core.c to build as a
+ * userspace object: the types, the bitops with their atomicity, jhash's
+ * mixing macros and the 64-bit math helpers, each with the kernel's exact
+ * semantics (jhash's macros are copied verbatim from include/linux/jhash.h).
+ * The golden-vector tests run against both builds and prove they agree.
+ */
+#ifndef _KBLOOM_NATIVE_H
+#define _KBLOOM_NATIVE_H
+
+#include <errno.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+typedef uint8_t u8;
+typedef uint32_t u32;
+typedef uint64_t u64;
+
+#define BIT_ULL(nr)		(1ULL << (nr))
+#define BITS_PER_LONG		(sizeof(unsigned long) * CHAR_BIT)
+#define BIT_WORD(nr)		((nr) / BITS_PER_LONG)
+#define BIT_MASK(nr)		(1UL << ((nr) % BITS_PER_LONG))
+#define BITS_TO_LONGS(nr)	(((nr) + BITS_PER_LONG - 1) / BITS_PER_LONG)
+
+#define fallthrough		__attribute__((__fallthrough__))
+#define EXPORT_SYMBOL_NS_GPL(sym, ns)
+#define prefetch(p)		__builtin_prefetch(p)
+#define cond_resched()		do { } while (0)
+
+#define min_t(type, a, b)	((type)(a) < (type)(b) ? (type)(a) : (type)(b))
+#define max_t(type, a, b)	((type)(a) > (type)(b) ? (type)(a) : (type)(b))
+#define clamp_t(type, v, lo, hi) min_t(type, max_t(type, v, lo), hi)
+#define check_mul_overflow(a, b, d) __builtin_mul_overflow(a, b, d)
+
+static inline size_t array_size(u64 a, size_t b)
+{
+	size_t r;
+
+	if (a > SIZE_MAX || __builtin_mul_overflow((size_t)a, b, &r))
+		return SIZE_MAX;
+	return r;
+}
+
+static inline u32 rol32(u32 w, unsigned int s)
+{
+	return (w << (s & 31)) | (w >> ((-s) & 31));
+}
+
+static inline u64 rol64(u64 w, unsigned int s)
+{
+	return (w << (s & 63)) | (w >> ((-s) & 63));
+}
+
+static inline int fls64(u64 x)
+{
+	return x ? 64 - __builtin_clzll(x) : 0;
+}
+
+static inline u32 get_unaligned_le32(const void *p)
+{
+	const u8 *b = p;
+
+	return b[0] | (u32)b[1] << 8 | (u32)b[2] << 16 | (u32)b[3] << 24;
+}
+
+static inline u64 mul_u64_u64_shr(u64 a, u64 b, unsigned int shift)
+{
+	return (u64)(((unsigned __int128)a * b) >> shift);
+}
+
+static inline u64 mul_u64_u64_div_u64(u64 a, u64 b, u64 c)
+{
+	return (u64)(((unsigned __int128)a * b) / c);
+}
+
+static inline u64 div64_u64(u64 a, u64 b)
+{
+	return a / b;
+}
+
+/* Atomic like the kernel's: set_bit() and test_and_set_bit() are locked. */
+static inline void set_bit(u64 nr, unsigned long *addr)
+{
+	__atomic_fetch_or(&addr[BIT_WORD(nr)], BIT_MASK(nr), __ATOMIC_RELAXED);
+}
+
+static inline bool test_and_set_bit(u64 nr, unsigned long *addr)
+{
+	return __atomic_fetch_or(&addr[BIT_WORD(nr)], BIT_MASK(nr),
+				 __ATOMIC_SEQ_CST) & BIT_MASK(nr);
+}
+
+static inline bool test_bit(u64 nr, const unsigned long *addr)
+{
+	return __atomic_load_n(&addr[BIT_WORD(nr)], __ATOMIC_RELAXED) &
+	       BIT_MASK(nr);
+}
+
+static inline unsigned long bitmap_weight(const unsigned long *src,
+					  unsigned int nbits)
+{
+	unsigned long w = 0;
+	unsigned int i;
+
+	for (i = 0; i < nbits / BITS_PER_LONG; i++)
+		w += __builtin_popcountl(src[i]);
+	if (nbits % BITS_PER_LONG)
+		w += __builtin_popcountl(src[i] &
+					 (~0UL >> (BITS_PER_LONG - nbits % BITS_PER_LONG)));
+	return w;
+}
+
+/* From include/linux/jhash.h, unchanged. */
+#define JHASH_INITVAL		0xdeadbeef
+
+#define __jhash_mix(a, b, c)			\
+{						\
+	a -= c;  a ^= rol32(c, 4);  c += b;	\
+	b -= a;  b ^= rol32(a, 6);  a += c;	\
+	c -= b;  c ^= rol32(b, 8);  b += a;	\
+	a -= c;  a ^= rol32(c, 16); c += b;	\
+	b -= a;  b ^= rol32(a, 19); a += c;	\
+	c -= b;  c ^= rol32(b, 4);  b += a;	\
+}
+
+#define __jhash_final(a, b, c)			\
+{						\
+	c ^= b; c -= rol32(b, 14);		\
+	a ^= c; a -= rol32(c, 11);		\
+	b ^= a; b -= rol32(a, 25);		\
+	c ^= b; c -= rol32(b, 16);		\
+	a ^= c; a -= rol32(c, 4);		\
+	b ^= a; b -= rol32(a, 14);		\
+	c ^= b; c -= rol32(b, 24);		\
+}
+
+#endif /* _KBLOOM_NATIVE_H */

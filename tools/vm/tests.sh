@@ -1,0 +1,232 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# kbloom's in-VM tests, sourced by init.sh (busybox sh). One "ok N - what"
+# or "not ok N - what" line per check; the host counts them.
+
+L=/lib/kbloom
+n=0
+nfail=0
+
+ok() { n=$((n + 1)); echo "ok $n - $*"; }
+not_ok() { n=$((n + 1)); nfail=$((nfail + 1)); echo "not ok $n - $*"; }
+# check DESCRIPTION COMMAND...: ok if the command succeeds.
+check() { d=$1; shift; if "$@"; then ok "$d"; else not_ok "$d"; fi; }
+# check_exit CODE DESCRIPTION COMMAND...: ok if the command exits CODE.
+check_exit() {
+	want=$1 d=$2; shift 2
+	"$@" >/tmp/out 2>/tmp/err; got=$?
+	if [ "$got" = "$want" ]; then ok "$d"; else
+		not_ok "$d (exit $got, want $want)"; sed 's/^/#   /' /tmp/err /tmp/out | head -20
+	fi
+}
+has() { grep -q -- "$1" "$2"; }
+
+now_ms() { read -r up _ </proc/uptime; echo "${up%.*}${up#*.}0"; }
+
+kmemleak_reset() {
+	[ -w /sys/kernel/debug/kmemleak ] || return 0
+	echo scan > /sys/kernel/debug/kmemleak
+	echo clear > /sys/kernel/debug/kmemleak
+}
+
+kmemleak_check() {
+	[ -w /sys/kernel/debug/kmemleak ] || return 0
+	# Objects must be unreferenced for two scans to be reported.
+	echo scan > /sys/kernel/debug/kmemleak
+	sleep 1
+	echo scan > /sys/kernel/debug/kmemleak
+	if [ -s /sys/kernel/debug/kmemleak ]; then
+		sed 's/^/#   /' /sys/kernel/debug/kmemleak | head -60
+		not_ok "kmemleak: no leaks"
+	else
+		ok "kmemleak: no leaks"
+	fi
+}
+
+# Any of these in the kernel log fails the run, whatever the tests said.
+dmesg_check() {
+	if dmesg | grep -E -q 'BUG:|WARNING:|KASAN|UBSAN|kmemleak:.*leak|Call Trace|circular locking|INFO: task|lockdep|soft lockup|rcu.*stall|general protection'; then
+		dmesg | grep -E -B2 -A20 'BUG:|WARNING:|KASAN|UBSAN|Call Trace' | sed 's/^/#   /' | head -80
+		not_ok "kernel log: no splat"
+	else
+		ok "kernel log: no splat"
+	fi
+}
+
+run_kunit() {
+	[ -f $L/kbloom_test.ko ] || return 0
+	check "insmod kbloom_test.ko (runs the KUnit suites)" insmod $L/kbloom_test.ko
+	for d in /sys/kernel/debug/kunit/kbloom_*; do
+		[ -f "$d/results" ] || continue
+		echo "# KTAP-BEGIN ${d##*/}"
+		cat "$d/results"
+		echo "# KTAP-END ${d##*/}"
+	done
+	check "rmmod kbloom_test" rmmod kbloom_test
+}
+
+run_bloomctl() {
+	b=bloomctl
+	check_exit 0 "bloomctl create by capacity and fpr" $b create e2e --capacity 100000 --fpr 0.01
+	check_exit 0 "bloomctl create by bits and hashes" $b create e2e2 --bits 1000000 --hashes 7
+	check_exit 2 "bloomctl create duplicate fails" $b create e2e --bits 1000 --hashes 3
+	has "e2e" /tmp/err && ok "duplicate error names the filter" || not_ok "duplicate error names the filter"
+	check_exit 0 "bloomctl add KEY..." $b add e2e alpha beta gamma
+	check_exit 0 "bloomctl query present keys exits 0" $b query e2e alpha beta
+	has "alpha maybe" /tmp/out && ok "query prints 'KEY maybe'" || not_ok "query prints 'KEY maybe'"
+	check_exit 1 "bloomctl query absent key exits 1" $b query e2e alpha definitely-not-there
+	has "definitely-not-there no" /tmp/out && ok "query prints 'KEY no'" || not_ok "query prints 'KEY no'"
+	check_exit 1 "test-and-add of a new key exits 1" $b test-and-add e2e delta
+	has "delta new" /tmp/out && ok "test-and-add prints 'new'" || not_ok "test-and-add prints 'new'"
+	check_exit 0 "test-and-add of a seen key exits 0" $b test-and-add e2e delta
+	has "delta seen" /tmp/out && ok "test-and-add prints 'seen'" || not_ok "test-and-add prints 'seen'"
+	seq 1 20000 > /tmp/keys
+	check_exit 0 "bloomctl add from stdin" sh -c "$b add e2e < /tmp/keys"
+	check_exit 0 "bloomctl add --file" $b add e2e2 --file /tmp/keys
+	check_exit 0 "bloomctl query --count from stdin" sh -c "$b -j query e2e --count < /tmp/keys"
+	has '"present": *20000' /tmp/out && ok "all 20000 streamed keys present" || { not_ok "all 20000 streamed keys present"; cat /tmp/out; }
+	check_exit 0 "bloomctl --hex keys" $b add e2e --hex 00ff10 deadbeef
+	check_exit 0 "bloomctl query --hex" $b query e2e --hex 00ff10 deadbeef
+	check_exit 2 "bloomctl --hex rejects odd digits" $b query e2e --hex abc
+	check_exit 0 "bloomctl -j show" $b -j show e2e
+	for k in name bits hashes capacity bits_set adds queries hits memory_bytes fill_ratio estimated_fpr; do
+		has "\"$k\"" /tmp/out || { not_ok "show JSON has $k"; continue; }
+	done
+	ok "show JSON has every documented key"
+	cat /sys/kernel/bloom/filters/e2e/adds > /tmp/adds
+	check "sysfs adds matches" [ "$(cat /tmp/adds)" -ge 20005 ]
+	check_exit 0 "bloomctl list" $b list
+	has e2e2 /tmp/out && ok "list shows filters" || not_ok "list shows filters"
+	check_exit 0 "bloomctl -j list" $b -j list
+	check_exit 2 "bloomctl query unknown filter" $b query nosuch x
+	has nosuch /tmp/err && ok "missing filter is named on stderr" || not_ok "missing filter is named on stderr"
+	check_exit 2 "bloomctl rejects malformed size" $b create bad --bits 12abc --hashes 3
+	check_exit 2 "bloomctl rejects unknown option" $b list --frobnicate
+	check_exit 2 "bloomctl rejects bad fpr" $b create bad --capacity 10 --fpr 1.5
+	check_exit 0 "bloomctl clear" $b clear e2e
+	check_exit 1 "cleared filter forgets keys" $b query e2e alpha
+	check_exit 0 "bloomctl calc" $b -j calc --capacity 1000000 --fpr 0.01
+	has '"hashes": *7' /tmp/out && ok "calc: 1% gives k=7" || not_ok "calc: 1% gives k=7"
+	if [ -x /bin/bloomctl32 ]; then
+		check_exit 0 "32-bit bloomctl add" bloomctl32 add e2e2 from32
+		check_exit 0 "32-bit bloomctl query" bloomctl32 query e2e2 from32 1 2 3
+		check_exit 0 "32-bit bloomctl show" bloomctl32 -j show e2e2
+		has '"bits": *1000000' /tmp/out && ok "32-bit show reads info" || not_ok "32-bit show reads info"
+	fi
+	# Unprivileged: nobody cannot open the 0600 node; with an inherited
+	# fd the capability checks still refuse create/destroy/clear.
+	check_exit 2 "unprivileged bloomctl list is refused" su -s /bin/sh nobody -c "bloomctl list" 
+	check_exit 0 "bloomctl destroy" $b destroy e2e
+	check_exit 0 "bloomctl destroy second" $b destroy e2e2
+	check_exit 2 "destroy twice fails" $b destroy e2e
+}
+
+# Batched versus one ioctl per key, in this VM run. Prints the ratio.
+run_speed() {
+	nkeys=$1
+	bloomctl create speed --capacity "$nkeys" --fpr 0.01 >/dev/null
+	seq 1 "$nkeys" > /tmp/speedkeys
+	bloomctl add speed < /tmp/speedkeys
+	t0=$(now_ms)
+	bloomctl query speed --count < /tmp/speedkeys > /tmp/batched
+	t1=$(now_ms)
+	bloomctl query speed --count --batch 1 < /tmp/speedkeys > /tmp/single
+	t2=$(now_ms)
+	bloomctl destroy speed
+	b=$((t1 - t0)); s=$((t2 - t1))
+	[ $b -gt 0 ] || b=1
+	echo "# speed: query of $nkeys keys: batched ${b} ms, one ioctl per key ${s} ms, ratio $((s / b))x"
+	cat /tmp/batched /tmp/single | sed 's/^/#   /'
+	check "batched query at least 20x faster than one ioctl per key ($((s / b))x)" [ $((s / b)) -ge 20 ]
+	rm -f /tmp/speedkeys
+}
+
+run_checks() {
+	kmemleak_reset
+	check "insmod kbloom.ko" insmod $L/kbloom.ko
+	check "/dev/bloom exists" [ -c /dev/bloom ]
+	check "/dev/bloom is root-only (0600)" [ "$(stat -c %a /dev/bloom)" = 600 ]
+	check "/sys/kernel/bloom exists" [ -d /sys/kernel/bloom/filters ]
+	run_kunit
+	if [ -x /bin/kbloom_selftest ]; then
+		kbloom_selftest; check "kbloom_selftest (64-bit)" [ $? -eq 0 ]
+	fi
+	if [ -x /bin/kbloom_selftest32 ]; then
+		kbloom_selftest32; check "kbloom_selftest (32-bit, compat ioctl)" [ $? -eq 0 ]
+	fi
+	run_bloomctl
+	run_speed "${kbloom_speed_keys:-1000000}"
+	bloomctl create live1 --bits 100000 --hashes 3 >/dev/null
+	bloomctl create live2 --capacity 50000 --fpr 0.001 >/dev/null
+	bloomctl add live1 a b c
+	check "rmmod with live filters" rmmod kbloom
+	check "sysfs gone after rmmod" [ ! -e /sys/kernel/bloom ]
+	check "insmod again after rmmod" insmod $L/kbloom.ko
+	check "no filters after reload" [ "$(cat /sys/kernel/bloom/filter_count)" = 0 ]
+	check "rmmod again" rmmod kbloom
+	kmemleak_check
+	dmesg_check
+}
+
+run_demo() {
+	insmod $L/kbloom.ko || return 1
+	echo "== kbloom demo on $(uname -r)"
+	echo "== bloomctl calc --capacity 1000000 --fpr 0.01"
+	bloomctl calc --capacity 1000000 --fpr 0.01
+	echo "== bloomctl create demo --capacity 1000000 --fpr 0.01"
+	bloomctl create demo --capacity 1000000 --fpr 0.01 || return 1
+	echo "== streaming keys 1..1000000 in: seq 1 1000000 | bloomctl add demo"
+	t0=$(now_ms)
+	seq 1 1000000 | bloomctl add demo || return 1
+	t1=$(now_ms)
+	echo "   took $((t1 - t0)) ms (under emulation)"
+	echo "== querying 1000000 keys never inserted: seq 1000001 2000000 | bloomctl query demo --count"
+	seq 1000001 2000000 | bloomctl -j query demo --count > /tmp/q
+	t2=$(now_ms)
+	cat /tmp/q
+	echo "   took $((t2 - t1)) ms (under emulation)"
+	echo "== every inserted key is found: seq 1 1000000 | bloomctl query demo --count"
+	seq 1 1000000 | bloomctl query demo --count
+	fn=$?
+	echo "== bloomctl show demo"
+	bloomctl show demo
+	echo "== sysfs: /sys/kernel/bloom/filters/demo/"
+	for f in /sys/kernel/bloom/filters/demo/*; do
+		printf '   %-14s %s\n' "${f##*/}" "$(cat "$f")"
+	done
+	for f in /sys/kernel/bloom/*; do
+		[ -f "$f" ] && printf '   %-14s %s\n' "${f##*/}" "$(cat "$f")"
+	done
+	bloomctl -j show demo > /tmp/s
+	present=$(sed -n 's/.*"present": *\([0-9]*\).*/\1/p' /tmp/q)
+	bits=$(cat /sys/kernel/bloom/filters/demo/bits)
+	hashes=$(cat /sys/kernel/bloom/filters/demo/hashes)
+	awk -v p="$present" -v m="$bits" -v k="$hashes" 'BEGIN {
+		meas = p / 1000000; theo = (1 - exp(-k * 1000000 / m)) ^ k
+		rel = (meas - theo) / theo; if (rel < 0) rel = -rel
+		printf "== measured FPR %.4f%% (%d of 1000000), theoretical %.4f%%, relative difference %.1f%%\n", meas * 100, p, theo * 100, rel * 100
+		exit !(rel < 0.10)
+	}'
+	fpr_ok=$?
+	bloomctl destroy demo
+	rmmod kbloom
+	[ $fn -eq 0 ] && [ $fpr_ok -eq 0 ] && echo "== demo passed"
+}
+
+kbloom_vm_main() {
+	echo "# kbloom VM: $(uname -r), $(nproc) CPUs, mode $1"
+	case "$1" in
+	check)
+		run_checks
+		echo "vm: $((n - nfail)) passed, $nfail failed"
+		[ $nfail -eq 0 ]
+		;;
+	demo)
+		run_demo
+		;;
+	shell)
+		insmod $L/kbloom.ko
+		echo "kbloom loaded; try: bloomctl create f --capacity 1000 --fpr 0.01; bloomctl add f a b; bloomctl query f a z"
+		;;
+	esac
+}
