@@ -426,6 +426,21 @@ int kbloom_filter_names(char **names, u32 *count)
 	return 0;
 }
 
+/**
+ * kbloom_filter_flush() - wait until every destroyed, unreferenced filter
+ * has been freed
+ *
+ * Process context; may sleep for a grace period or more. For tests and
+ * for teardown.
+ */
+void kbloom_filter_flush(void)
+{
+	/* Let queued rcu_work reach the workqueue, then drain it. */
+	rcu_barrier();
+	flush_workqueue(kbloom_wq);
+}
+EXPORT_SYMBOL_NS_GPL(kbloom_filter_flush, KBLOOM);
+
 int kbloom_filter_init(void)
 {
 	/* Frees must not pile up behind unrelated work; rmmod drains it. */
@@ -445,7 +460,6 @@ void kbloom_filter_uninit(void)
 	hash_for_each_safe(kbloom_table, bkt, tmp, filter, node)
 		kbloom_filter_unlink(filter);
 	mutex_unlock(&kbloom_lock);
-	/* Let queued rcu_work reach the workqueue, then drain it. */
-	rcu_barrier();
+	kbloom_filter_flush();
 	destroy_workqueue(kbloom_wq);
 }

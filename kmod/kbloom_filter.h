@@ -82,6 +82,7 @@ bool kbloom_name_valid(const char *name);
 void kbloom_filter_release(struct kobject *kobj);
 int kbloom_filter_create(const char *name, const struct kbloom_params *p);
 int kbloom_filter_destroy(const char *name);
+void kbloom_filter_flush(void);
 void kbloom_filter_clear(struct kbloom_filter *filter);
 void kbloom_filter_totals(struct kbloom_filter *filter,
 			  struct kbloom_totals *t);

@@ -472,17 +472,134 @@ static uint64_t bitmap_bytes(uint64_t bits)
 }
 
 /*
- * The sizing the module does for KBLOOM_IOC_CREATE with bits == 0:
- * m = ceil(-n ln(eps) / (ln 2)^2), k = round((m/n) ln 2) in [1, max].
- * eps is the rate the module sees, fpr_ppb / 1e9, not the one typed.
+ * The module sizes filters in fixed point (kmod/kbloom_core.c, no FPU in
+ * the kernel), which can differ from a double computation by a bit for
+ * millions of keys. calc must print what create would get, so the same
+ * integer arithmetic is done here, with portable 64x64->128 helpers (no
+ * __int128 on i386).
+ */
+#define LN2_Q32		2977044472ULL	/* ln 2 * 2^32 */
+#define LOG2E_Q32	6196328019ULL	/* log2 e * 2^32 */
+#define Q62_ONE		(1ULL << 62)
+
+struct u128 {
+	uint64_t hi, lo;
+};
+
+static struct u128 mul_64x64(uint64_t a, uint64_t b)
+{
+	uint64_t a0 = (uint32_t)a, a1 = a >> 32, b0 = (uint32_t)b, b1 = b >> 32;
+	uint64_t p00 = a0 * b0, p01 = a0 * b1, p10 = a1 * b0, p11 = a1 * b1;
+	uint64_t mid = (p00 >> 32) + (uint32_t)p01 + (uint32_t)p10;
+	struct u128 r;
+
+	r.lo = (mid << 32) | (uint32_t)p00;
+	r.hi = p11 + (p01 >> 32) + (p10 >> 32) + (mid >> 32);
+	return r;
+}
+
+/* (a * b) >> shift, 0 < shift < 64, as the kernel's mul_u64_u64_shr(). */
+static uint64_t mul_shr(uint64_t a, uint64_t b, unsigned int shift)
+{
+	struct u128 p = mul_64x64(a, b);
+
+	return (p.lo >> shift) | (p.hi << (64 - shift));
+}
+
+/* (a * b) / c, the quotient known to fit: mul_u64_u64_div_u64(). */
+static uint64_t mul_div(uint64_t a, uint64_t b, uint64_t c)
+{
+	struct u128 p = mul_64x64(a, b);
+	uint64_t q = 0, r = 0;
+	int i;
+
+	/* Restoring division, a bit at a time: only a few calls per run. */
+	for (i = 127; i >= 0; i--) {
+		uint64_t bit = i >= 64 ? p.hi >> (i - 64) & 1 : p.lo >> i & 1;
+		bool carry = r >> 63;
+
+		r = r << 1 | bit;
+		q <<= 1;
+		if (carry || r >= c) {
+			r -= c;
+			q |= 1;
+		}
+	}
+	return q;
+}
+
+/* log2(x) * 2^32, truncated, as kbloom_log2_q32(); x >= 1. */
+static uint64_t log2_q32(uint64_t x)
+{
+	int ip = 63 - __builtin_clzll(x), i;
+	uint64_t m = ip > 62 ? x >> (ip - 62) : x << (62 - ip);
+	uint64_t result = (uint64_t)ip << 32;
+
+	for (i = 31; i >= 0; i--) {
+		m = mul_shr(m, m, 62);
+		if (m >= 2 * Q62_ONE) {
+			m >>= 1;
+			result |= 1ULL << i;
+		}
+	}
+	return result;
+}
+
+/* k = round((m/n) ln 2) in [1, KBLOOM_MAX_HASHES], as the module does. */
+static uint32_t optimal_hashes(uint64_t m, uint64_t n)
+{
+	uint64_t k;
+
+	if (m / n >= 48)
+		return KBLOOM_MAX_HASHES;
+	k = (mul_div(m, LN2_Q32, n) + (1ULL << 31)) >> 32;
+	if (k < 1)
+		k = 1;
+	return k > KBLOOM_MAX_HASHES ? KBLOOM_MAX_HASHES : k;
+}
+
+/*
+ * The sizing KBLOOM_IOC_CREATE does with bits == 0:
+ * m = ceil(-n ln(eps) / (ln 2)^2), at least KBLOOM_MIN_BITS, and
+ * k = round((m/n) ln 2); -ln(eps) / (ln 2)^2 is log2(1/eps) log2(e), with
+ * log2(1/eps) = log2(10^9) - log2(ppb). Returns false if m would exceed
+ * KBLOOM_MAX_BITS, which the module refuses.
+ */
+static bool module_size(uint64_t n, uint32_t fpr_ppb, uint64_t *bits,
+			uint32_t *hashes)
+{
+	uint64_t l2 = log2_q32(KBLOOM_FPR_ONE) - log2_q32(fpr_ppb);
+	uint64_t bpk = mul_shr(l2, LOG2E_Q32, 32);	/* bits per key, Q32 */
+	uint64_t m;
+
+	if (KBLOOM_MAX_BITS / n < bpk >> 32)
+		return false;
+	m = mul_shr(n, bpk, 32);
+	if ((uint32_t)(n * bpk) != 0)	/* a fraction was cut off: ceil */
+		m++;
+	if (m < KBLOOM_MIN_BITS)
+		m = KBLOOM_MIN_BITS;
+	if (m > KBLOOM_MAX_BITS)
+		return false;
+	*bits = m;
+	*hashes = optimal_hashes(m, n);
+	return true;
+}
+
+/*
+ * Sizing for n keys at fpr_ppb / 1e9 (the rate the module sees, not the
+ * one typed): the module's own result when it would accept the filter,
+ * else the same formulas in double precision, for information.
  */
 static int size_filter(uint64_t n, uint32_t fpr_ppb, uint64_t *bits,
 		       uint32_t *hashes)
 {
-	double eps = fpr_ppb / 1e9;
-	double m = ceil(-(double)n * log(eps) / (M_LN2 * M_LN2));
+	double m;
 	long k;
 
+	if (module_size(n, fpr_ppb, bits, hashes))
+		return 0;
+	m = ceil(-(double)n * log(fpr_ppb / 1e9) / (M_LN2 * M_LN2));
 	/* Far beyond any filter, but keep the conversion defined. */
 	if (!(m < 0x1p63)) {
 		pr_err("--capacity '%" PRIu64 "': needs more than 2^63 bits", n);
@@ -1573,9 +1690,10 @@ static int key_cmd(const struct cmd *cmd, int argc, char **argv,
 	if (check_module(&ks, opi))
 		goto out;
 
-	ks.keys_cap = (size_t)ks.batch_keys * KBLOOM_KEY_MAX;
-	if (ks.keys_cap > DEFAULT_BATCH_BYTES)
-		ks.keys_cap = DEFAULT_BATCH_BYTES;
+	/* In 64 bits: 2^20 keys of 4 KiB overflow a 32-bit size_t. */
+	ks.keys_cap = DEFAULT_BATCH_BYTES;
+	if ((uint64_t)ks.batch_keys * KBLOOM_KEY_MAX < ks.keys_cap)
+		ks.keys_cap = ks.batch_keys * KBLOOM_KEY_MAX;
 	ks.keys = malloc(ks.keys_cap);
 	ks.lens = calloc(ks.batch_keys, sizeof(*ks.lens));
 	/* Zeroed: only bits below "done" are ever written by the module. */

@@ -61,9 +61,10 @@ timeout --foreground "$timeout" qemu-system-x86_64 \
 	-serial "file:$dir/result" \
 	-serial "file:$dir/tests.log" \
 	-kernel "$kernel" -initrd "$dir/initramfs.cpio.gz" \
-	-append "console=ttyS0 panic=-1 panic_on_warn=1 oops=panic softlockup_panic=1 loglevel=6 kbloom_mode=$mode $append"
+	-append "console=ttyS0 panic=-1 panic_on_warn=1 oops=panic softlockup_panic=1 loglevel=7 kbloom_mode=$mode $append"
 rc=$?
 set -e
 [ $rc -eq 124 ] && echo "run.sh: VM timed out after ${timeout}s" >&2
-grep -qx success "$dir/result" && exit 0
+# The tty turns "\n" into "\r\n".
+tr -d "\r" < "$dir/result" | grep -qx success && exit 0
 exit 1

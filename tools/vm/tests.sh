@@ -44,9 +44,10 @@ kmemleak_check() {
 }
 
 # Any of these in the kernel log fails the run, whatever the tests said.
+splat='BUG:|WARNING:|KASAN:|UBSAN:|suspected memory leak|Call Trace:|possible circular locking|inconsistent lock state|possible recursive locking|sleeping function called from invalid context|INFO: task .* blocked|soft lockup|detected stall|general protection fault|Oops'
 dmesg_check() {
-	if dmesg | grep -E -q 'BUG:|WARNING:|KASAN|UBSAN|kmemleak:.*leak|Call Trace|circular locking|INFO: task|lockdep|soft lockup|rcu.*stall|general protection'; then
-		dmesg | grep -E -B2 -A20 'BUG:|WARNING:|KASAN|UBSAN|Call Trace' | sed 's/^/#   /' | head -80
+	if dmesg | grep -E -q "$splat"; then
+		dmesg | grep -E -B2 -A25 "$splat" | sed 's/^/#   /' | head -100
 		not_ok "kernel log: no splat"
 	else
 		ok "kernel log: no splat"
