@@ -127,7 +127,7 @@ run_vm() { # LABEL IMAGE MODULE_DIR APPEND
 say "debug kernel (KUnit, KASAN, lockdep, UBSAN, kmemleak)"
 if kdir=$("$top/tools/vm/kernel.sh"); then
 	if build_module "$kdir" "$build/debug"; then
-		run_vm debug "$kdir/arch/x86/boot/bzImage" "$build/debug" "kbloom_speed_keys=100000"
+		run_vm debug "$kdir/arch/x86/boot/bzImage" "$build/debug" "kbloom_speed_keys=100000 kbloom_speed_min=20"
 	else
 		cat "$build/debug/build.log"; fail "module builds against the debug kernel"
 	fi
@@ -137,7 +137,7 @@ fi
 
 say "Debian's stock kernel ($stock_image)"
 if [ -f "$build/stock/kmod/kbloom.ko" ]; then
-	run_vm stock "$stock_image" "$build/stock" "kbloom_speed_keys=1000000"
+	run_vm stock "$stock_image" "$build/stock" "kbloom_speed_keys=1000000 kbloom_speed_min=5"
 else
 	fail "no module for the stock kernel"
 fi

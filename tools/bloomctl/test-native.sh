@@ -140,6 +140,16 @@ result $? "calc JSON fpr about 0.0102 for m=10000 k=10 n=1000"
 expect 0 "global options after the subcommand" calc --capacity 1000 --fpr 0.01 -j
 json_ok "calc ... -j gives JSON"
 
+# The module sizes in fixed point; calc must give exactly what it does,
+# even where a double computation would be a bit short (these figures are
+# kbloom_size()'s, from kmod/kbloom_core.c).
+expect 0 "calc matches the module's fixed point" -j calc --capacity 2546546 --fpr 0.000000012
+json_is bits 96668810 "fixed-point bits for n=2546546, 12 ppb"
+json_is hashes 26 "fixed-point hashes for n=2546546, 12 ppb"
+expect 0 "calc of a tiny filter" -j calc --capacity 1 --fpr 0.5
+json_is bits 64 "the module's minimum of 64 bits"
+json_is hashes 32 "hashes clamped to 32"
+
 # Suffixes.
 expect 0 "suffix Ki" -j calc --capacity 1Ki --fpr 0.01
 json_is capacity 1024 "1Ki is 1024"

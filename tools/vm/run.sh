@@ -50,11 +50,11 @@ done
 : > "$dir/tests.log"
 : > "$dir/console.log"
 console=(-serial "file:$dir/console.log")
-[ "$mode" = check ] || console=(-serial mon:stdio)
+case "$mode" in check|kunit) ;; *) console=(-serial mon:stdio) ;; esac
 # -no-reboot: the guest's reboot (or a panic, with panic=-1) ends qemu.
 set +e
 timeout --foreground "$timeout" qemu-system-x86_64 \
-	-machine pc -cpu max -smp 2 -m "$mem" \
+	-machine pc -cpu "${KBLOOM_QEMU_CPU:-max}" -smp 2 -m "$mem" \
 	-nographic -nodefaults -no-reboot \
 	-accel tcg,thread=multi \
 	"${console[@]}" \
