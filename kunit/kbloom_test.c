@@ -555,18 +555,19 @@ static struct kunit_suite kbloom_registry_suite = {
 /* ---- kbloom_concurrency ---- */
 
 /*
- * Many small, dense filters, filled in the same order by one kthread per
- * CPU with disjoint keys: the threads keep writing the same few words at
- * the same time, which is where a non-atomic read-modify-write of a word
- * would lose another CPU's bit.
+ * One kthread per CPU adds disjoint keys to the same one-word filter at the
+ * same time, round after round, a barrier between rounds keeping them in
+ * lockstep: every 0->1 transition of a bit races with the other CPUs'
+ * transitions in the same word, which is exactly where a non-atomic
+ * read-modify-write (__set_bit) would lose a bit and so a key.
  */
-#define KBLOOM_CONC_FILTERS	256
-#define KBLOOM_CONC_BITS	1024
-#define KBLOOM_CONC_KEYS	128
+#define KBLOOM_CONC_ROUNDS	4096
+#define KBLOOM_CONC_BITS	64
+#define KBLOOM_CONC_KEYS	16
 
 struct kbloom_conc {
 	struct kbloom_core *cores;
-	atomic_t ready;
+	atomic_t arrived;
 	int nthreads;
 };
 
@@ -576,21 +577,31 @@ struct kbloom_conc_thread {
 	u32 stream;
 };
 
+/* Sense-free spin barrier: round r ends when (r + 1) * n threads arrived. */
+static void kbloom_conc_barrier(struct kbloom_conc *c, u32 round)
+{
+	int target = (round + 1) * c->nthreads;
+
+	atomic_inc(&c->arrived);
+	while (atomic_read(&c->arrived) < target)
+		cpu_relax();
+}
+
 static int kbloom_conc_fn(void *arg)
 {
 	struct kbloom_conc_thread *t = arg;
 	struct kbloom_conc *c = t->conc;
 	u8 key[32];
-	u32 f, i;
+	u32 r, i;
 
-	/* Start together, so the threads really overlap. */
-	atomic_inc(&c->ready);
-	while (atomic_read(&c->ready) < c->nthreads)
-		cpu_relax();
-	for (f = 0; f < KBLOOM_CONC_FILTERS; f++)
+	kbloom_conc_barrier(c, 0);
+	for (r = 0; r < KBLOOM_CONC_ROUNDS; r++) {
 		for (i = 0; i < KBLOOM_CONC_KEYS; i++)
-			kbloom_core_add(&c->cores[f], key,
-					kbloom_test_key(key, t->stream, i));
+			kbloom_core_add(&c->cores[r], key,
+					kbloom_test_key(key, t->stream,
+							r * KBLOOM_CONC_KEYS + i));
+		kbloom_conc_barrier(c, r + 1);
+	}
 	complete(&t->done);
 	while (!kthread_should_stop()) {
 		set_current_state(TASK_INTERRUPTIBLE);
@@ -606,26 +617,27 @@ static void kbloom_concurrency_no_lost_keys(struct kunit *test)
 	struct kbloom_conc_thread *threads;
 	struct task_struct **tasks;
 	struct kbloom_conc c = {};
-	u32 seed[2] = { 77, 88 }, f, i, lost = 0;
+	u32 seed[2] = { 77, 88 }, r, i, lost = 0;
+	unsigned long *bits;
 	int cpu, n = 0, t;
 	u8 key[32];
 
 	c.nthreads = num_online_cpus();
 	kunit_info(test, "%d CPUs\n", c.nthreads);
-	c.cores = kunit_kcalloc(test, KBLOOM_CONC_FILTERS, sizeof(*c.cores),
+	KUNIT_EXPECT_GE_MSG(test, c.nthreads, 2, "needs SMP to mean anything");
+	c.cores = kunit_kcalloc(test, KBLOOM_CONC_ROUNDS, sizeof(*c.cores),
 				GFP_KERNEL);
+	bits = kunit_kcalloc(test, KBLOOM_CONC_ROUNDS,
+			     kbloom_core_bytes(KBLOOM_CONC_BITS), GFP_KERNEL);
 	threads = kunit_kcalloc(test, c.nthreads, sizeof(*threads), GFP_KERNEL);
 	tasks = kunit_kcalloc(test, c.nthreads, sizeof(*tasks), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, c.cores);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, bits);
 	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, threads);
 	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, tasks);
-	for (f = 0; f < KBLOOM_CONC_FILTERS; f++) {
-		unsigned long *bits = kunit_kzalloc(test,
-			kbloom_core_bytes(KBLOOM_CONC_BITS), GFP_KERNEL);
-
-		KUNIT_ASSERT_NOT_ERR_OR_NULL(test, bits);
-		kbloom_core_init(&c.cores[f], bits, KBLOOM_CONC_BITS, 3, seed);
-	}
+	for (r = 0; r < KBLOOM_CONC_ROUNDS; r++)
+		kbloom_core_init(&c.cores[r], bits + r * BITS_TO_LONGS(KBLOOM_CONC_BITS),
+				 KBLOOM_CONC_BITS, 2, seed);
 
 	for_each_online_cpu(cpu) {
 		if (n == c.nthreads)
@@ -647,11 +659,16 @@ static void kbloom_concurrency_no_lost_keys(struct kunit *test)
 		kthread_stop(tasks[t]);
 	}
 
-	for (t = 0; t < n; t++)
-		for (f = 0; f < KBLOOM_CONC_FILTERS; f++)
-			for (i = 0; i < KBLOOM_CONC_KEYS; i++)
-				lost += !kbloom_core_test(&c.cores[f], key,
-					kbloom_test_key(key, 100 + t, i));
+	for (t = 0; t < n; t++) {
+		for (r = 0; r < KBLOOM_CONC_ROUNDS; r++) {
+			for (i = 0; i < KBLOOM_CONC_KEYS; i++) {
+				u32 len = kbloom_test_key(key, 100 + t,
+						r * KBLOOM_CONC_KEYS + i);
+
+				lost += !kbloom_core_test(&c.cores[r], key, len);
+			}
+		}
+	}
 	KUNIT_EXPECT_EQ_MSG(test, lost, 0U, "%u keys lost by %d threads",
 			    lost, n);
 }

@@ -6,6 +6,7 @@
 #  2. W=1, sparse and checkpatch --strict on the module;
 #  3. the debug kernel (KUnit, KASAN + KASAN_VMALLOC, lockdep, UBSAN,
 #     kmemleak, panic_on_warn): KUnit suites and the in-VM tests;
+#     then deliberately broken builds, which must make KUnit fail;
 #  4. Debian's stock kernel, the one users run: the in-VM tests.
 # Ends with "N passed, M failed"; exits non-zero if anything failed.
 set -uo pipefail
@@ -128,6 +129,9 @@ say "debug kernel (KUnit, KASAN, lockdep, UBSAN, kmemleak)"
 if kdir=$("$top/tools/vm/kernel.sh"); then
 	if build_module "$kdir" "$build/debug"; then
 		run_vm debug "$kdir/arch/x86/boot/bzImage" "$build/debug" "kbloom_speed_keys=100000 kbloom_speed_min=20"
+		say "tests of the tests: deliberately broken builds must fail"
+		"$top/tools/mutate.sh" "$kdir" "$build/mutants" > "$build/mutants.log" 2>&1
+		count_tap "$build/mutants.log" "mutants caught"
 	else
 		cat "$build/debug/build.log"; fail "module builds against the debug kernel"
 	fi

@@ -57,12 +57,21 @@ dmesg_check() {
 run_kunit() {
 	[ -f $L/kbloom_test.ko ] || return 0
 	check "insmod kbloom_test.ko (runs the KUnit suites)" insmod $L/kbloom_test.ko
+	nsuites=0
 	for d in /sys/kernel/debug/kunit/kbloom_*; do
 		[ -f "$d/results" ] || continue
+		nsuites=$((nsuites + 1))
 		echo "# KTAP-BEGIN ${d##*/}"
 		cat "$d/results"
 		echo "# KTAP-END ${d##*/}"
+		# The suite's own result line: "ok 1 kbloom_x" at column 0.
+		if grep -q "^ok [0-9]* ${d##*/}\$" "$d/results"; then
+			ok "KUnit suite ${d##*/}"
+		else
+			not_ok "KUnit suite ${d##*/}"
+		fi
 	done
+	check "KUnit: all 7 kbloom suites ran" [ $nsuites -eq 7 ]
 	check "rmmod kbloom_test" rmmod kbloom_test
 }
 
