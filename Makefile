@@ -33,13 +33,13 @@ checkpatch: $(KSRC)/scripts/checkpatch.pl
 		--ignore FILE_PATH_CHANGES,SPDX_LICENSE_TAG -f $(filter-out kunit/kbloom_vectors.h,$(SOURCES))
 
 check:
-	tools/check.sh
+	bash tools/check.sh
 
 demo:
-	tools/demo.sh
+	bash tools/demo.sh
 
 shell:
-	tools/demo.sh --shell
+	bash tools/demo.sh --shell
 
 clean:
 	$(MAKE) -C $(KDIR) M=$(CURDIR) clean
