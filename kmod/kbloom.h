@@ -24,5 +24,6 @@ int kbloom_add(struct kbloom_filter *filter, const void *key, u32 len);
 int kbloom_test(struct kbloom_filter *filter, const void *key, u32 len);
 int kbloom_test_and_add(struct kbloom_filter *filter, const void *key,
 			u32 len);
+int kbloom_remove(struct kbloom_filter *filter, const void *key, u32 len);
 
 #endif /* _KBLOOM_H */

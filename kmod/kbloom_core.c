@@ -155,6 +155,83 @@ static inline void kbloom_probe_next(struct kbloom_probe *p, u64 m, u32 i)
 		p->y -= m;
 }
 
+/*
+ * Counting filters keep a 4-bit counter per position, packed in the same
+ * unsigned longs the bitmap uses, so the file/image byte order and the
+ * allocation are shared with plain filters.
+ */
+#define KBLOOM_NIBBLES_PER_LONG	(BITS_PER_LONG / 4)
+
+static inline bool kbloom_counting(const struct kbloom_core *core)
+{
+	return core->flags & KBLOOM_CORE_COUNTING;
+}
+
+/* The word holding position @pos: bit @pos, or counter @pos. */
+static inline unsigned long *kbloom_cell_word(const struct kbloom_core *core,
+					      u64 pos)
+{
+	if (kbloom_counting(core))
+		return &core->bitmap[pos / KBLOOM_NIBBLES_PER_LONG];
+	return &core->bitmap[BIT_WORD(pos)];
+}
+
+static inline unsigned int kbloom_counter_shift(u64 pos)
+{
+	return (pos % KBLOOM_NIBBLES_PER_LONG) * 4;
+}
+
+static inline unsigned int kbloom_counter_read(const struct kbloom_core *core,
+					       u64 pos)
+{
+	return (READ_ONCE(*kbloom_cell_word(core, pos)) >>
+		kbloom_counter_shift(pos)) & 0xf;
+}
+
+/*
+ * Counters change by compare-and-swap of their whole word, never by a plain
+ * read-modify-write, so concurrent adds and removes on neighbouring (or the
+ * same) counters are never lost, from any context. A counter that reaches
+ * KBLOOM_COUNTER_STUCK stays there: after it has overflowed, nobody knows
+ * how many keys it counts, and decrementing it could make one of them
+ * vanish, a false negative.
+ */
+static inline void kbloom_counter_inc(struct kbloom_core *core, u64 pos)
+{
+	unsigned long *w = kbloom_cell_word(core, pos), old, new;
+	unsigned int shift = kbloom_counter_shift(pos);
+
+	old = READ_ONCE(*w);
+	do {
+		if (((old >> shift) & 0xf) == KBLOOM_COUNTER_STUCK)
+			return;
+		new = old + (1UL << shift);
+	} while (!try_cmpxchg(w, &old, new));
+}
+
+static inline void kbloom_counter_dec(struct kbloom_core *core, u64 pos)
+{
+	unsigned long *w = kbloom_cell_word(core, pos), old, new;
+	unsigned int shift = kbloom_counter_shift(pos), n;
+
+	old = READ_ONCE(*w);
+	do {
+		n = (old >> shift) & 0xf;
+		/* 0: a racing remove of a colliding key got there first. */
+		if (n == KBLOOM_COUNTER_STUCK || n == 0)
+			return;
+		new = old - (1UL << shift);
+	} while (!try_cmpxchg(w, &old, new));
+}
+
+/* Is position @pos set (bit set, or counter non-zero)? */
+static inline bool kbloom_cell_test(const struct kbloom_core *core, u64 pos)
+{
+	if (kbloom_counting(core))
+		return kbloom_counter_read(core, pos);
+	return test_bit(pos, core->bitmap);
+}
+
 /* Fill pos[0..k) and start fetching the words they live in. */
 static inline void kbloom_core_fill(const struct kbloom_core *core,
 				    const void *key, u32 len, u64 *pos)
@@ -170,7 +247,7 @@ static inline void kbloom_core_fill(const struct kbloom_core *core,
 		 * may be far larger than the caches: asking for all of them
 		 * before touching any overlaps the k misses.
 		 */
-		prefetch(&core->bitmap[BIT_WORD(p.x)]);
+		prefetch(kbloom_cell_word(core, p.x));
 		kbloom_probe_next(&p, core->nbits, i + 1);
 	}
 }
@@ -193,43 +270,81 @@ EXPORT_SYMBOL_NS_GPL(kbloom_core_positions, KBLOOM);
  * kbloom_core_valid() - are these parameters a filter the core supports?
  * @nbits: m.
  * @nhashes: k.
+ * @flags: KBLOOM_CORE_* bits.
  *
- * Return: true if m and k are within the core's limits.
+ * Return: true if m and k are within the core's limits and the flags known.
  */
-bool kbloom_core_valid(u64 nbits, u32 nhashes)
+bool kbloom_core_valid(u64 nbits, u32 nhashes, u32 flags)
 {
 	return nbits >= KBLOOM_CORE_MIN_BITS && nbits <= KBLOOM_CORE_MAX_BITS &&
-	       nhashes >= 1 && nhashes <= KBLOOM_CORE_MAX_HASHES;
+	       nhashes >= 1 && nhashes <= KBLOOM_CORE_MAX_HASHES &&
+	       !(flags & ~KBLOOM_CORE_FLAGS);
 }
 EXPORT_SYMBOL_NS_GPL(kbloom_core_valid, KBLOOM);
 
-/**
- * kbloom_core_bytes() - size of the bitmap for m bits
- * @nbits: m.
- *
- * Return: bytes, a whole number of unsigned longs; SIZE_MAX if that does
- * not fit in a size_t (a 32-bit machine), which every allocator refuses.
- */
-size_t kbloom_core_bytes(u64 nbits)
+/* Bits of storage a position takes. */
+static inline u64 kbloom_used_bits(u64 nbits, u32 flags)
 {
-	return array_size(BITS_TO_LONGS(nbits), sizeof(unsigned long));
+	return flags & KBLOOM_CORE_COUNTING ? nbits * 4 : nbits;
+}
+
+/**
+ * kbloom_core_bytes() - size of the storage for m positions
+ * @nbits: m.
+ * @flags: KBLOOM_CORE_* bits (counting filters take 4 bits a position).
+ *
+ * Always a multiple of 8 bytes, so that the serialised image has the same
+ * size on 32- and 64-bit machines.
+ *
+ * Return: bytes; SIZE_MAX if that does not fit in a size_t (a 32-bit
+ * machine), which every allocator refuses.
+ */
+size_t kbloom_core_bytes(u64 nbits, u32 flags)
+{
+	return array_size(DIV_ROUND_UP(kbloom_used_bits(nbits, flags), 64), 8);
 }
 EXPORT_SYMBOL_NS_GPL(kbloom_core_bytes, KBLOOM);
+
+/* Number of unsigned longs of storage. */
+static inline size_t kbloom_core_longs(const struct kbloom_core *core)
+{
+	return kbloom_core_bytes(core->nbits, core->flags) /
+	       sizeof(unsigned long);
+}
+
+/**
+ * kbloom_core_compatible() - can @a and @b be merged or compared?
+ * @a: a filter.
+ * @b: another.
+ *
+ * Return: true if they have the same m, k, flags and seed, that is, every
+ * key has the same positions in both.
+ */
+bool kbloom_core_compatible(const struct kbloom_core *a,
+			    const struct kbloom_core *b)
+{
+	return a->nbits == b->nbits && a->nhashes == b->nhashes &&
+	       a->flags == b->flags && a->seed[0] == b->seed[0] &&
+	       a->seed[1] == b->seed[1];
+}
+EXPORT_SYMBOL_NS_GPL(kbloom_core_compatible, KBLOOM);
 
 /**
  * kbloom_core_init() - set up a filter over caller-provided, zeroed memory
  * @core: the filter.
- * @bitmap: kbloom_core_bytes(@nbits) zeroed bytes.
+ * @bitmap: kbloom_core_bytes(@nbits, @flags) zeroed bytes.
  * @nbits: m, valid per kbloom_core_valid().
  * @nhashes: k, valid per kbloom_core_valid().
+ * @flags: KBLOOM_CORE_* bits.
  * @seed: the hash seed.
  */
 void kbloom_core_init(struct kbloom_core *core, unsigned long *bitmap,
-		      u64 nbits, u32 nhashes, const u32 seed[2])
+		      u64 nbits, u32 nhashes, u32 flags, const u32 seed[2])
 {
 	core->bitmap = bitmap;
 	core->nbits = nbits;
 	core->nhashes = nhashes;
+	core->flags = flags;
 	core->seed[0] = seed[0];
 	core->seed[1] = seed[1];
 }
@@ -254,6 +369,11 @@ void kbloom_core_add(struct kbloom_core *core, const void *key, u32 len)
 	u32 i;
 
 	kbloom_core_fill(core, key, len, pos);
+	if (kbloom_counting(core)) {
+		for (i = 0; i < core->nhashes; i++)
+			kbloom_counter_inc(core, pos[i]);
+		return;
+	}
 	for (i = 0; i < core->nhashes; i++)
 		if (!test_bit(pos[i], core->bitmap))
 			set_bit(pos[i], core->bitmap);
@@ -279,7 +399,7 @@ bool kbloom_core_test(const struct kbloom_core *core, const void *key,
 
 	kbloom_core_fill(core, key, len, pos);
 	for (i = 0; i < core->nhashes; i++)
-		if (!test_bit(pos[i], core->bitmap))
+		if (!kbloom_cell_test(core, pos[i]))
 			return false;
 	return true;
 }
@@ -308,6 +428,14 @@ bool kbloom_core_test_and_add(struct kbloom_core *core, const void *key,
 	u32 i;
 
 	kbloom_core_fill(core, key, len, pos);
+	if (kbloom_counting(core)) {
+		for (i = 0; i < core->nhashes; i++)
+			if (!kbloom_counter_read(core, pos[i]))
+				seen = false;
+		for (i = 0; i < core->nhashes; i++)
+			kbloom_counter_inc(core, pos[i]);
+		return seen;
+	}
 	for (i = 0; i < core->nhashes; i++)
 		if (!test_bit(pos[i], core->bitmap) &&
 		    !test_and_set_bit(pos[i], core->bitmap))
@@ -315,6 +443,34 @@ bool kbloom_core_test_and_add(struct kbloom_core *core, const void *key,
 	return seen;
 }
 EXPORT_SYMBOL_NS_GPL(kbloom_core_test_and_add, KBLOOM);
+
+/**
+ * kbloom_core_remove() - remove a key from a counting filter
+ * @core: a counting filter.
+ * @key: the key bytes.
+ * @len: its length, at least 1.
+ *
+ * A key the filter reports absent was never added (or was removed as
+ * often): decrementing its counters would take counts that belong to other
+ * keys, so it is refused and nothing changes. Saturated counters are left
+ * alone (see kbloom_counter_inc()). Lock-free, any context.
+ *
+ * Return: true if removed, false if refused because the key is absent.
+ */
+bool kbloom_core_remove(struct kbloom_core *core, const void *key, u32 len)
+{
+	u64 pos[KBLOOM_CORE_MAX_HASHES];
+	u32 i;
+
+	kbloom_core_fill(core, key, len, pos);
+	for (i = 0; i < core->nhashes; i++)
+		if (!kbloom_counter_read(core, pos[i]))
+			return false;
+	for (i = 0; i < core->nhashes; i++)
+		kbloom_counter_dec(core, pos[i]);
+	return true;
+}
+EXPORT_SYMBOL_NS_GPL(kbloom_core_remove, KBLOOM);
 
 /*
  * Work through a bitmap of up to 8 GiB in 1 MiB pieces, yielding between
@@ -330,7 +486,7 @@ EXPORT_SYMBOL_NS_GPL(kbloom_core_test_and_add, KBLOOM);
  */
 void kbloom_core_clear(struct kbloom_core *core)
 {
-	size_t longs = BITS_TO_LONGS(core->nbits), off, n;
+	size_t longs = kbloom_core_longs(core), off, n;
 
 	for (off = 0; off < longs; off += n) {
 		n = min_t(size_t, longs - off, KBLOOM_CHUNK_LONGS);
@@ -340,29 +496,174 @@ void kbloom_core_clear(struct kbloom_core *core)
 }
 EXPORT_SYMBOL_NS_GPL(kbloom_core_clear, KBLOOM);
 
+/* The lowest bit of every counter of a word: 0x1111...1, any word size. */
+#define KBLOOM_COUNTER_LSBS	(~0UL / 0xf)
+
+/* Bit 4i of the result: counter i of @w is non-zero. */
+static inline unsigned long kbloom_nonzero_counters(unsigned long w)
+{
+	w |= w >> 1;
+	w |= w >> 2;
+	return w & KBLOOM_COUNTER_LSBS;
+}
+
+/* Bit 4i of the result: counter i of @w is saturated. */
+static inline unsigned long kbloom_stuck_counters(unsigned long w)
+{
+	return w & (w >> 1) & (w >> 2) & (w >> 3) & KBLOOM_COUNTER_LSBS;
+}
+
+/* Word @i of @core reduced to one set bit per occupied position. */
+static inline unsigned long kbloom_occupied(const struct kbloom_core *core,
+					    size_t i)
+{
+	unsigned long w = READ_ONCE(core->bitmap[i]);
+
+	return kbloom_counting(core) ? kbloom_nonzero_counters(w) : w;
+}
+
 /**
- * kbloom_core_weight() - number of bits set (X; the fill ratio is X / m)
+ * kbloom_core_weight() - positions set (X; the fill ratio is X / m)
  * @core: the filter.
  *
- * May sleep. bitmap_weight() takes an unsigned int bit count, too small for
- * m up to 2^36, hence the chunks.
+ * Bits set, or non-zero counters. May sleep: a bitmap of up to 8 GiB is
+ * counted in pieces. Padding past m is always zero, so whole words count.
  *
- * Return: the popcount, a snapshot if others are adding.
+ * Return: the count, a snapshot if others are adding.
  */
 u64 kbloom_core_weight(const struct kbloom_core *core)
 {
-	size_t longs = BITS_TO_LONGS(core->nbits), off, n;
+	size_t longs = kbloom_core_longs(core), i;
 	u64 weight = 0;
 
-	for (off = 0; off < longs; off += n) {
-		n = min_t(size_t, longs - off, KBLOOM_CHUNK_LONGS);
-		/* Bits past m in the last word are never set. */
-		weight += bitmap_weight(core->bitmap + off, n * BITS_PER_LONG);
-		cond_resched();
+	for (i = 0; i < longs; i++) {
+		weight += hweight_long(kbloom_occupied(core, i));
+		if (!((i + 1) % KBLOOM_CHUNK_LONGS))
+			cond_resched();
 	}
 	return weight;
 }
 EXPORT_SYMBOL_NS_GPL(kbloom_core_weight, KBLOOM);
+
+/**
+ * kbloom_core_saturated() - counters stuck at KBLOOM_COUNTER_STUCK
+ * @core: the filter; 0 for a plain one.
+ *
+ * May sleep.
+ *
+ * Return: the count.
+ */
+u64 kbloom_core_saturated(const struct kbloom_core *core)
+{
+	size_t longs = kbloom_core_longs(core), i;
+	u64 n = 0;
+
+	if (!kbloom_counting(core))
+		return 0;
+	for (i = 0; i < longs; i++) {
+		n += hweight_long(kbloom_stuck_counters(READ_ONCE(core->bitmap[i])));
+		if (!((i + 1) % KBLOOM_CHUNK_LONGS))
+			cond_resched();
+	}
+	return n;
+}
+EXPORT_SYMBOL_NS_GPL(kbloom_core_saturated, KBLOOM);
+
+/* Counter-wise a + b, saturating at KBLOOM_COUNTER_STUCK. */
+static unsigned long kbloom_counters_add(unsigned long a, unsigned long b)
+{
+	unsigned long r = 0, x;
+	unsigned int shift;
+
+	for (shift = 0; shift < BITS_PER_LONG; shift += 4) {
+		x = ((a >> shift) & 0xf) + ((b >> shift) & 0xf);
+		r |= min_t(unsigned long, x, KBLOOM_COUNTER_STUCK) << shift;
+	}
+	return r;
+}
+
+/**
+ * kbloom_core_merge() - make @dst the union of @dst and @src
+ * @dst: the filter that receives.
+ * @src: a compatible filter (kbloom_core_compatible()), unchanged.
+ *
+ * Bits are ORed, counters added with saturation. Each word is updated by
+ * compare-and-swap, so adds to @dst running at the same time are kept.
+ * May sleep.
+ */
+void kbloom_core_merge(struct kbloom_core *dst, const struct kbloom_core *src)
+{
+	size_t longs = kbloom_core_longs(dst), i;
+	unsigned long s, old, new;
+
+	for (i = 0; i < longs; i++) {
+		s = READ_ONCE(src->bitmap[i]);
+		if (s) {
+			old = READ_ONCE(dst->bitmap[i]);
+			do {
+				new = kbloom_counting(dst) ?
+				      kbloom_counters_add(old, s) : old | s;
+			} while (new != old &&
+				 !try_cmpxchg(&dst->bitmap[i], &old, new));
+		}
+		if (!((i + 1) % KBLOOM_CHUNK_LONGS))
+			cond_resched();
+	}
+}
+EXPORT_SYMBOL_NS_GPL(kbloom_core_merge, KBLOOM);
+
+/**
+ * kbloom_core_compare() - positions set in both, and in either
+ * @a: a filter.
+ * @b: a compatible filter.
+ * @both: out: positions set in @a and in @b.
+ * @either: out: positions set in @a or in @b (the union's weight).
+ *
+ * With the weights of @a and @b, enough to estimate the sizes of the union
+ * and intersection of the two key sets. May sleep.
+ */
+void kbloom_core_compare(const struct kbloom_core *a,
+			 const struct kbloom_core *b, u64 *both, u64 *either)
+{
+	size_t longs = kbloom_core_longs(a), i;
+	unsigned long wa, wb;
+
+	*both = 0;
+	*either = 0;
+	for (i = 0; i < longs; i++) {
+		wa = kbloom_occupied(a, i);
+		wb = kbloom_occupied(b, i);
+		*both += hweight_long(wa & wb);
+		*either += hweight_long(wa | wb);
+		if (!((i + 1) % KBLOOM_CHUNK_LONGS))
+			cond_resched();
+	}
+}
+EXPORT_SYMBOL_NS_GPL(kbloom_core_compare, KBLOOM);
+
+/**
+ * kbloom_core_padding_clear() - are the storage bits past m all zero?
+ * @core: the filter.
+ *
+ * They always are for a filter the core filled; an image loaded from a
+ * file must be checked, or it would count positions that do not exist.
+ *
+ * Return: true if they are.
+ */
+bool kbloom_core_padding_clear(const struct kbloom_core *core)
+{
+	u64 used = kbloom_used_bits(core->nbits, core->flags);
+	size_t longs = kbloom_core_longs(core), i = used / BITS_PER_LONG;
+
+	if (used % BITS_PER_LONG &&
+	    core->bitmap[i++] & ~(~0UL >> (BITS_PER_LONG - used % BITS_PER_LONG)))
+		return false;
+	for (; i < longs; i++)
+		if (core->bitmap[i])
+			return false;
+	return true;
+}
+EXPORT_SYMBOL_NS_GPL(kbloom_core_padding_clear, KBLOOM);
 
 /*
  * Sizing arithmetic. Numbers in [0, 1] (and logarithms) are fixed point

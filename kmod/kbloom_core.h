@@ -20,15 +20,24 @@
 #define KBLOOM_CORE_MAX_BITS	BIT_ULL(36)
 #define KBLOOM_CORE_MAX_HASHES	32
 
+/* Flags of a core. */
+#define KBLOOM_CORE_COUNTING	BIT(0)	/* 4-bit counters, not bits */
+#define KBLOOM_CORE_FLAGS	KBLOOM_CORE_COUNTING
+/* A saturated counter sticks: never decremented again. */
+#define KBLOOM_COUNTER_STUCK	15
+
 /* Fixed-point numbers in [0, 1] with 32 fractional bits: 1.0 is 1 << 32. */
 #define KBLOOM_Q32_ONE		BIT_ULL(32)
 
 /**
  * struct kbloom_core - one filter's bits and parameters
- * @bitmap: m bits, in unsigned longs, as the kernel bitops want them.
+ * @bitmap: m bits, in unsigned longs, as the kernel bitops want them; for
+ *	a counting filter, m 4-bit counters packed in the same words (counter
+ *	i in bits 4 * (i % 16) .. +3 of word i / 16 on 64-bit).
  * @nbits: m, from KBLOOM_CORE_MIN_BITS to KBLOOM_CORE_MAX_BITS; any value,
  *	not only powers of two.
  * @nhashes: k, from 1 to KBLOOM_CORE_MAX_HASHES.
+ * @flags: KBLOOM_CORE_* bits.
  * @seed: the per-filter hash seed; secret, so that nobody can compute which
  *	keys collide in a given filter.
  *
@@ -40,6 +49,7 @@ struct kbloom_core {
 	unsigned long *bitmap;
 	u64 nbits;
 	u32 nhashes;
+	u32 flags;
 	u32 seed[2];
 };
 
@@ -63,17 +73,25 @@ void kbloom_core_positions(const struct kbloom_core *core, const void *key,
 			   u32 len, u64 *pos);
 
 void kbloom_core_init(struct kbloom_core *core, unsigned long *bitmap,
-		      u64 nbits, u32 nhashes, const u32 seed[2]);
-bool kbloom_core_valid(u64 nbits, u32 nhashes);
-size_t kbloom_core_bytes(u64 nbits);
+		      u64 nbits, u32 nhashes, u32 flags, const u32 seed[2]);
+bool kbloom_core_valid(u64 nbits, u32 nhashes, u32 flags);
+size_t kbloom_core_bytes(u64 nbits, u32 flags);
+bool kbloom_core_compatible(const struct kbloom_core *a,
+			    const struct kbloom_core *b);
 
 void kbloom_core_add(struct kbloom_core *core, const void *key, u32 len);
 bool kbloom_core_test(const struct kbloom_core *core, const void *key,
 		      u32 len);
 bool kbloom_core_test_and_add(struct kbloom_core *core, const void *key,
 			      u32 len);
+bool kbloom_core_remove(struct kbloom_core *core, const void *key, u32 len);
 void kbloom_core_clear(struct kbloom_core *core);
 u64 kbloom_core_weight(const struct kbloom_core *core);
+u64 kbloom_core_saturated(const struct kbloom_core *core);
+void kbloom_core_merge(struct kbloom_core *dst, const struct kbloom_core *src);
+void kbloom_core_compare(const struct kbloom_core *a,
+			 const struct kbloom_core *b, u64 *both, u64 *either);
+bool kbloom_core_padding_clear(const struct kbloom_core *core);
 
 int kbloom_size(u64 capacity, u32 fpr_ppb, u64 *nbits, u32 *nhashes);
 u32 kbloom_optimal_hashes(u64 nbits, u64 capacity);

@@ -18,6 +18,7 @@
 #include <linux/slab.h>
 #include <linux/string.h>
 #include <linux/uaccess.h>
+#include <asm/unaligned.h>
 
 #include "kbloom.h"
 #include "kbloom_dev.h"
@@ -27,6 +28,7 @@ enum kbloom_op {
 	KBLOOM_OP_ADD,
 	KBLOOM_OP_QUERY,
 	KBLOOM_OP_TEST_AND_ADD,
+	KBLOOM_OP_REMOVE,
 };
 
 static bool kbloom_zeroed(const void *p, size_t size)
@@ -51,7 +53,8 @@ static long kbloom_ioc_version(void __user *argp)
 		.api_version = KBLOOM_API_VERSION,
 		.hash_scheme = KBLOOM_HASH_SCHEME,
 		.features = KBLOOM_FEATURE_BATCH | KBLOOM_FEATURE_TEST_AND_ADD |
-			    KBLOOM_FEATURE_SIZING,
+			    KBLOOM_FEATURE_SIZING | KBLOOM_FEATURE_COUNTING |
+			    KBLOOM_FEATURE_MERGE | KBLOOM_FEATURE_IMAGE,
 		.min_bits = KBLOOM_MIN_BITS,
 		.max_bits = KBLOOM_MAX_BITS,
 		.max_hashes = KBLOOM_MAX_HASHES,
@@ -63,45 +66,81 @@ static long kbloom_ioc_version(void __user *argp)
 	return copy_to_user(argp, &v, sizeof(v)) ? -EFAULT : 0;
 }
 
+/* The uapi's creation flags and the core's are separate namespaces. */
+static u32 kbloom_core_flags(u32 uapi_flags)
+{
+	return uapi_flags & KBLOOM_CREATE_COUNTING ? KBLOOM_CORE_COUNTING : 0;
+}
+
+static u32 kbloom_uapi_flags(u32 core_flags)
+{
+	return core_flags & KBLOOM_CORE_COUNTING ? KBLOOM_CREATE_COUNTING : 0;
+}
+
 static long kbloom_ioc_create(void __user *argp)
 {
+	struct kbloom_filter *filter;
 	struct kbloom_create c;
 	struct kbloom_params p = {};
+	struct kbloom_core *core;
 	int ret;
 
 	if (!capable(CAP_SYS_ADMIN))
 		return -EPERM;
 	if (copy_from_user(&c, argp, sizeof(c)))
 		return -EFAULT;
-	if (c.flags || c.reserved0 || !kbloom_zeroed(c.reserved,
-						     sizeof(c.reserved)) ||
-	    !kbloom_name_valid(c.name))
+	if (c.flags & ~(KBLOOM_CREATE_COUNTING | KBLOOM_CREATE_LIKE) ||
+	    c.reserved0 || !kbloom_name_valid(c.name))
 		return -EINVAL;
 
-	p.capacity = c.capacity;
-	if (c.fpr_ppb) {
-		/* Sized by capacity and rate: bits and hashes are outputs. */
-		if (c.bits || c.hashes || !c.capacity)
+	p.flags = kbloom_core_flags(c.flags);
+	if (c.flags & KBLOOM_CREATE_LIKE) {
+		/* Everything comes from the model. */
+		if (c.bits || c.hashes || c.fpr_ppb || c.capacity ||
+		    !kbloom_name_valid(c.like))
 			return -EINVAL;
-		ret = kbloom_size(c.capacity, c.fpr_ppb, &p.nbits, &p.nhashes);
-		if (ret)
-			return ret;
-		p.fpr_ppb = c.fpr_ppb;
+		ret = kbloom_filter_create_like(c.name, c.like, p.flags);
 	} else {
-		if (!c.bits || (!c.hashes && !c.capacity))
+		if (!kbloom_zeroed(c.like, sizeof(c.like)))
 			return -EINVAL;
-		p.nbits = c.bits;
-		p.nhashes = c.hashes ? c.hashes :
-			    kbloom_optimal_hashes(c.bits, c.capacity);
+		p.capacity = c.capacity;
+		if (c.fpr_ppb) {
+			/* Sized by capacity and rate: bits, hashes are outputs. */
+			if (c.bits || c.hashes || !c.capacity)
+				return -EINVAL;
+			ret = kbloom_size(c.capacity, c.fpr_ppb, &p.nbits,
+					  &p.nhashes);
+			if (ret)
+				return ret;
+			p.fpr_ppb = c.fpr_ppb;
+		} else {
+			if (!c.bits || (!c.hashes && !c.capacity))
+				return -EINVAL;
+			p.nbits = c.bits;
+			p.nhashes = c.hashes ? c.hashes :
+				    kbloom_optimal_hashes(c.bits, c.capacity);
+		}
+		if (!kbloom_core_valid(p.nbits, p.nhashes, p.flags))
+			return -EINVAL;
+		ret = kbloom_filter_create(c.name, &p);
 	}
-	if (!kbloom_core_valid(p.nbits, p.nhashes))
-		return -EINVAL;
-
-	ret = kbloom_filter_create(c.name, &p);
 	if (ret)
 		return ret;
-	c.bits = p.nbits;
-	c.hashes = p.nhashes;
+
+	/* Report what was made; a racing destroy leaves the input as is. */
+	filter = kbloom_get(c.name);
+	if (filter) {
+		rcu_read_lock();
+		core = kbloom_filter_core(filter);
+		c.bits = core->nbits;
+		c.hashes = core->nhashes;
+		c.flags = (c.flags & KBLOOM_CREATE_LIKE) |
+			  kbloom_uapi_flags(core->flags);
+		rcu_read_unlock();
+		c.capacity = filter->capacity;
+		c.fpr_ppb = filter->fpr_ppb;
+		kbloom_put(filter);
+	}
 	return copy_to_user(argp, &c, sizeof(c)) ? -EFAULT : 0;
 }
 
@@ -153,6 +192,7 @@ static long kbloom_ioc_info(void __user *argp)
 	struct kbloom_filter *filter;
 	struct kbloom_totals t;
 	struct kbloom_info info;
+	struct kbloom_gen *gen;
 
 	if (copy_from_user(&info, argp, sizeof(info)))
 		return -EFAULT;
@@ -162,18 +202,22 @@ static long kbloom_ioc_info(void __user *argp)
 	filter = kbloom_get(info.name);
 	if (!filter)
 		return -ENOENT;
-	kbloom_filter_totals(filter, &t);
-	info.bits = filter->core.nbits;
-	info.hashes = filter->core.nhashes;
-	info.flags = filter->flags;
+	mutex_lock(&filter->lock);
+	gen = kbloom_filter_gen(filter);
+	info.bits = gen->core.nbits;
+	info.hashes = gen->core.nhashes;
+	info.flags = kbloom_uapi_flags(gen->core.flags);
 	info.capacity = filter->capacity;
 	info.fpr_ppb = filter->fpr_ppb;
 	info.hash_scheme = KBLOOM_HASH_SCHEME;
-	info.bits_set = kbloom_core_weight(&filter->core);
+	info.bits_set = kbloom_core_weight(&gen->core);
+	info.saturated = kbloom_core_saturated(&gen->core);
+	info.memory_bytes = gen->bytes;
+	kbloom_filter_totals(filter, &t);
+	mutex_unlock(&filter->lock);
 	info.adds = t.adds;
 	info.queries = t.queries;
 	info.hits = t.hits;
-	info.memory_bytes = filter->bytes;
 	kbloom_put(filter);
 	return copy_to_user(argp, &info, sizeof(info)) ? -EFAULT : 0;
 }
@@ -204,25 +248,37 @@ static long kbloom_ioc_list(void __user *argp)
 }
 
 /* Run one operation on one key; return the result bit. */
-static bool kbloom_do(struct kbloom_filter *filter, enum kbloom_op op,
+static bool kbloom_do(struct kbloom_core *core, enum kbloom_op op,
 		      const void *key, u32 len)
 {
 	switch (op) {
 	case KBLOOM_OP_ADD:
-		kbloom_core_add(&filter->core, key, len);
+		kbloom_core_add(core, key, len);
 		return false;
 	case KBLOOM_OP_QUERY:
-		return kbloom_core_test(&filter->core, key, len);
+		return kbloom_core_test(core, key, len);
 	case KBLOOM_OP_TEST_AND_ADD:
-		return kbloom_core_test_and_add(&filter->core, key, len);
+		return kbloom_core_test_and_add(core, key, len);
+	case KBLOOM_OP_REMOVE:
+		return kbloom_core_remove(core, key, len);
 	}
 	return false;
+}
+
+/* Can @op run on @core at all? */
+static int kbloom_op_check(const struct kbloom_core *core, enum kbloom_op op)
+{
+	if (op == KBLOOM_OP_REMOVE && !(core->flags & KBLOOM_CORE_COUNTING))
+		return -EOPNOTSUPP;
+	return 0;
 }
 
 /* Count @n keys of which @hits answered 1, as the API functions do. */
 static void kbloom_count_op(struct kbloom_filter *filter, enum kbloom_op op,
 			    u32 n, u32 hits)
 {
+	if (op == KBLOOM_OP_REMOVE)
+		return;
 	if (op != KBLOOM_OP_QUERY)
 		this_cpu_add(filter->stats->adds, n);
 	if (op != KBLOOM_OP_ADD) {
@@ -235,6 +291,7 @@ static long kbloom_ioc_key(struct file *file, void __user *argp,
 			   enum kbloom_op op)
 {
 	struct kbloom_filter *filter;
+	struct kbloom_core *core;
 	struct kbloom_key k;
 	void *key;
 	int ret = 0;
@@ -254,10 +311,16 @@ static long kbloom_ioc_key(struct file *file, void __user *argp,
 		ret = -ENOENT;
 		goto out_free_key;
 	}
-	k.result = kbloom_do(filter, op, key, k.len);
-	kbloom_count_op(filter, op, 1, k.result);
+	rcu_read_lock();
+	core = kbloom_filter_core(filter);
+	ret = kbloom_op_check(core, op);
+	if (!ret)
+		k.result = kbloom_do(core, op, key, k.len);
+	rcu_read_unlock();
+	if (!ret)
+		kbloom_count_op(filter, op, 1, k.result);
 	kbloom_put(filter);
-	if (copy_to_user(argp, &k, sizeof(k)))
+	if (!ret && copy_to_user(argp, &k, sizeof(k)))
 		ret = -EFAULT;
 out_free_key:
 	kfree(key);
@@ -292,9 +355,10 @@ static int kbloom_batch_chunk(struct kbloom_filter *filter, enum kbloom_op op,
 {
 	u32 n = min_t(u32, b->count - b->done, KBLOOM_CHUNK_KEYS);
 	const u32 __user *ulens = u64_to_user_ptr(b->lens);
+	struct kbloom_core *core;
 	u32 i, hits = 0, len;
 	size_t bytes = 0;
-	int ret = 0;
+	int ret = 0, err;
 	u8 *key;
 
 	if (copy_from_user(c->lens, ulens + b->done, n * sizeof(u32)))
@@ -322,12 +386,19 @@ static int kbloom_batch_chunk(struct kbloom_filter *filter, enum kbloom_op op,
 		return -EFAULT;
 
 	memset(c->results, 0, DIV_ROUND_UP(n, 8));
-	for (key = c->keys, i = 0; i < n; key += c->lens[i], i++) {
-		if (kbloom_do(filter, op, key, c->lens[i])) {
+	/* One generation for the whole chunk: see kbloom_filter_replace_gen(). */
+	rcu_read_lock();
+	core = kbloom_filter_core(filter);
+	err = kbloom_op_check(core, op);
+	for (key = c->keys, i = 0; !err && i < n; key += c->lens[i], i++) {
+		if (kbloom_do(core, op, key, c->lens[i])) {
 			c->results[i / 8] |= 1U << (i % 8);
 			hits++;
 		}
 	}
+	rcu_read_unlock();
+	if (err)
+		return err;
 	kbloom_count_op(filter, op, n, hits);
 
 	if (b->results && n &&
@@ -394,6 +465,244 @@ out_free_chunk:
 	return ret;
 }
 
+static long kbloom_ioc_merge(struct file *file, void __user *argp,
+			     bool compare)
+{
+	struct kbloom_filter *a, *b;
+	struct kbloom_core *ca, *cb;
+	struct kbloom_merge m;
+	int ret = 0;
+
+	if (!compare && !(file->f_mode & FMODE_WRITE))
+		return -EBADF;
+	if (copy_from_user(&m, argp, sizeof(m)))
+		return -EFAULT;
+	if (m.reserved0 || !kbloom_zeroed(m.reserved, sizeof(m.reserved)) ||
+	    !kbloom_name_valid(m.dst) || !kbloom_name_valid(m.src))
+		return -EINVAL;
+	m.bits_dst = 0;
+	m.bits_src = 0;
+	m.bits_union = 0;
+	m.bits_inter = 0;
+
+	a = kbloom_get(m.dst);
+	b = kbloom_get(m.src);
+	if (!a || !b) {
+		ret = -ENOENT;
+		goto out_put;
+	}
+	/* Both locked: neither can be replaced by an image half-way. */
+	kbloom_filter_lock_two(a, b);
+	m.mismatch = kbloom_filter_mismatch(a, b);
+	if (!m.mismatch) {
+		ca = kbloom_filter_core(a);
+		cb = kbloom_filter_core(b);
+		if (compare) {
+			m.bits_dst = kbloom_core_weight(ca);
+			m.bits_src = kbloom_core_weight(cb);
+			kbloom_core_compare(ca, cb, &m.bits_inter,
+					    &m.bits_union);
+		} else if (a != b) {
+			kbloom_core_merge(ca, cb);
+		}
+	}
+	kbloom_filter_unlock_two(a, b);
+	if (m.mismatch)
+		ret = -EINVAL;
+	/* Written back on -EINVAL too: mismatch says what differs. */
+	if (copy_to_user(argp, &m, sizeof(m)))
+		ret = -EFAULT;
+out_put:
+	kbloom_put(a);
+	kbloom_put(b);
+	return ret;
+}
+
+/*
+ * Images travel in a fixed byte order: the storage as little-endian words,
+ * which is the in-memory layout of every little-endian machine, whatever
+ * its word size. Copied through a bounce buffer in pieces, yielding between
+ * them.
+ */
+#define KBLOOM_BOUNCE_BYTES	(64 * 1024)
+
+static void kbloom_word_to_le(void *dst, unsigned long w)
+{
+#if BITS_PER_LONG == 64
+	put_unaligned_le64(w, dst);
+#else
+	put_unaligned_le32(w, dst);
+#endif
+}
+
+static unsigned long kbloom_word_from_le(const void *src)
+{
+#if BITS_PER_LONG == 64
+	return get_unaligned_le64(src);
+#else
+	return get_unaligned_le32(src);
+#endif
+}
+
+static int kbloom_copy_out(void __user *dst, const unsigned long *bitmap,
+			   size_t bytes, u8 *bounce)
+{
+	size_t off, n, i;
+
+	for (off = 0; off < bytes; off += n) {
+		n = min_t(size_t, bytes - off, KBLOOM_BOUNCE_BYTES);
+		for (i = 0; i < n; i += sizeof(long))
+			kbloom_word_to_le(bounce + i,
+					  READ_ONCE(bitmap[(off + i) / sizeof(long)]));
+		if (copy_to_user(dst + off, bounce, n))
+			return -EFAULT;
+		cond_resched();
+	}
+	return 0;
+}
+
+static int kbloom_copy_in(unsigned long *bitmap, const void __user *src,
+			  size_t bytes, u8 *bounce)
+{
+	size_t off, n, i;
+
+	for (off = 0; off < bytes; off += n) {
+		n = min_t(size_t, bytes - off, KBLOOM_BOUNCE_BYTES);
+		if (copy_from_user(bounce, src + off, n))
+			return -EFAULT;
+		for (i = 0; i < n; i += sizeof(long))
+			bitmap[(off + i) / sizeof(long)] =
+				kbloom_word_from_le(bounce + i);
+		if (fatal_signal_pending(current))
+			return -EINTR;
+		cond_resched();
+	}
+	return 0;
+}
+
+static int kbloom_get_image(void __user *argp, struct kbloom_image *img)
+{
+	if (!capable(CAP_SYS_ADMIN))
+		return -EPERM;
+	if (copy_from_user(img, argp, sizeof(*img)))
+		return -EFAULT;
+	if (img->reserved0 || !kbloom_zeroed(img->reserved,
+					     sizeof(img->reserved)) ||
+	    !kbloom_name_valid(img->name))
+		return -EINVAL;
+	return 0;
+}
+
+static long kbloom_ioc_export(void __user *argp)
+{
+	struct kbloom_filter *filter;
+	struct kbloom_image img;
+	struct kbloom_totals t;
+	struct kbloom_gen *gen;
+	u8 *bounce = NULL;
+	int ret;
+
+	ret = kbloom_get_image(argp, &img);
+	if (ret)
+		return ret;
+	if (img.import_flags)
+		return -EINVAL;
+	filter = kbloom_get(img.name);
+	if (!filter)
+		return -ENOENT;
+
+	/* The lock keeps the generation from being replaced under the copy. */
+	mutex_lock(&filter->lock);
+	gen = kbloom_filter_gen(filter);
+	if (img.payload_len < gen->bytes) {
+		ret = -ENOBUFS;
+	} else {
+		bounce = kvmalloc(KBLOOM_BOUNCE_BYTES, GFP_KERNEL);
+		ret = bounce ? kbloom_copy_out(u64_to_user_ptr(img.payload),
+					       gen->core.bitmap, gen->bytes,
+					       bounce) : -ENOMEM;
+	}
+	img.bits = gen->core.nbits;
+	img.hashes = gen->core.nhashes;
+	img.flags = kbloom_uapi_flags(gen->core.flags);
+	memcpy(img.seed, gen->core.seed, sizeof(img.seed));
+	img.payload_len = gen->bytes;
+	kbloom_filter_totals(filter, &t);
+	mutex_unlock(&filter->lock);
+	img.adds = t.adds;
+	img.capacity = filter->capacity;
+	img.fpr_ppb = filter->fpr_ppb;
+	img.hash_scheme = KBLOOM_HASH_SCHEME;
+	kbloom_put(filter);
+	kvfree(bounce);
+
+	if ((!ret || ret == -ENOBUFS) && copy_to_user(argp, &img, sizeof(img)))
+		ret = -EFAULT;
+	memzero_explicit(img.seed, sizeof(img.seed));
+	return ret;
+}
+
+static long kbloom_ioc_import(void __user *argp)
+{
+	struct kbloom_params p = {};
+	struct kbloom_filter *filter;
+	struct kbloom_image img;
+	struct kbloom_gen *gen;
+	bool replace;
+	u8 *bounce;
+	int ret;
+
+	ret = kbloom_get_image(argp, &img);
+	if (ret)
+		return ret;
+	if (img.import_flags & ~KBLOOM_IMPORT_REPLACE ||
+	    img.flags & ~KBLOOM_CREATE_COUNTING ||
+	    img.hash_scheme != KBLOOM_HASH_SCHEME)
+		return -EINVAL;
+	p.nbits = img.bits;
+	p.nhashes = img.hashes;
+	p.flags = kbloom_core_flags(img.flags);
+	p.capacity = img.capacity;
+	p.fpr_ppb = img.fpr_ppb;
+	p.adds = img.adds;
+	p.seed = img.seed;
+	if (!kbloom_core_valid(p.nbits, p.nhashes, p.flags) ||
+	    img.payload_len != kbloom_core_bytes(p.nbits, p.flags))
+		return -EINVAL;
+
+	/* Fail early, before allocating gigabytes, when the name is wrong. */
+	replace = img.import_flags & KBLOOM_IMPORT_REPLACE;
+	filter = kbloom_get(img.name);
+	kbloom_put(filter);
+	if (replace && !filter)
+		return -ENOENT;
+	if (!replace && filter)
+		return -EEXIST;
+
+	/* Everything is checked in a private generation before it is used. */
+	bounce = kvmalloc(KBLOOM_BOUNCE_BYTES, GFP_KERNEL);
+	if (!bounce)
+		return -ENOMEM;
+	gen = kbloom_gen_new(&p);
+	memzero_explicit(img.seed, sizeof(img.seed));
+	if (IS_ERR(gen)) {
+		ret = PTR_ERR(gen);
+		goto out_free_bounce;
+	}
+	ret = kbloom_copy_in(gen->core.bitmap, u64_to_user_ptr(img.payload),
+			     gen->bytes, bounce);
+	if (!ret && !kbloom_core_padding_clear(&gen->core))
+		ret = -EINVAL;
+	if (!ret)
+		ret = replace ? kbloom_filter_replace_gen(img.name, gen, &p) :
+				kbloom_filter_add_gen(img.name, gen, &p);
+	if (ret)
+		kbloom_gen_destroy(gen);
+out_free_bounce:
+	kvfree(bounce);
+	return ret;
+}
+
 static long kbloom_ioctl(struct file *file, unsigned int cmd,
 			 unsigned long arg)
 {
@@ -424,6 +733,18 @@ static long kbloom_ioctl(struct file *file, unsigned int cmd,
 		return kbloom_ioc_batch(file, argp, KBLOOM_OP_QUERY);
 	case KBLOOM_IOC_TEST_AND_ADD_BATCH:
 		return kbloom_ioc_batch(file, argp, KBLOOM_OP_TEST_AND_ADD);
+	case KBLOOM_IOC_REMOVE:
+		return kbloom_ioc_key(file, argp, KBLOOM_OP_REMOVE);
+	case KBLOOM_IOC_REMOVE_BATCH:
+		return kbloom_ioc_batch(file, argp, KBLOOM_OP_REMOVE);
+	case KBLOOM_IOC_MERGE:
+		return kbloom_ioc_merge(file, argp, false);
+	case KBLOOM_IOC_COMPARE:
+		return kbloom_ioc_merge(file, argp, true);
+	case KBLOOM_IOC_EXPORT:
+		return kbloom_ioc_export(argp);
+	case KBLOOM_IOC_IMPORT:
+		return kbloom_ioc_import(argp);
 	default:
 		return -ENOTTY;
 	}

@@ -3,13 +3,19 @@
  * Named filters.
  *
  * Locking: kbloom_lock (a mutex: creation and destruction sleep) serialises
- * changes to the name table, the sysfs directories and the memory account.
- * Lookups walk the table under RCU and take a reference with
- * kobject_get_unless_zero(), so the hot path never touches the mutex. A
- * filter is freed from a workqueue one grace period after its last
- * reference goes (queue_rcu_work()), because RCU readers may still be
- * looking at it in the table, and the final kbloom_put() may come from
- * softirq, where vfree() and free_percpu() are not welcome.
+ * changes to the name table and the sysfs directories. Lookups walk the
+ * table under RCU and take a reference with kobject_get_unless_zero(), so
+ * the hot path never touches the mutex. A filter's contents live in a
+ * generation (struct kbloom_gen) behind an RCU pointer; the hot path reads
+ * it under rcu_read_lock(), code that sleeps while using it holds the
+ * filter's own mutex, which a replacement takes too. kbloom_lock is taken
+ * before a filter's lock, never after.
+ *
+ * Filters and generations are freed from a workqueue one grace period
+ * after their last use (queue_rcu_work()): RCU readers may still be
+ * looking at them, and the final kbloom_put() may come from softirq, where
+ * vfree() and free_percpu() are not welcome. The memory budget is charged
+ * per generation, from allocation to that free.
  */
 
 #include <linux/ctype.h>
@@ -85,13 +91,91 @@ u32 kbloom_filter_count(void)
 	return READ_ONCE(kbloom_count);
 }
 
+/**
+ * kbloom_gen_new() - allocate a zeroed generation
+ * @p: its parameters, valid per kbloom_core_valid().
+ *
+ * Process context. Charged to the caller's memory cgroup and reserved
+ * against the budget before the (possibly seconds long) allocation.
+ *
+ * Return: the generation, or ERR_PTR(-EFBIG) (over the per-filter limit),
+ * -ENOSPC (over the budget), -ENOMEM.
+ */
+struct kbloom_gen *kbloom_gen_new(const struct kbloom_params *p)
+{
+	size_t bytes = kbloom_core_bytes(p->nbits, p->flags);
+	struct kbloom_gen *gen;
+	unsigned long *bitmap;
+	u32 seed[2];
+	int ret;
+
+	if (bytes > READ_ONCE(kbloom_max_filter_bytes))
+		return ERR_PTR(-EFBIG);
+	if (atomic64_add_return(bytes, &kbloom_mem_used) >
+	    kbloom_memory_budget()) {
+		ret = -ENOSPC;
+		goto err_unreserve;
+	}
+	gen = kzalloc(sizeof(*gen), GFP_KERNEL_ACCOUNT);
+	if (!gen) {
+		ret = -ENOMEM;
+		goto err_unreserve;
+	}
+	/* No warning: a failure here is an answer to userspace, not a bug. */
+	bitmap = __vmalloc(bytes, GFP_KERNEL_ACCOUNT | __GFP_ZERO |
+			   __GFP_NOWARN);
+	if (!bitmap) {
+		ret = -ENOMEM;
+		goto err_free_gen;
+	}
+	if (p->seed)
+		memcpy(seed, p->seed, sizeof(seed));
+	else
+		get_random_bytes(seed, sizeof(seed));
+	kbloom_core_init(&gen->core, bitmap, p->nbits, p->nhashes, p->flags,
+			 seed);
+	memzero_explicit(seed, sizeof(seed));
+	gen->bytes = bytes;
+	return gen;
+
+err_free_gen:
+	kfree(gen);
+err_unreserve:
+	atomic64_sub(bytes, &kbloom_mem_used);
+	return ERR_PTR(ret);
+}
+EXPORT_SYMBOL_NS_GPL(kbloom_gen_new, KBLOOM);
+
+/**
+ * kbloom_gen_destroy() - free a generation nobody else can see
+ * @gen: a generation from kbloom_gen_new() never published, or one whose
+ *	grace period has passed.
+ *
+ * Process context.
+ */
+void kbloom_gen_destroy(struct kbloom_gen *gen)
+{
+	atomic64_sub(gen->bytes, &kbloom_mem_used);
+	vfree(gen->core.bitmap);
+	kfree(gen);
+}
+EXPORT_SYMBOL_NS_GPL(kbloom_gen_destroy, KBLOOM);
+
+static void kbloom_gen_free_work(struct work_struct *work)
+{
+	kbloom_gen_destroy(container_of(to_rcu_work(work), struct kbloom_gen,
+					free_work));
+}
+
 static void kbloom_filter_free(struct work_struct *work)
 {
 	struct kbloom_filter *filter =
 		container_of(to_rcu_work(work), struct kbloom_filter, free_work);
+	struct kbloom_gen *gen = rcu_dereference_protected(filter->gen, 1);
 
-	atomic64_sub(filter->bytes, &kbloom_mem_used);
-	vfree(filter->core.bitmap);
+	/* A grace period has passed: nobody can be using the generation. */
+	if (gen)	/* NULL only if creation failed half-way */
+		kbloom_gen_destroy(gen);
 	free_percpu(filter->stats);
 	kfree(filter);
 }
@@ -170,7 +254,9 @@ int kbloom_add(struct kbloom_filter *filter, const void *key, u32 len)
 		return -EINVAL;
 	if (unlikely(READ_ONCE(filter->dead)))
 		return -ENOENT;
-	kbloom_core_add(&filter->core, key, len);
+	rcu_read_lock();
+	kbloom_core_add(kbloom_filter_core(filter), key, len);
+	rcu_read_unlock();
 	this_cpu_inc(filter->stats->adds);
 	return 0;
 }
@@ -195,7 +281,9 @@ int kbloom_test(struct kbloom_filter *filter, const void *key, u32 len)
 		return -EINVAL;
 	if (unlikely(READ_ONCE(filter->dead)))
 		return -ENOENT;
-	hit = kbloom_core_test(&filter->core, key, len);
+	rcu_read_lock();
+	hit = kbloom_core_test(kbloom_filter_core(filter), key, len);
+	rcu_read_unlock();
 	this_cpu_inc(filter->stats->queries);
 	if (hit)
 		this_cpu_inc(filter->stats->hits);
@@ -224,7 +312,9 @@ int kbloom_test_and_add(struct kbloom_filter *filter, const void *key,
 		return -EINVAL;
 	if (unlikely(READ_ONCE(filter->dead)))
 		return -ENOENT;
-	seen = kbloom_core_test_and_add(&filter->core, key, len);
+	rcu_read_lock();
+	seen = kbloom_core_test_and_add(kbloom_filter_core(filter), key, len);
+	rcu_read_unlock();
 	this_cpu_inc(filter->stats->adds);
 	this_cpu_inc(filter->stats->queries);
 	if (seen)
@@ -234,58 +324,81 @@ int kbloom_test_and_add(struct kbloom_filter *filter, const void *key,
 EXPORT_SYMBOL_NS_GPL(kbloom_test_and_add, KBLOOM);
 
 /**
- * kbloom_filter_create() - create a named filter
- * @name: a name that passed kbloom_name_valid().
- * @p: its parameters, valid per kbloom_core_valid().
+ * kbloom_remove() - remove a key from a counting filter
+ * @filter: a counting filter held with kbloom_get().
+ * @key: the key bytes.
+ * @len: its length, 1 to KBLOOM_KEY_MAX.
  *
- * Process context. The budget is reserved before the (possibly seconds
- * long) allocation and the mutex is not held across it, so a large create
- * does not stall the others; the name is checked again on insertion.
+ * Any context, lock-free, never sleeps. A key the filter reports absent is
+ * refused and nothing changes; counters saturated at 15 stay (see
+ * kbloom_core_remove()).
  *
- * Return: 0, -EFBIG (over the per-filter limit), -ENOSPC (over the budget),
- * -ENOMEM, -EEXIST. On error nothing is left behind.
+ * Return: 0 if removed, -ENOENT if the key is absent (or the filter was
+ * destroyed), -EOPNOTSUPP if the filter is not a counting one, -EINVAL for
+ * a bad length.
  */
-int kbloom_filter_create(const char *name, const struct kbloom_params *p)
+int kbloom_remove(struct kbloom_filter *filter, const void *key, u32 len)
+{
+	struct kbloom_core *core;
+	int ret = 0;
+
+	if (unlikely(!len || len > KBLOOM_KEY_MAX))
+		return -EINVAL;
+	if (unlikely(READ_ONCE(filter->dead)))
+		return -ENOENT;
+	rcu_read_lock();
+	core = kbloom_filter_core(filter);
+	if (!(core->flags & KBLOOM_CORE_COUNTING))
+		ret = -EOPNOTSUPP;
+	else if (!kbloom_core_remove(core, key, len))
+		ret = -ENOENT;
+	rcu_read_unlock();
+	return ret;
+}
+EXPORT_SYMBOL_NS_GPL(kbloom_remove, KBLOOM);
+
+/* Start the per-CPU counters over, with @adds keys already in. */
+static void kbloom_stats_reset(struct kbloom_filter *filter, u64 adds)
+{
+	int cpu;
+
+	for_each_possible_cpu(cpu)
+		memset(per_cpu_ptr(filter->stats, cpu), 0,
+		       sizeof(struct kbloom_stats));
+	per_cpu_ptr(filter->stats, raw_smp_processor_id())->adds = adds;
+}
+
+/**
+ * kbloom_filter_add_gen() - create a named filter around a generation
+ * @name: a name that passed kbloom_name_valid().
+ * @gen: from kbloom_gen_new(), filled in; on success the filter owns it,
+ *	on failure the caller still does.
+ * @p: the informational parameters (capacity, fpr_ppb, adds).
+ *
+ * Process context.
+ *
+ * Return: 0, -ENOMEM or -EEXIST.
+ */
+int kbloom_filter_add_gen(const char *name, struct kbloom_gen *gen,
+			  const struct kbloom_params *p)
 {
 	struct kbloom_filter *filter;
-	size_t bytes = kbloom_core_bytes(p->nbits);
-	unsigned long *bitmap;
-	u32 seed[2];
 	int ret;
 
-	if (bytes > READ_ONCE(kbloom_max_filter_bytes))
-		return -EFBIG;
-	if (atomic64_add_return(bytes, &kbloom_mem_used) >
-	    kbloom_memory_budget()) {
-		ret = -ENOSPC;
-		goto err_unreserve;
-	}
-
 	filter = kzalloc(sizeof(*filter), GFP_KERNEL_ACCOUNT);
-	if (!filter) {
-		ret = -ENOMEM;
-		goto err_unreserve;
-	}
+	if (!filter)
+		return -ENOMEM;
 	filter->stats = alloc_percpu_gfp(struct kbloom_stats,
 					 GFP_KERNEL_ACCOUNT);
 	if (!filter->stats) {
 		ret = -ENOMEM;
 		goto err_free_filter;
 	}
-	/* Charged to the creator's memory cgroup; no warning on failure. */
-	bitmap = __vmalloc(bytes, GFP_KERNEL_ACCOUNT | __GFP_ZERO |
-			   __GFP_NOWARN);
-	if (!bitmap) {
-		ret = -ENOMEM;
-		goto err_free_stats;
-	}
-	get_random_bytes(seed, sizeof(seed));
-	kbloom_core_init(&filter->core, bitmap, p->nbits, p->nhashes, seed);
-	memzero_explicit(seed, sizeof(seed));
+	mutex_init(&filter->lock);
+	RCU_INIT_POINTER(filter->gen, gen);
 	filter->capacity = p->capacity;
 	filter->fpr_ppb = p->fpr_ppb;
-	filter->flags = p->flags;
-	filter->bytes = bytes;
+	kbloom_stats_reset(filter, p->adds);
 	strscpy(filter->name, name, sizeof(filter->name));
 
 	mutex_lock(&kbloom_lock);
@@ -295,8 +408,12 @@ int kbloom_filter_create(const char *name, const struct kbloom_params *p)
 	}
 	ret = kbloom_sysfs_add(filter);
 	if (ret) {
-		/* The kobject now owns the filter: its release frees it. */
 		mutex_unlock(&kbloom_lock);
+		/*
+		 * The kobject owns the filter now and its release frees the
+		 * generation too: hand the caller a fresh one to free.
+		 */
+		RCU_INIT_POINTER(filter->gen, NULL);
 		kobject_put(&filter->kobj);
 		return ret;
 	}
@@ -307,16 +424,112 @@ int kbloom_filter_create(const char *name, const struct kbloom_params *p)
 
 err_unlock:
 	mutex_unlock(&kbloom_lock);
-	vfree(bitmap);
-err_free_stats:
 	free_percpu(filter->stats);
 err_free_filter:
 	kfree(filter);
-err_unreserve:
-	atomic64_sub(bytes, &kbloom_mem_used);
+	return ret;
+}
+EXPORT_SYMBOL_NS_GPL(kbloom_filter_add_gen, KBLOOM);
+
+/**
+ * kbloom_filter_create() - create a named, empty filter
+ * @name: a name that passed kbloom_name_valid().
+ * @p: its parameters, valid per kbloom_core_valid().
+ *
+ * Process context.
+ *
+ * Return: 0, -EFBIG (over the per-filter limit), -ENOSPC (over the budget),
+ * -ENOMEM, -EEXIST. On error nothing is left behind.
+ */
+int kbloom_filter_create(const char *name, const struct kbloom_params *p)
+{
+	struct kbloom_gen *gen = kbloom_gen_new(p);
+	int ret;
+
+	if (IS_ERR(gen))
+		return PTR_ERR(gen);
+	ret = kbloom_filter_add_gen(name, gen, p);
+	if (ret)
+		kbloom_gen_destroy(gen);
 	return ret;
 }
 EXPORT_SYMBOL_NS_GPL(kbloom_filter_create, KBLOOM);
+
+/**
+ * kbloom_filter_create_like() - create an empty filter compatible with another
+ * @name: a name that passed kbloom_name_valid().
+ * @like: the filter whose size, hashes, flags, capacity and seed to copy.
+ * @flags: KBLOOM_CORE_* flags the caller expects @like to have.
+ *
+ * The two can then be merged and compared. Process context.
+ *
+ * Return: as kbloom_filter_create(), -ENOENT if @like does not exist,
+ * -EINVAL if it lacks one of @flags.
+ */
+int kbloom_filter_create_like(const char *name, const char *like, u32 flags)
+{
+	struct kbloom_filter *model = kbloom_get(like);
+	struct kbloom_params p = {};
+	struct kbloom_core *core;
+	u32 seed[2];
+	int ret;
+
+	if (!model)
+		return -ENOENT;
+	mutex_lock(&model->lock);
+	core = kbloom_filter_core(model);
+	p.nbits = core->nbits;
+	p.nhashes = core->nhashes;
+	p.flags = core->flags;
+	memcpy(seed, core->seed, sizeof(seed));
+	mutex_unlock(&model->lock);
+	p.capacity = model->capacity;
+	p.fpr_ppb = model->fpr_ppb;
+	p.seed = seed;
+	kbloom_put(model);
+	if (flags & ~p.flags)
+		ret = -EINVAL;
+	else
+		ret = kbloom_filter_create(name, &p);
+	memzero_explicit(seed, sizeof(seed));
+	return ret;
+}
+EXPORT_SYMBOL_NS_GPL(kbloom_filter_create_like, KBLOOM);
+
+/**
+ * kbloom_filter_replace_gen() - swap a filter's contents atomically
+ * @name: the filter.
+ * @gen: the new generation, filled in; on success the filter owns it.
+ * @p: the new informational parameters (capacity, fpr_ppb, adds).
+ *
+ * Lookups never miss the filter, and every operation runs wholly on the
+ * old generation or wholly on the new one. The statistics start over.
+ * Process context; waits for sleepers using the old generation.
+ *
+ * Return: 0 or -ENOENT.
+ */
+int kbloom_filter_replace_gen(const char *name, struct kbloom_gen *gen,
+			      const struct kbloom_params *p)
+{
+	struct kbloom_filter *filter = kbloom_get(name);
+	struct kbloom_gen *old;
+
+	if (!filter)
+		return -ENOENT;
+	mutex_lock(&filter->lock);
+	old = rcu_replace_pointer(filter->gen, gen,
+				  lockdep_is_held(&filter->lock));
+	WRITE_ONCE(filter->capacity, p->capacity);
+	WRITE_ONCE(filter->fpr_ppb, p->fpr_ppb);
+	kbloom_stats_reset(filter, p->adds);
+	mutex_unlock(&filter->lock);
+	kbloom_put(filter);
+	/* Hot-path readers may still be in the old one: free it later. */
+	INIT_RCU_WORK(&old->free_work, kbloom_gen_free_work);
+	queue_rcu_work(kbloom_wq, &old->free_work);
+	return 0;
+}
+EXPORT_SYMBOL_NS_GPL(kbloom_filter_replace_gen, KBLOOM);
 
 /* Unlink a filter and drop the table's reference. kbloom_lock held. */
 static void kbloom_filter_unlink(struct kbloom_filter *filter)
@@ -360,13 +573,59 @@ EXPORT_SYMBOL_NS_GPL(kbloom_filter_destroy, KBLOOM);
  */
 void kbloom_filter_clear(struct kbloom_filter *filter)
 {
-	int cpu;
-
-	kbloom_core_clear(&filter->core);
-	for_each_possible_cpu(cpu)
-		memset(per_cpu_ptr(filter->stats, cpu), 0,
-		       sizeof(struct kbloom_stats));
+	mutex_lock(&filter->lock);
+	kbloom_core_clear(kbloom_filter_core(filter));
+	kbloom_stats_reset(filter, 0);
+	mutex_unlock(&filter->lock);
 }
+
+/**
+ * kbloom_filter_mismatch() - why two filters cannot be merged
+ * @a: a filter, locked.
+ * @b: another, locked.
+ *
+ * Return: KBLOOM_MISMATCH_* bits of what differs, 0 if compatible.
+ */
+u32 kbloom_filter_mismatch(struct kbloom_filter *a, struct kbloom_filter *b)
+{
+	struct kbloom_core *ca = kbloom_filter_core(a);
+	struct kbloom_core *cb = kbloom_filter_core(b);
+	u32 m = 0;
+
+	if (ca->nbits != cb->nbits)
+		m |= KBLOOM_MISMATCH_BITS;
+	if (ca->nhashes != cb->nhashes)
+		m |= KBLOOM_MISMATCH_HASHES;
+	if ((ca->flags ^ cb->flags) & KBLOOM_CORE_COUNTING)
+		m |= KBLOOM_MISMATCH_COUNTING;
+	if (ca->seed[0] != cb->seed[0] || ca->seed[1] != cb->seed[1])
+		m |= KBLOOM_MISMATCH_SEED;
+	return m;
+}
+EXPORT_SYMBOL_NS_GPL(kbloom_filter_mismatch, KBLOOM);
+
+/* Lock two filters (or one, twice named) in a fixed order: by address. */
+void kbloom_filter_lock_two(struct kbloom_filter *a, struct kbloom_filter *b)
+{
+	if (a == b) {
+		mutex_lock(&a->lock);
+		return;
+	}
+	if (a > b)
+		swap(a, b);
+	mutex_lock(&a->lock);
+	mutex_lock_nested(&b->lock, SINGLE_DEPTH_NESTING);
+}
+EXPORT_SYMBOL_NS_GPL(kbloom_filter_lock_two, KBLOOM);
+
+void kbloom_filter_unlock_two(struct kbloom_filter *a,
+			      struct kbloom_filter *b)
+{
+	if (a != b)
+		mutex_unlock(&b->lock);
+	mutex_unlock(&a->lock);
+}
+EXPORT_SYMBOL_NS_GPL(kbloom_filter_unlock_two, KBLOOM);
 
 /**
  * kbloom_filter_totals() - sum the per-CPU counters

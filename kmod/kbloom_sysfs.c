@@ -18,13 +18,23 @@ static struct kobject *kbloom_filters_kobj;
 
 #define to_filter(k) container_of(k, struct kbloom_filter, kobj)
 
+/*
+ * Under the filter's lock, so the generation cannot be replaced while a
+ * value (a popcount of up to 8 GiB, say) is read from it.
+ */
 #define KBLOOM_FILTER_ATTR(_name, _fmt, _expr)				\
 static ssize_t _name##_show(struct kobject *kobj,			\
 			    struct kobj_attribute *attr, char *buf)	\
 {									\
 	struct kbloom_filter *filter = to_filter(kobj);		\
+	struct kbloom_gen *gen __maybe_unused;				\
+	ssize_t ret;							\
 									\
-	return sysfs_emit(buf, _fmt "\n", _expr);			\
+	mutex_lock(&filter->lock);					\
+	gen = kbloom_filter_gen(filter);				\
+	ret = sysfs_emit(buf, _fmt "\n", _expr);			\
+	mutex_unlock(&filter->lock);					\
+	return ret;							\
 }									\
 static struct kobj_attribute kbloom_attr_##_name = __ATTR_RO(_name)
 
@@ -40,13 +50,16 @@ static ssize_t _name##_show(struct kobject *kobj,			\
 }									\
 static struct kobj_attribute kbloom_attr_##_name = __ATTR_RO(_name)
 
-KBLOOM_FILTER_ATTR(bits, "%llu", filter->core.nbits);
-KBLOOM_FILTER_ATTR(hashes, "%u", filter->core.nhashes);
+KBLOOM_FILTER_ATTR(bits, "%llu", gen->core.nbits);
+KBLOOM_FILTER_ATTR(hashes, "%u", gen->core.nhashes);
+KBLOOM_FILTER_ATTR(counting, "%d",
+		   !!(gen->core.flags & KBLOOM_CORE_COUNTING));
 KBLOOM_FILTER_ATTR(capacity, "%llu", filter->capacity);
 KBLOOM_FILTER_ATTR(fpr_ppb, "%u", filter->fpr_ppb);
-KBLOOM_FILTER_ATTR(memory_bytes, "%zu", filter->bytes);
-/* Popcount of the whole bitmap on each read: exact, never stale. */
-KBLOOM_FILTER_ATTR(bits_set, "%llu", kbloom_core_weight(&filter->core));
+KBLOOM_FILTER_ATTR(memory_bytes, "%zu", gen->bytes);
+/* Popcounts of the whole storage on each read: exact, never stale. */
+KBLOOM_FILTER_ATTR(bits_set, "%llu", kbloom_core_weight(&gen->core));
+KBLOOM_FILTER_ATTR(saturated, "%llu", kbloom_core_saturated(&gen->core));
 KBLOOM_TOTAL_ATTR(adds, adds);
 KBLOOM_TOTAL_ATTR(queries, queries);
 KBLOOM_TOTAL_ATTR(hits, hits);
@@ -54,10 +67,12 @@ KBLOOM_TOTAL_ATTR(hits, hits);
 static struct attribute *kbloom_filter_attrs[] = {
 	&kbloom_attr_bits.attr,
 	&kbloom_attr_hashes.attr,
+	&kbloom_attr_counting.attr,
 	&kbloom_attr_capacity.attr,
 	&kbloom_attr_fpr_ppb.attr,
 	&kbloom_attr_memory_bytes.attr,
 	&kbloom_attr_bits_set.attr,
+	&kbloom_attr_saturated.attr,
 	&kbloom_attr_adds.attr,
 	&kbloom_attr_queries.attr,
 	&kbloom_attr_hits.attr,

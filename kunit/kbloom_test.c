@@ -39,8 +39,9 @@ static u32 kbloom_test_key(u8 *buf, u32 s, u32 i)
 }
 
 /* A filter over a vmalloc'd bitmap the test owns; freed by KUnit. */
-static struct kbloom_core *kbloom_test_core(struct kunit *test, u64 nbits,
-					    u32 nhashes, u32 s0, u32 s1)
+static struct kbloom_core *kbloom_test_core_flags(struct kunit *test,
+						  u64 nbits, u32 nhashes,
+						  u32 flags, u32 s0, u32 s1)
 {
 	struct kbloom_core *core;
 	unsigned long *bitmap;
@@ -48,10 +49,16 @@ static struct kbloom_core *kbloom_test_core(struct kunit *test, u64 nbits,
 
 	core = kunit_kzalloc(test, sizeof(*core), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, core);
-	bitmap = vzalloc(kbloom_core_bytes(nbits));
+	bitmap = vzalloc(kbloom_core_bytes(nbits, flags));
 	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, bitmap);
-	kbloom_core_init(core, bitmap, nbits, nhashes, seed);
+	kbloom_core_init(core, bitmap, nbits, nhashes, flags, seed);
 	return core;
+}
+
+static struct kbloom_core *kbloom_test_core(struct kunit *test, u64 nbits,
+					    u32 nhashes, u32 s0, u32 s1)
+{
+	return kbloom_test_core_flags(test, nbits, nhashes, 0, s0, s1);
 }
 
 /* ---- kbloom_hash ---- */
@@ -67,7 +74,7 @@ static void kbloom_hash_matches_golden_vectors(struct kunit *test)
 
 		KUNIT_EXPECT_EQ_MSG(test, kbloom_hash64(v->key, v->len, v->seed),
 				    v->hash, "vector %zu", i);
-		kbloom_core_init(&core, NULL, v->nbits, v->nhashes, v->seed);
+		kbloom_core_init(&core, NULL, v->nbits, v->nhashes, 0, v->seed);
 		kbloom_core_positions(&core, v->key, v->len, pos);
 		for (j = 0; j < v->nhashes; j++)
 			KUNIT_EXPECT_EQ_MSG(test, pos[j], v->pos[j],
@@ -124,7 +131,7 @@ static void kbloom_probe_positions_below_m(struct kunit *test)
 	u32 seed[2] = { 11, 12 }, i, j, len;
 	u8 key[32];
 
-	kbloom_core_init(&core, NULL, m, KBLOOM_CORE_MAX_HASHES, seed);
+	kbloom_core_init(&core, NULL, m, KBLOOM_CORE_MAX_HASHES, 0, seed);
 	for (i = 0; i < 20000; i++) {
 		len = kbloom_test_key(key, 2, i);
 		kbloom_core_probe(&core, key, len, &p);
@@ -153,7 +160,7 @@ static void kbloom_probe_every_bit_reachable(struct kunit *test)
 	for (s = 0; s < ARRAY_SIZE(sizes); s++) {
 		hits = kunit_kcalloc(test, sizes[s], sizeof(*hits), GFP_KERNEL);
 		KUNIT_ASSERT_NOT_ERR_OR_NULL(test, hits);
-		kbloom_core_init(&core, NULL, sizes[s], 2, seed);
+		kbloom_core_init(&core, NULL, sizes[s], 2, 0, seed);
 		for (i = 0; i < sizes[s] * 500; i++) {
 			len = kbloom_test_key(key, 3 + s, i);
 			kbloom_core_positions(&core, key, len, pos);
@@ -391,11 +398,13 @@ static void kbloom_sizing_rejects_bad_input(struct kunit *test)
 	/* 10^12 keys at 1 ppb: far over 2^36 bits. */
 	KUNIT_EXPECT_EQ(test, kbloom_size(1000000000000ULL, 1, &m, &k),
 			-EINVAL);
-	KUNIT_EXPECT_FALSE(test, kbloom_core_valid(63, 1));
-	KUNIT_EXPECT_FALSE(test, kbloom_core_valid(64, 0));
-	KUNIT_EXPECT_FALSE(test, kbloom_core_valid(64, 33));
-	KUNIT_EXPECT_FALSE(test, kbloom_core_valid((1ULL << 36) + 1, 7));
-	KUNIT_EXPECT_TRUE(test, kbloom_core_valid(1ULL << 36, 32));
+	KUNIT_EXPECT_FALSE(test, kbloom_core_valid(63, 1, 0));
+	KUNIT_EXPECT_FALSE(test, kbloom_core_valid(64, 0, 0));
+	KUNIT_EXPECT_FALSE(test, kbloom_core_valid(64, 33, 0));
+	KUNIT_EXPECT_FALSE(test, kbloom_core_valid((1ULL << 36) + 1, 7, 0));
+	KUNIT_EXPECT_FALSE(test, kbloom_core_valid(64, 7, 2));
+	KUNIT_EXPECT_TRUE(test, kbloom_core_valid(1ULL << 36, 32, 0));
+	KUNIT_EXPECT_TRUE(test, kbloom_core_valid(64, 1, KBLOOM_CORE_COUNTING));
 }
 
 static struct kunit_case kbloom_sizing_cases[] = {
@@ -459,7 +468,9 @@ static void kbloom_registry_lookup_and_duplicate(struct kunit *test)
 			-EEXIST);
 	f = kbloom_get("kunit_reg");
 	KUNIT_ASSERT_NOT_NULL(test, f);
-	KUNIT_EXPECT_EQ(test, f->core.nbits, 1ULL << 16);
+	rcu_read_lock();
+	KUNIT_EXPECT_EQ(test, kbloom_filter_core(f)->nbits, 1ULL << 16);
+	rcu_read_unlock();
 	KUNIT_EXPECT_EQ(test, kbloom_test(f, key, len), 0);
 	KUNIT_EXPECT_EQ(test, kbloom_add(f, key, len), 0);
 	KUNIT_EXPECT_EQ(test, kbloom_test(f, key, len), 1);
@@ -499,7 +510,10 @@ static void kbloom_registry_destroy_while_referenced(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, kbloom_test(f, key, len), -ENOENT);
 	KUNIT_EXPECT_EQ(test, kbloom_test_and_add(f, key, len), -ENOENT);
 	/* Still readable: the bits are there until the last put. */
-	KUNIT_EXPECT_TRUE(test, kbloom_core_test(&f->core, key, len));
+	rcu_read_lock();
+	KUNIT_EXPECT_TRUE(test, kbloom_core_test(kbloom_filter_core(f), key,
+						 len));
+	rcu_read_unlock();
 	kbloom_filter_flush();
 	KUNIT_EXPECT_GT(test, kbloom_memory_used(), before);
 	/* The same name can be created again at once. */
@@ -537,6 +551,88 @@ static void kbloom_registry_usable_from_softirq(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, kbloom_filter_destroy("kunit_bh"), 0);
 }
 
+/* A filter made --like another shares its seed: they merge and compare. */
+static void kbloom_registry_like_shares_seed(struct kunit *test)
+{
+	struct kbloom_filter *a, *b;
+
+	KUNIT_ASSERT_EQ(test,
+			kbloom_filter_create("kunit_a", &kbloom_test_params), 0);
+	KUNIT_ASSERT_EQ(test, kbloom_filter_create_like("kunit_b", "kunit_a", 0),
+			0);
+	KUNIT_EXPECT_EQ(test, kbloom_filter_create_like("kunit_c", "kunit_a",
+							KBLOOM_CORE_COUNTING),
+			-EINVAL);
+	KUNIT_EXPECT_EQ(test, kbloom_filter_create_like("kunit_c", "kunit_none",
+							0), -ENOENT);
+	KUNIT_ASSERT_EQ(test,
+			kbloom_filter_create("kunit_c", &kbloom_test_params), 0);
+	a = kbloom_get("kunit_a");
+	b = kbloom_get("kunit_b");
+	KUNIT_ASSERT_NOT_NULL(test, a);
+	KUNIT_ASSERT_NOT_NULL(test, b);
+	kbloom_filter_lock_two(a, b);
+	KUNIT_EXPECT_EQ(test, kbloom_filter_mismatch(a, b), 0U);
+	kbloom_filter_unlock_two(a, b);
+	kbloom_put(b);
+	b = kbloom_get("kunit_c");
+	KUNIT_ASSERT_NOT_NULL(test, b);
+	kbloom_filter_lock_two(b, a);
+	/* Independent filters: different random seeds (2^-64 to collide). */
+	KUNIT_EXPECT_EQ(test, kbloom_filter_mismatch(a, b),
+			(u32)KBLOOM_MISMATCH_SEED);
+	kbloom_filter_unlock_two(b, a);
+	kbloom_put(a);
+	kbloom_put(b);
+	KUNIT_EXPECT_EQ(test, kbloom_filter_destroy("kunit_a"), 0);
+	KUNIT_EXPECT_EQ(test, kbloom_filter_destroy("kunit_b"), 0);
+	KUNIT_EXPECT_EQ(test, kbloom_filter_destroy("kunit_c"), 0);
+}
+
+/*
+ * Replacing a filter's generation while the hot path runs on it: every
+ * lookup finds the filter, every test runs wholly on one generation (the
+ * old holds key X only, the new key Y only), and the old one is freed.
+ */
+static void kbloom_registry_replace_is_atomic(struct kunit *test)
+{
+	struct kbloom_params p = kbloom_test_params;
+	struct kbloom_filter *f;
+	struct kbloom_gen *gen;
+	u8 x[32], y[32];
+	u32 lx = kbloom_test_key(x, 11, 1), ly = kbloom_test_key(y, 11, 2);
+	u64 before;
+
+	kbloom_filter_flush();
+	before = kbloom_memory_used();
+	KUNIT_ASSERT_EQ(test, kbloom_filter_create("kunit_rep", &p), 0);
+	f = kbloom_get("kunit_rep");
+	KUNIT_ASSERT_NOT_NULL(test, f);
+	KUNIT_EXPECT_EQ(test, kbloom_add(f, x, lx), 0);
+
+	p.nbits = 100003;	/* the new contents may have other parameters */
+	gen = kbloom_gen_new(&p);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(gen));
+	kbloom_core_add(&gen->core, y, ly);
+	rcu_read_lock();
+	/* A reader inside the old generation... */
+	KUNIT_EXPECT_TRUE(test, kbloom_core_test(kbloom_filter_core(f), x, lx));
+	rcu_read_unlock();
+	KUNIT_ASSERT_EQ(test, kbloom_filter_replace_gen("kunit_rep", gen, &p), 0);
+	/* ...and every reader after the swap sees only the new one. */
+	KUNIT_EXPECT_EQ(test, kbloom_test(f, y, ly), 1);
+	KUNIT_EXPECT_EQ(test, kbloom_test(f, x, lx), 0);
+	rcu_read_lock();
+	KUNIT_EXPECT_EQ(test, kbloom_filter_core(f)->nbits, 100003ULL);
+	rcu_read_unlock();
+	KUNIT_EXPECT_EQ(test, kbloom_filter_replace_gen("kunit_none", gen, &p),
+			-ENOENT);
+	kbloom_put(f);
+	KUNIT_EXPECT_EQ(test, kbloom_filter_destroy("kunit_rep"), 0);
+	kbloom_filter_flush();
+	KUNIT_EXPECT_EQ(test, kbloom_memory_used(), before);
+}
+
 static struct kunit_case kbloom_registry_cases[] = {
 	KUNIT_CASE_PARAM(kbloom_registry_rejects_bad_name,
 			 kbloom_bad_name_gen_params),
@@ -544,12 +640,216 @@ static struct kunit_case kbloom_registry_cases[] = {
 	KUNIT_CASE(kbloom_registry_lookup_and_duplicate),
 	KUNIT_CASE(kbloom_registry_destroy_while_referenced),
 	KUNIT_CASE(kbloom_registry_usable_from_softirq),
+	KUNIT_CASE(kbloom_registry_like_shares_seed),
+	KUNIT_CASE(kbloom_registry_replace_is_atomic),
 	{}
 };
 
 static struct kunit_suite kbloom_registry_suite = {
 	.name = "kbloom_registry",
 	.test_cases = kbloom_registry_cases,
+};
+
+/* ---- kbloom_counting ---- */
+
+static unsigned int kbloom_test_counter(const struct kbloom_core *core, u64 i)
+{
+	return (core->bitmap[i / (BITS_PER_LONG / 4)] >>
+		(i % (BITS_PER_LONG / 4)) * 4) & 0xf;
+}
+
+/* 20 adds saturate the 4-bit counters; 20 removes must not lose the key. */
+static void kbloom_counting_saturation_never_loses_key(struct kunit *test)
+{
+	struct kbloom_core *core = kbloom_test_core_flags(test, 1 << 16, 4,
+						KBLOOM_CORE_COUNTING, 1, 2);
+	u8 key[32];
+	u32 len = kbloom_test_key(key, 40, 1);
+	int i;
+
+	for (i = 0; i < 20; i++)
+		kbloom_core_add(core, key, len);
+	KUNIT_EXPECT_GE(test, kbloom_core_saturated(core), 1ULL);
+	KUNIT_EXPECT_LE(test, kbloom_core_saturated(core), 4ULL);
+	for (i = 0; i < 20; i++)
+		KUNIT_EXPECT_TRUE(test, kbloom_core_remove(core, key, len));
+	KUNIT_EXPECT_TRUE(test, kbloom_core_test(core, key, len));
+	vfree(core->bitmap);
+}
+
+static void kbloom_counting_refuses_absent_key(struct kunit *test)
+{
+	struct kbloom_core *core = kbloom_test_core_flags(test, 1 << 16, 4,
+						KBLOOM_CORE_COUNTING, 3, 4);
+	u8 key[32];
+	u32 len = kbloom_test_key(key, 41, 1);
+	u64 weight;
+
+	kbloom_core_add(core, key, len);
+	KUNIT_EXPECT_TRUE(test, kbloom_core_remove(core, key, len));
+	KUNIT_EXPECT_FALSE(test, kbloom_core_test(core, key, len));
+	kbloom_core_add(core, key, kbloom_test_key(key, 41, 2));
+	weight = kbloom_core_weight(core);
+	len = kbloom_test_key(key, 41, 1);
+	KUNIT_EXPECT_FALSE(test, kbloom_core_remove(core, key, len));
+	KUNIT_EXPECT_EQ(test, kbloom_core_weight(core), weight);
+	vfree(core->bitmap);
+}
+
+/*
+ * Random adds and removes against an exact model of every counter
+ * (saturating, stuck at 15) and of each key's multiplicity.
+ */
+static void kbloom_counting_matches_multiset_model(struct kunit *test)
+{
+	const u32 m = 2048, nkeys = 300;
+	struct kbloom_core *core = kbloom_test_core_flags(test, m, 3,
+						KBLOOM_CORE_COUNTING, 5, 6);
+	u8 *model = kunit_kzalloc(test, m, GFP_KERNEL);
+	u32 *count = kunit_kcalloc(test, nkeys, sizeof(u32), GFP_KERNEL);
+	u64 pos[3], x = 12345;
+	u32 i, j, k, len;
+	u8 key[32];
+
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, model);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, count);
+	for (i = 0; i < 50000; i++) {
+		x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+		k = (x >> 33) % nkeys;
+		len = kbloom_test_key(key, 42, k);
+		kbloom_core_positions(core, key, len, pos);
+		if ((x >> 20) % 3 || !count[k]) {
+			kbloom_core_add(core, key, len);
+			count[k]++;
+			for (j = 0; j < 3; j++)
+				if (model[pos[j]] < 15)
+					model[pos[j]]++;
+		} else {
+			KUNIT_ASSERT_TRUE(test,
+					  kbloom_core_remove(core, key, len));
+			count[k]--;
+			for (j = 0; j < 3; j++)
+				if (model[pos[j]] && model[pos[j]] < 15)
+					model[pos[j]]--;
+		}
+	}
+	for (j = 0; j < m; j++)
+		KUNIT_ASSERT_EQ_MSG(test, kbloom_test_counter(core, j),
+				    (unsigned int)model[j], "counter %u", j);
+	for (k = 0; k < nkeys; k++) {
+		len = kbloom_test_key(key, 42, k);
+		if (count[k])
+			KUNIT_EXPECT_TRUE(test, kbloom_core_test(core, key, len));
+	}
+	vfree(core->bitmap);
+}
+
+static struct kunit_case kbloom_counting_cases[] = {
+	KUNIT_CASE(kbloom_counting_saturation_never_loses_key),
+	KUNIT_CASE(kbloom_counting_refuses_absent_key),
+	KUNIT_CASE(kbloom_counting_matches_multiset_model),
+	{}
+};
+
+static struct kunit_suite kbloom_counting_suite = {
+	.name = "kbloom_counting",
+	.test_cases = kbloom_counting_cases,
+};
+
+/* ---- kbloom_setops ---- */
+
+/* n = -(m/k) ln(1 - X/m), in integers: ln via the core's fixed-point log2. */
+static u64 kbloom_test_estimate(u64 x, u64 m, u32 k)
+{
+	/* -ln(1 - X/m) = (log2(m) - log2(m - X)) ln 2 */
+	u64 l2 = kbloom_log2_q32(m) - kbloom_log2_q32(m - x);
+
+	return div64_u64(mul_u64_u64_shr(l2, 2977044472ULL, 32) * m,
+			 (u64)k << 32);
+}
+
+/*
+ * A: keys 0..n, B: keys n/2..3n/2, both sized for n at 1%. The union of
+ * the two filters equals the filter of the union of the keys, and the
+ * estimates of |A|, |A u B| and |A n B| are within 5% of the truth.
+ */
+static void kbloom_setops_union_and_estimates(struct kunit *test)
+{
+	const u32 n = 20000;
+	u64 m, both, either, ea, eb, eu, ei;
+	struct kbloom_core *a, *b, *u;
+	u8 key[32];
+	u32 k, i;
+
+	KUNIT_ASSERT_EQ(test, kbloom_size(n, 10000000, &m, &k), 0);
+	a = kbloom_test_core(test, m, k, 1, 2);
+	b = kbloom_test_core(test, m, k, 1, 2);
+	u = kbloom_test_core(test, m, k, 1, 2);
+	for (i = 0; i < n; i++) {
+		u32 len = kbloom_test_key(key, 43, i);
+
+		kbloom_core_add(a, key, len);
+		kbloom_core_add(u, key, len);
+		len = kbloom_test_key(key, 43, i + n / 2);
+		kbloom_core_add(b, key, len);
+		kbloom_core_add(u, key, len);
+	}
+	KUNIT_EXPECT_TRUE(test, kbloom_core_compatible(a, b));
+	kbloom_core_compare(a, b, &both, &either);
+	ea = kbloom_test_estimate(kbloom_core_weight(a), m, k);
+	eb = kbloom_test_estimate(kbloom_core_weight(b), m, k);
+	eu = kbloom_test_estimate(either, m, k);
+	ei = ea + eb - eu;
+	kunit_info(test, "estimates: A %llu B %llu union %llu intersection %llu (truth %u %u %u %u)\n",
+		   ea, eb, eu, ei, n, n, 3 * n / 2, n / 2);
+	KUNIT_EXPECT_LE(test, abs((s64)ea - n), n / 20);
+	KUNIT_EXPECT_LE(test, abs((s64)eb - n), n / 20);
+	KUNIT_EXPECT_LE(test, abs((s64)eu - 3 * n / 2), 3 * n / 40);
+	KUNIT_EXPECT_LE(test, abs((s64)ei - n / 2), n / 40);
+	kbloom_core_merge(a, b);
+	KUNIT_EXPECT_EQ(test, memcmp(a->bitmap, u->bitmap,
+				     kbloom_core_bytes(m, 0)), 0);
+	KUNIT_EXPECT_EQ(test, kbloom_core_weight(a), either);
+	vfree(a->bitmap);
+	vfree(b->bitmap);
+	vfree(u->bitmap);
+}
+
+static void kbloom_setops_counting_merge_saturates(struct kunit *test)
+{
+	struct kbloom_core *a = kbloom_test_core_flags(test, 4096, 3,
+						KBLOOM_CORE_COUNTING, 1, 1);
+	struct kbloom_core *b = kbloom_test_core_flags(test, 4096, 3,
+						KBLOOM_CORE_COUNTING, 1, 1);
+	u8 key[32];
+	u32 len = kbloom_test_key(key, 44, 1);
+	u64 pos[3];
+	int i;
+
+	for (i = 0; i < 10; i++) {
+		kbloom_core_add(a, key, len);
+		kbloom_core_add(b, key, len);
+	}
+	kbloom_core_merge(a, b);
+	kbloom_core_positions(a, key, len, pos);
+	for (i = 0; i < 3; i++)
+		KUNIT_EXPECT_EQ(test, kbloom_test_counter(a, pos[i]), 15U);
+	for (i = 0; i < 30; i++)
+		kbloom_core_remove(a, key, len);
+	KUNIT_EXPECT_TRUE(test, kbloom_core_test(a, key, len));
+	vfree(a->bitmap);
+	vfree(b->bitmap);
+}
+
+static struct kunit_case kbloom_setops_cases[] = {
+	KUNIT_CASE(kbloom_setops_union_and_estimates),
+	KUNIT_CASE(kbloom_setops_counting_merge_saturates),
+	{}
+};
+
+static struct kunit_suite kbloom_setops_suite = {
+	.name = "kbloom_setops",
+	.test_cases = kbloom_setops_cases,
 };
 
 /* ---- kbloom_concurrency ---- */
@@ -569,6 +869,7 @@ struct kbloom_conc {
 	struct kbloom_core *cores;
 	atomic_t arrived;
 	int nthreads;
+	bool counting;
 };
 
 struct kbloom_conc_thread {
@@ -587,19 +888,36 @@ static void kbloom_conc_barrier(struct kbloom_conc *c, u32 round)
 		cpu_relax();
 }
 
+/*
+ * Round @r of thread @stream: plain filters get KBLOOM_CONC_KEYS adds;
+ * counting ones get add, add, remove of half as many keys (net one add
+ * each), so increments and decrements race on shared counter words.
+ */
+static void kbloom_conc_round(struct kbloom_core *core, bool counting,
+			      u32 stream, u32 r)
+{
+	u8 key[32];
+	u32 i, len;
+
+	for (i = 0; i < KBLOOM_CONC_KEYS; i++) {
+		len = kbloom_test_key(key, stream, r * KBLOOM_CONC_KEYS + i);
+		kbloom_core_add(core, key, len);
+		if (counting && i % 2) {
+			kbloom_core_add(core, key, len);
+			kbloom_core_remove(core, key, len);
+		}
+	}
+}
+
 static int kbloom_conc_fn(void *arg)
 {
 	struct kbloom_conc_thread *t = arg;
 	struct kbloom_conc *c = t->conc;
-	u8 key[32];
-	u32 r, i;
+	u32 r;
 
 	kbloom_conc_barrier(c, 0);
 	for (r = 0; r < KBLOOM_CONC_ROUNDS; r++) {
-		for (i = 0; i < KBLOOM_CONC_KEYS; i++)
-			kbloom_core_add(&c->cores[r], key,
-					kbloom_test_key(key, t->stream,
-							r * KBLOOM_CONC_KEYS + i));
+		kbloom_conc_round(&c->cores[r], c->counting, t->stream, r);
 		kbloom_conc_barrier(c, r + 1);
 	}
 	complete(&t->done);
@@ -612,37 +930,25 @@ static int kbloom_conc_fn(void *arg)
 	return 0;
 }
 
-static void kbloom_concurrency_no_lost_keys(struct kunit *test)
+/* Run one kthread per online CPU over @c->cores; return how many ran. */
+static int kbloom_conc_run(struct kunit *test, struct kbloom_conc *c)
 {
 	struct kbloom_conc_thread *threads;
 	struct task_struct **tasks;
-	struct kbloom_conc c = {};
-	u32 seed[2] = { 77, 88 }, r, i, lost = 0;
-	unsigned long *bits;
 	int cpu, n = 0, t;
-	u8 key[32];
 
-	c.nthreads = num_online_cpus();
-	kunit_info(test, "%d CPUs\n", c.nthreads);
-	KUNIT_EXPECT_GE_MSG(test, c.nthreads, 2, "needs SMP to mean anything");
-	c.cores = kunit_kcalloc(test, KBLOOM_CONC_ROUNDS, sizeof(*c.cores),
-				GFP_KERNEL);
-	bits = kunit_kcalloc(test, KBLOOM_CONC_ROUNDS,
-			     kbloom_core_bytes(KBLOOM_CONC_BITS), GFP_KERNEL);
-	threads = kunit_kcalloc(test, c.nthreads, sizeof(*threads), GFP_KERNEL);
-	tasks = kunit_kcalloc(test, c.nthreads, sizeof(*tasks), GFP_KERNEL);
-	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, c.cores);
-	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, bits);
+	c->nthreads = num_online_cpus();
+	kunit_info(test, "%d CPUs\n", c->nthreads);
+	KUNIT_EXPECT_GE_MSG(test, c->nthreads, 2, "needs SMP to mean anything");
+	threads = kunit_kcalloc(test, c->nthreads, sizeof(*threads), GFP_KERNEL);
+	tasks = kunit_kcalloc(test, c->nthreads, sizeof(*tasks), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, threads);
 	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, tasks);
-	for (r = 0; r < KBLOOM_CONC_ROUNDS; r++)
-		kbloom_core_init(&c.cores[r], bits + r * BITS_TO_LONGS(KBLOOM_CONC_BITS),
-				 KBLOOM_CONC_BITS, 2, seed);
 
 	for_each_online_cpu(cpu) {
-		if (n == c.nthreads)
+		if (n == c->nthreads)
 			break;
-		threads[n].conc = &c;
+		threads[n].conc = c;
 		threads[n].stream = 100 + n;
 		init_completion(&threads[n].done);
 		tasks[n] = kthread_create_on_cpu(kbloom_conc_fn, &threads[n],
@@ -651,14 +957,45 @@ static void kbloom_concurrency_no_lost_keys(struct kunit *test)
 		n++;
 	}
 	/* If a CPU went away meanwhile, the others must not wait for it. */
-	c.nthreads = n;
+	c->nthreads = n;
 	for (t = 0; t < n; t++)
 		wake_up_process(tasks[t]);
 	for (t = 0; t < n; t++) {
 		wait_for_completion(&threads[t].done);
 		kthread_stop(tasks[t]);
 	}
+	return n;
+}
 
+/* KBLOOM_CONC_ROUNDS small filters over one zeroed allocation. */
+static struct kbloom_core *kbloom_conc_cores(struct kunit *test, u64 nbits,
+					     u32 flags)
+{
+	size_t bytes = kbloom_core_bytes(nbits, flags);
+	struct kbloom_core *cores;
+	u32 seed[2] = { 77, 88 }, r;
+	u8 *bits;
+
+	cores = kunit_kcalloc(test, KBLOOM_CONC_ROUNDS, sizeof(*cores),
+			      GFP_KERNEL);
+	bits = kunit_kcalloc(test, KBLOOM_CONC_ROUNDS, bytes, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, cores);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, bits);
+	for (r = 0; r < KBLOOM_CONC_ROUNDS; r++)
+		kbloom_core_init(&cores[r], (unsigned long *)(bits + r * bytes),
+				 nbits, 2, flags, seed);
+	return cores;
+}
+
+static void kbloom_concurrency_no_lost_keys(struct kunit *test)
+{
+	struct kbloom_conc c = {};
+	u32 r, i, lost = 0;
+	int n, t;
+	u8 key[32];
+
+	c.cores = kbloom_conc_cores(test, KBLOOM_CONC_BITS, 0);
+	n = kbloom_conc_run(test, &c);
 	for (t = 0; t < n; t++) {
 		for (r = 0; r < KBLOOM_CONC_ROUNDS; r++) {
 			for (i = 0; i < KBLOOM_CONC_KEYS; i++) {
@@ -673,8 +1010,38 @@ static void kbloom_concurrency_no_lost_keys(struct kunit *test)
 			    lost, n);
 }
 
+/*
+ * Counting filters under concurrent adds and removes end exactly where a
+ * sequential replay of the same operations ends (no counter saturates at
+ * this load, so the operations commute): no increment or decrement lost.
+ */
+static void kbloom_concurrency_counting_matches_sequential(struct kunit *test)
+{
+	const u64 m = 4 * KBLOOM_CONC_BITS;
+	struct kbloom_conc c = { .counting = true };
+	struct kbloom_core *seq;
+	u32 r, diff = 0;
+	int n, t;
+
+	c.cores = kbloom_conc_cores(test, m, KBLOOM_CORE_COUNTING);
+	seq = kbloom_conc_cores(test, m, KBLOOM_CORE_COUNTING);
+	n = kbloom_conc_run(test, &c);
+	for (t = 0; t < n; t++)
+		for (r = 0; r < KBLOOM_CONC_ROUNDS; r++)
+			kbloom_conc_round(&seq[r], true, 100 + t, r);
+	for (r = 0; r < KBLOOM_CONC_ROUNDS; r++) {
+		KUNIT_ASSERT_EQ(test, kbloom_core_saturated(&seq[r]), 0ULL);
+		diff += !!memcmp(c.cores[r].bitmap, seq[r].bitmap,
+				 kbloom_core_bytes(m, KBLOOM_CORE_COUNTING));
+	}
+	KUNIT_EXPECT_EQ_MSG(test, diff, 0U,
+			    "%u of %u filters differ from the sequential run",
+			    diff, KBLOOM_CONC_ROUNDS);
+}
+
 static struct kunit_case kbloom_concurrency_cases[] = {
 	KUNIT_CASE(kbloom_concurrency_no_lost_keys),
+	KUNIT_CASE(kbloom_concurrency_counting_matches_sequential),
 	{}
 };
 
@@ -685,7 +1052,8 @@ static struct kunit_suite kbloom_concurrency_suite = {
 
 kunit_test_suites(&kbloom_hash_suite, &kbloom_probe_suite, &kbloom_core_suite,
 		  &kbloom_fpr_suite, &kbloom_sizing_suite,
-		  &kbloom_registry_suite, &kbloom_concurrency_suite);
+		  &kbloom_registry_suite, &kbloom_counting_suite,
+		  &kbloom_setops_suite, &kbloom_concurrency_suite);
 
 MODULE_LICENSE("GPL");
 MODULE_DESCRIPTION("KUnit tests for kbloom");

@@ -146,6 +146,49 @@ else
 	fail "no module for the stock kernel"
 fi
 
+# The Summary Cache pattern between two "hosts": two boots of the stock
+# kernel; the images host A saves travel to host B through the host.
+run_exchange() {
+	local da=$build/vm-host-a db=$build/vm-host-b x rc
+	mkdir -p "$da" "$db"
+	rm -f "$da"/*.img "$da"/*.b64
+	"$top/tools/vm/run.sh" --kernel "$stock_image" --dir "$da" \
+		--mode exchange-a "$build/stock/kmod/kbloom.ko:lib/kbloom/kbloom.ko" \
+		"$top/tools/bloomctl/bloomctl.static:bin/bloomctl"
+	rc=$?
+	count_tap "$da/tests.log" "host A"
+	awk -v dir="$da" '{ sub(/\r$/, "") }
+		/^# FILE-BEGIN /	{ f = dir "/" $3 ".b64"; next }
+		/^# FILE-END/		{ f = ""; next }
+		f			{ print > f }' "$da/tests.log"
+	for x in "$da"/*.b64; do
+		[ -f "$x" ] && base64 -d "$x" > "${x%.b64}"
+	done
+	if [ $rc -ne 0 ] || [ ! -s "$da/template.img" ] || [ ! -s "$da/a.img" ]; then
+		fail "host A: boot and images"
+		sed 's/^/    | /' "$da/console.log" | tail -80
+		return
+	fi
+	"$top/tools/vm/run.sh" --kernel "$stock_image" --dir "$db" \
+		--mode exchange-b "$build/stock/kmod/kbloom.ko:lib/kbloom/kbloom.ko" \
+		"$top/tools/bloomctl/bloomctl.static:bin/bloomctl" \
+		"$da/template.img:in/template.img" "$da/a.img:in/a.img"
+	rc=$?
+	count_tap "$db/tests.log" "host B"
+	grep '^# ' "$db/tests.log" | grep -v FILE | sed 's/^/   /'
+	if [ $rc -eq 0 ]; then
+		pass "two hosts exchanged digests: the merged digest is the union"
+	else
+		fail "host B: no success on the result channel; kernel log:"
+		sed 's/^/    | /' "$db/console.log" | tail -80
+	fi
+}
+
+if [ -f "$build/stock/kmod/kbloom.ko" ]; then
+	say "two hosts exchanging digests (Summary Cache), two boots"
+	run_exchange
+fi
+
 echo
 echo "make check took $(( $(date +%s) - started )) s"
 echo "$passed passed, $failed failed"

@@ -52,18 +52,24 @@ static u32 make_key(u8 *buf, u64 s, u64 i)
 	return len;
 }
 
-static struct kbloom_core *core_new(u64 nbits, u32 nhashes, u32 s0, u32 s1)
+static struct kbloom_core *core_new_flags(u64 nbits, u32 nhashes, u32 flags,
+					   u32 s0, u32 s1)
 {
 	struct kbloom_core *core = malloc(sizeof(*core));
 	u32 seed[2] = { s0, s1 };
-	void *bits = calloc(1, kbloom_core_bytes(nbits));
+	void *bits = calloc(1, kbloom_core_bytes(nbits, flags));
 
 	if (!core || !bits) {
 		perror("kbloom_core_test: calloc");
 		exit(2);
 	}
-	kbloom_core_init(core, bits, nbits, nhashes, seed);
+	kbloom_core_init(core, bits, nbits, nhashes, flags, seed);
 	return core;
+}
+
+static struct kbloom_core *core_new(u64 nbits, u32 nhashes, u32 s0, u32 s1)
+{
+	return core_new_flags(nbits, nhashes, 0, s0, s1);
 }
 
 static void core_free(struct kbloom_core *core)
@@ -136,7 +142,7 @@ static bool golden_vectors_match(void)
 
 		if (kbloom_hash64(v->key, v->len, v->seed) != v->hash)
 			return fail("vector %zu: hash", i);
-		kbloom_core_init(&core, NULL, v->nbits, v->nhashes, v->seed);
+		kbloom_core_init(&core, NULL, v->nbits, v->nhashes, 0, v->seed);
 		kbloom_core_positions(&core, v->key, v->len, pos);
 		for (j = 0; j < v->nhashes; j++)
 			if (pos[j] != v->pos[j])
@@ -158,7 +164,7 @@ static bool positions_in_range_and_step_nonzero(void)
 	u64 i;
 
 	for (mi = 0; mi < sizeof(ms) / sizeof(ms[0]); mi++) {
-		kbloom_core_init(&core, NULL, ms[mi], 32, seed);
+		kbloom_core_init(&core, NULL, ms[mi], 32, 0, seed);
 		for (i = 0; i < 100000; i++) {
 			len = make_key(key, mi, i);
 			kbloom_core_probe(&core, key, len, &p);
@@ -191,7 +197,7 @@ static bool every_bit_reachable_and_uniform(void)
 
 	for (mi = 0; mi < sizeof(ms) / sizeof(ms[0]); mi++) {
 		hits = calloc(ms[mi], sizeof(*hits));
-		kbloom_core_init(&core, NULL, ms[mi], 3, seed);
+		kbloom_core_init(&core, NULL, ms[mi], 3, 0, seed);
 		n = ms[mi] * 1000;
 		for (i = 0; i < n; i++) {
 			len = make_key(key, 100 + mi, i);
@@ -450,6 +456,286 @@ static bool concurrent_adds_lose_nothing(void)
 	return ok;
 }
 
+
+/* Counter i of a counting filter, read straight from the storage. */
+static unsigned int counter(const struct kbloom_core *core, u64 i)
+{
+	return (core->bitmap[i / (BITS_PER_LONG / 4)] >>
+		(i % (BITS_PER_LONG / 4)) * 4) & 0xf;
+}
+
+/*
+ * A key added 20 times saturates its counters at 15; removing it 20 times
+ * must leave it present: a stuck counter is never decremented.
+ */
+static bool counting_saturation_keeps_key(void)
+{
+	struct kbloom_core *core = core_new_flags(1 << 16, 4,
+						  KBLOOM_CORE_COUNTING, 1, 2);
+	bool ok = true;
+	u8 key[32];
+	u32 len = make_key(key, 20, 1);
+	int i;
+
+	for (i = 0; i < 20; i++)
+		kbloom_core_add(core, key, len);
+	if (!kbloom_core_saturated(core))
+		ok = fail("no saturated counter after 20 adds");
+	for (i = 0; i < 20 && ok; i++)
+		if (!kbloom_core_remove(core, key, len))
+			ok = fail("remove %d refused", i);
+	if (ok && !kbloom_core_test(core, key, len))
+		ok = fail("key lost after 20 adds and 20 removes");
+	core_free(core);
+	return ok;
+}
+
+static bool counting_remove_absent_changes_nothing(void)
+{
+	struct kbloom_core *core = core_new_flags(1 << 12, 3,
+						  KBLOOM_CORE_COUNTING, 3, 4);
+	size_t bytes = kbloom_core_bytes(1 << 12, KBLOOM_CORE_COUNTING);
+	void *before = malloc(bytes);
+	bool ok = true;
+	u8 key[32];
+	u64 i;
+
+	for (i = 0; i < 200; i++)
+		kbloom_core_add(core, key, make_key(key, 21, i));
+	memcpy(before, core->bitmap, bytes);
+	for (i = 0; i < 1000 && ok; i++) {
+		u32 len = make_key(key, 22, i);
+
+		if (kbloom_core_test(core, key, len))
+			continue;	/* a false positive: removable */
+		if (kbloom_core_remove(core, key, len))
+			ok = fail("absent key %llu removed",
+				  (unsigned long long)i);
+		else if (memcmp(before, core->bitmap, bytes))
+			ok = fail("refused remove changed the counters");
+	}
+	free(before);
+	core_free(core);
+	return ok;
+}
+
+/*
+ * Random adds and removes against an exact model of every counter
+ * (saturating at 15, stuck there) and of every key's multiplicity.
+ */
+static bool counting_matches_multiset_model(void)
+{
+	const u64 m = 4096, nkeys = 600;
+	struct kbloom_core *core = core_new_flags(m, 3, KBLOOM_CORE_COUNTING,
+						  5, 6);
+	unsigned int *model = calloc(m, sizeof(*model));
+	unsigned int *count = calloc(nkeys, sizeof(*count));
+	u64 pos[3], x = 12345, i, k;
+	bool ok = true;
+	u8 key[32];
+	u32 len, j;
+
+	for (i = 0; i < 200000 && ok; i++) {
+		x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+		k = (x >> 33) % nkeys;
+		len = make_key(key, 23, k);
+		kbloom_core_positions(core, key, len, pos);
+		if ((x >> 20) % 3 || !count[k]) {	/* add */
+			kbloom_core_add(core, key, len);
+			count[k]++;
+			for (j = 0; j < 3; j++)
+				if (model[pos[j]] < 15)
+					model[pos[j]]++;
+		} else {				/* remove a present key */
+			if (!kbloom_core_remove(core, key, len))
+				ok = fail("op %llu: present key refused",
+					  (unsigned long long)i);
+			count[k]--;
+			for (j = 0; j < 3; j++)
+				if (model[pos[j]] < 15 && model[pos[j]] > 0)
+					model[pos[j]]--;
+		}
+		if (i % 997 == 0 || i == 199999) {
+			for (k = 0; k < m && ok; k++)
+				if (counter(core, k) != model[k])
+					ok = fail("op %llu: counter %llu is %u, model %u",
+						  (unsigned long long)i,
+						  (unsigned long long)k,
+						  counter(core, k), model[k]);
+		}
+	}
+	for (k = 0; k < nkeys && ok; k++)
+		if (count[k] && !kbloom_core_test(core, key, make_key(key, 23, k)))
+			ok = fail("key %llu (count %u) lost",
+				  (unsigned long long)k, count[k]);
+	free(model);
+	free(count);
+	core_free(core);
+	return ok;
+}
+
+struct churner {
+	struct kbloom_core *core;
+	u64 stream;
+};
+
+/* Add 4 of every 5 keys twice, remove them once, interleaved. */
+static void *churn_fn(void *arg)
+{
+	struct churner *c = arg;
+	u8 key[32];
+	u32 len;
+	u64 i;
+
+	for (i = 0; i < 100000; i++) {
+		len = make_key(key, c->stream, i);
+		kbloom_core_add(c->core, key, len);
+		if (i % 5) {
+			kbloom_core_add(c->core, key, len);
+			kbloom_core_remove(c->core, key, len);
+		}
+	}
+	return NULL;
+}
+
+/*
+ * Concurrent adds and removes on shared counter words: the end state must
+ * equal a sequential replay (no counter gets near 15 in this sparse
+ * filter, so the operations commute).
+ */
+static bool counting_concurrent_matches_sequential(void)
+{
+	const u64 m = 1 << 22;
+	struct kbloom_core *par = core_new_flags(m, 3, KBLOOM_CORE_COUNTING, 7, 8);
+	struct kbloom_core *seq = core_new_flags(m, 3, KBLOOM_CORE_COUNTING, 7, 8);
+	size_t bytes = kbloom_core_bytes(m, KBLOOM_CORE_COUNTING);
+	struct churner c[4];
+	pthread_t t[4];
+	bool ok = true;
+	int i;
+
+	for (i = 0; i < 4; i++) {
+		c[i].core = par;
+		c[i].stream = 60 + i;
+		pthread_create(&t[i], NULL, churn_fn, &c[i]);
+	}
+	for (i = 0; i < 4; i++)
+		pthread_join(t[i], NULL);
+	for (i = 0; i < 4; i++) {
+		c[i].core = seq;
+		churn_fn(&c[i]);
+	}
+	if (kbloom_core_saturated(seq))
+		ok = fail("test premise: a counter saturated");
+	else if (memcmp(par->bitmap, seq->bitmap, bytes))
+		ok = fail("concurrent counters differ from the sequential run");
+	core_free(par);
+	core_free(seq);
+	return ok;
+}
+
+static double estimate(u64 x, u64 m, u32 k)
+{
+	return -(double)m / k * log(1 - (double)x / m);
+}
+
+/*
+ * Union by OR equals the filter of the union; the estimates of n, of the
+ * union and of the intersection are within 5% at design capacity.
+ */
+static bool merge_and_estimates(void)
+{
+	const u64 n = 100000, m = 958506;	/* 1% at 100000 keys */
+	struct kbloom_core *a = core_new(m, 7, 9, 10), *b = core_new(m, 7, 9, 10);
+	struct kbloom_core *u = core_new(m, 7, 9, 10);
+	size_t bytes = kbloom_core_bytes(m, 0);
+	double ea, eb, eu, ei;
+	u64 both, either, i;
+	bool ok = true;
+	u8 key[32];
+	u32 len;
+
+	/* A: keys 0..n, B: keys n/2..3n/2; union 1.5n, intersection n/2. */
+	for (i = 0; i < n; i++) {
+		len = make_key(key, 30, i);
+		kbloom_core_add(a, key, len);
+		kbloom_core_add(u, key, len);
+		len = make_key(key, 30, i + n / 2);
+		kbloom_core_add(b, key, len);
+		kbloom_core_add(u, key, len);
+	}
+	kbloom_core_compare(a, b, &both, &either);
+	ea = estimate(kbloom_core_weight(a), m, 7);
+	eb = estimate(kbloom_core_weight(b), m, 7);
+	eu = estimate(either, m, 7);
+	ei = ea + eb - eu;
+	printf("# estimates: A %.0f B %.0f union %.0f intersection %.0f (truth %llu %llu %llu %llu)\n",
+	       ea, eb, eu, ei, (unsigned long long)n, (unsigned long long)n,
+	       (unsigned long long)(3 * n / 2), (unsigned long long)(n / 2));
+	if (fabs(ea - n) > 0.05 * n || fabs(eb - n) > 0.05 * n ||
+	    fabs(eu - 1.5 * n) > 0.05 * 1.5 * n || fabs(ei - n / 2) > 0.05 * n / 2)
+		ok = fail("an estimate is off by more than 5%%");
+	kbloom_core_merge(a, b);
+	if (ok && memcmp(a->bitmap, u->bitmap, bytes))
+		ok = fail("merge is not the filter of the union");
+	if (ok && kbloom_core_weight(a) != either)
+		ok = fail("union weight %llu, compare said %llu",
+			  (unsigned long long)kbloom_core_weight(a),
+			  (unsigned long long)either);
+	core_free(a);
+	core_free(b);
+	core_free(u);
+	return ok;
+}
+
+static bool counting_merge_saturates(void)
+{
+	struct kbloom_core *a = core_new_flags(4096, 3, KBLOOM_CORE_COUNTING, 1, 1);
+	struct kbloom_core *b = core_new_flags(4096, 3, KBLOOM_CORE_COUNTING, 1, 1);
+	u64 pos[3];
+	bool ok = true;
+	u8 key[32];
+	u32 len = make_key(key, 31, 1), j;
+	int i;
+
+	for (i = 0; i < 10; i++) {
+		kbloom_core_add(a, key, len);
+		kbloom_core_add(b, key, len);
+	}
+	kbloom_core_merge(a, b);
+	kbloom_core_positions(a, key, len, pos);
+	for (j = 0; j < 3; j++)
+		if (counter(a, pos[j]) != 15)
+			ok = fail("counter %u is %u after 10 + 10, want 15", j,
+				  counter(a, pos[j]));
+	for (i = 0; i < 30 && ok; i++)
+		kbloom_core_remove(a, key, len);
+	if (ok && !kbloom_core_test(a, key, len))
+		ok = fail("saturated key lost after removes");
+	core_free(a);
+	core_free(b);
+	return ok;
+}
+
+static bool compatibility_and_padding(void)
+{
+	struct kbloom_core *a = core_new(1000, 3, 1, 2), *b = core_new(1000, 3, 1, 2);
+	struct kbloom_core *c = core_new(1000, 3, 1, 3);
+	bool ok = true;
+
+	if (!kbloom_core_compatible(a, b) || kbloom_core_compatible(a, c))
+		ok = fail("compatibility must follow the seed");
+	if (ok && !kbloom_core_padding_clear(a))
+		ok = fail("fresh filter has padding set");
+	a->bitmap[1000 / BITS_PER_LONG] |= 1UL << (1000 % BITS_PER_LONG);
+	if (ok && kbloom_core_padding_clear(a))
+		ok = fail("bit m not detected as padding");
+	core_free(a);
+	core_free(b);
+	core_free(c);
+	return ok;
+}
+
 static const struct {
 	const char *name;
 	bool (*fn)(void);
@@ -467,6 +753,15 @@ static const struct {
 	{ "test_and_add_reports_seen", test_and_add_reports_seen },
 	{ "clear_and_weight", clear_and_weight },
 	{ "concurrent_adds_lose_nothing", concurrent_adds_lose_nothing },
+	{ "counting_saturation_keeps_key", counting_saturation_keeps_key },
+	{ "counting_remove_absent_changes_nothing",
+	  counting_remove_absent_changes_nothing },
+	{ "counting_matches_multiset_model", counting_matches_multiset_model },
+	{ "counting_concurrent_matches_sequential",
+	  counting_concurrent_matches_sequential },
+	{ "merge_and_estimates", merge_and_estimates },
+	{ "counting_merge_saturates", counting_merge_saturates },
+	{ "compatibility_and_padding", compatibility_and_padding },
 };
 
 int main(void)

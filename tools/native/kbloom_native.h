@@ -20,7 +20,10 @@ typedef uint8_t u8;
 typedef uint32_t u32;
 typedef uint64_t u64;
 
+#define BIT(nr)			(1UL << (nr))
 #define BIT_ULL(nr)		(1ULL << (nr))
+#define DIV_ROUND_UP(n, d)	(((n) + (d) - 1) / (d))
+#define READ_ONCE(x)		__atomic_load_n(&(x), __ATOMIC_RELAXED)
 #define BITS_PER_LONG		(sizeof(unsigned long) * CHAR_BIT)
 #define BIT_WORD(nr)		((nr) / BITS_PER_LONG)
 #define BIT_MASK(nr)		(1UL << ((nr) % BITS_PER_LONG))
@@ -98,6 +101,16 @@ static inline bool test_bit(u64 nr, const unsigned long *addr)
 {
 	return __atomic_load_n(&addr[BIT_WORD(nr)], __ATOMIC_RELAXED) &
 	       BIT_MASK(nr);
+}
+
+/* Like the kernel's: on failure *old is updated with the current value. */
+#define try_cmpxchg(ptr, old, new)					\
+	__atomic_compare_exchange_n(ptr, old, new, false, __ATOMIC_SEQ_CST, \
+				    __ATOMIC_RELAXED)
+
+static inline unsigned int hweight_long(unsigned long w)
+{
+	return __builtin_popcountl(w);
 }
 
 static inline unsigned long bitmap_weight(const unsigned long *src,

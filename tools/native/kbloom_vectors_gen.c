@@ -45,7 +45,7 @@ int main(void)
 	       "static const struct kbloom_vector kbloom_vectors[] = {\n");
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		/* Positions need only m and the seed, not the bitmap. */
-		kbloom_core_init(&core, NULL, cases[i].nbits, cases[i].nhashes,
+		kbloom_core_init(&core, NULL, cases[i].nbits, cases[i].nhashes, 0,
 				 cases[i].seed);
 		kbloom_core_positions(&core, cases[i].key, cases[i].len, pos);
 		printf("\t{\n\t\t.key = \"");

@@ -71,8 +71,8 @@ ASSERT_OFF(kbloom_create, fpr_ppb, 44);
 ASSERT_OFF(kbloom_create, capacity, 48);
 ASSERT_OFF(kbloom_create, flags, 56);
 ASSERT_OFF(kbloom_create, reserved0, 60);
-ASSERT_OFF(kbloom_create, reserved, 64);
-ASSERT_FSIZE(kbloom_create, reserved, 32);
+ASSERT_OFF(kbloom_create, like, 64);
+ASSERT_FSIZE(kbloom_create, like, KBLOOM_NAME_MAX);
 
 ASSERT_SIZE(kbloom_name, 48);
 ASSERT_OFF(kbloom_name, name, 0);
@@ -92,8 +92,9 @@ ASSERT_OFF(kbloom_info, adds, 72);
 ASSERT_OFF(kbloom_info, queries, 80);
 ASSERT_OFF(kbloom_info, hits, 88);
 ASSERT_OFF(kbloom_info, memory_bytes, 96);
-ASSERT_OFF(kbloom_info, reserved, 104);
-ASSERT_FSIZE(kbloom_info, reserved, 32);
+ASSERT_OFF(kbloom_info, saturated, 104);
+ASSERT_OFF(kbloom_info, reserved, 112);
+ASSERT_FSIZE(kbloom_info, reserved, 24);
 
 ASSERT_SIZE(kbloom_list, 16);
 ASSERT_OFF(kbloom_list, names, 0);
@@ -121,6 +122,39 @@ ASSERT_OFF(kbloom_batch, reserved0, 76);
 ASSERT_OFF(kbloom_batch, reserved, 80);
 ASSERT_FSIZE(kbloom_batch, reserved, 16);
 
+ASSERT_SIZE(kbloom_merge, 120);
+ASSERT_OFF(kbloom_merge, dst, 0);
+ASSERT_FSIZE(kbloom_merge, dst, KBLOOM_NAME_MAX);
+ASSERT_OFF(kbloom_merge, src, 32);
+ASSERT_FSIZE(kbloom_merge, src, KBLOOM_NAME_MAX);
+ASSERT_OFF(kbloom_merge, bits_dst, 64);
+ASSERT_OFF(kbloom_merge, bits_src, 72);
+ASSERT_OFF(kbloom_merge, bits_union, 80);
+ASSERT_OFF(kbloom_merge, bits_inter, 88);
+ASSERT_OFF(kbloom_merge, mismatch, 96);
+ASSERT_OFF(kbloom_merge, reserved0, 100);
+ASSERT_OFF(kbloom_merge, reserved, 104);
+ASSERT_FSIZE(kbloom_merge, reserved, 16);
+
+ASSERT_SIZE(kbloom_image, 120);
+ASSERT_OFF(kbloom_image, name, 0);
+ASSERT_FSIZE(kbloom_image, name, KBLOOM_NAME_MAX);
+ASSERT_OFF(kbloom_image, bits, 32);
+ASSERT_OFF(kbloom_image, hashes, 40);
+ASSERT_OFF(kbloom_image, flags, 44);
+ASSERT_OFF(kbloom_image, seed, 48);
+ASSERT_FSIZE(kbloom_image, seed, 8);
+ASSERT_OFF(kbloom_image, adds, 56);
+ASSERT_OFF(kbloom_image, capacity, 64);
+ASSERT_OFF(kbloom_image, fpr_ppb, 72);
+ASSERT_OFF(kbloom_image, hash_scheme, 76);
+ASSERT_OFF(kbloom_image, payload, 80);
+ASSERT_OFF(kbloom_image, payload_len, 88);
+ASSERT_OFF(kbloom_image, import_flags, 96);
+ASSERT_OFF(kbloom_image, reserved0, 100);
+ASSERT_OFF(kbloom_image, reserved, 104);
+ASSERT_FSIZE(kbloom_image, reserved, 16);
+
 /* The command numbers themselves are ABI: the same on both builds. */
 _Static_assert(KBLOOM_IOC_VERSION == 0x8050BF00u, "VERSION number");
 _Static_assert(KBLOOM_IOC_CREATE == 0xC060BF01u, "CREATE number");
@@ -135,6 +169,20 @@ _Static_assert(KBLOOM_IOC_ADD_BATCH == 0xC060BF20u, "ADD_BATCH number");
 _Static_assert(KBLOOM_IOC_QUERY_BATCH == 0xC060BF21u, "QUERY_BATCH number");
 _Static_assert(KBLOOM_IOC_TEST_AND_ADD_BATCH == 0xC060BF22u,
 	       "TEST_AND_ADD_BATCH number");
+_Static_assert(KBLOOM_IOC_REMOVE == 0xC040BF13u, "REMOVE number");
+_Static_assert(KBLOOM_IOC_REMOVE_BATCH == 0xC060BF23u, "REMOVE_BATCH number");
+_Static_assert(KBLOOM_IOC_MERGE == 0xC078BF30u, "MERGE number");
+_Static_assert(KBLOOM_IOC_COMPARE == 0xC078BF31u, "COMPARE number");
+_Static_assert(KBLOOM_IOC_EXPORT == 0xC078BF40u, "EXPORT number");
+_Static_assert(KBLOOM_IOC_IMPORT == 0x4078BF41u, "IMPORT number");
+/* Flag and limit values are ABI too. */
+_Static_assert(KBLOOM_CREATE_COUNTING == 1 && KBLOOM_CREATE_LIKE == 2,
+	       "create flags");
+_Static_assert(KBLOOM_IMPORT_REPLACE == 1, "import flags");
+_Static_assert(KBLOOM_COUNTER_MAX == 15, "4-bit counters");
+_Static_assert(KBLOOM_MISMATCH_BITS == 1 && KBLOOM_MISMATCH_HASHES == 2 &&
+	       KBLOOM_MISMATCH_COUNTING == 4 && KBLOOM_MISMATCH_SEED == 8,
+	       "mismatch bits");
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 #define PTR(p) ((u64)(uintptr_t)(p))
@@ -429,6 +477,71 @@ static int kb_batch(int fd, unsigned long cmd, const char *name,
 	return err;
 }
 
+/* CREATE with flags and, for KBLOOM_CREATE_LIKE, the filter to copy. */
+static int kb_create_ex(int fd, const char *name, u64 bits, u32 hashes,
+			u32 flags, const char *like, struct kbloom_create *out)
+{
+	struct kbloom_create c;
+	int err;
+
+	memset(&c, 0, sizeof(c));
+	set_name(c.name, name);
+	c.bits = bits;
+	c.hashes = hashes;
+	c.flags = flags;
+	if (like)
+		set_name(c.like, like);
+	err = ioc(fd, KBLOOM_IOC_CREATE, &c);
+	if (out)
+		*out = c;
+	return err;
+}
+
+/* MERGE or COMPARE; every output field poisoned, so each must be written. */
+static int kb_merge(int fd, unsigned long cmd, const char *dst,
+		    const char *src, struct kbloom_merge *out)
+{
+	struct kbloom_merge m;
+	int err;
+
+	memset(&m, 0, sizeof(m));
+	set_name(m.dst, dst);
+	set_name(m.src, src);
+	m.bits_dst = m.bits_src = m.bits_union = m.bits_inter = RESULT_POISON;
+	m.mismatch = RESULT_POISON;
+	err = ioc(fd, cmd, &m);
+	if (out)
+		*out = m;
+	return err;
+}
+
+static int kb_export(int fd, const char *name, void *buf, u64 len,
+		     struct kbloom_image *out)
+{
+	struct kbloom_image im;
+	int err;
+
+	memset(&im, 0, sizeof(im));
+	set_name(im.name, name);
+	im.payload = PTR(buf);
+	im.payload_len = len;
+	err = ioc(fd, KBLOOM_IOC_EXPORT, &im);
+	if (out)
+		*out = im;
+	return err;
+}
+
+/* IMPORT @im as it is, but under @name with @import_flags. */
+static int kb_import(int fd, const struct kbloom_image *im, const char *name,
+		     u32 import_flags)
+{
+	struct kbloom_image c = *im;
+
+	set_name(c.name, name);
+	c.import_flags = import_flags;
+	return ioc(fd, KBLOOM_IOC_IMPORT, &c);
+}
+
 /* Number of filters, or -1 (after reporting) if LIST failed. */
 static long kb_count(int fd)
 {
@@ -534,6 +647,115 @@ static u32 bits_count(const unsigned char *bm, u32 n)
 	return c;
 }
 
+/*
+ * @count distinct keys "<tag>:<i>": unlike keyset_gen(), never a duplicate,
+ * so that removing one key cannot remove another.
+ */
+static bool keyset_tag(struct keyset *ks, const char *tag, u32 count)
+{
+	u64 pos = 0;
+	u32 i;
+
+	memset(ks, 0, sizeof(*ks));
+	ks->count = count;
+	ks->lens = calloc(count, sizeof(*ks->lens));
+	ks->off = calloc(count, sizeof(*ks->off));
+	ks->keys = malloc((size_t)count * 24 + 1);
+	if (!ks->lens || !ks->off || !ks->keys) {
+		keyset_free(ks);
+		return check(false, "out of memory", "allocate %u keys", count);
+	}
+	for (i = 0; i < count; i++) {
+		ks->off[i] = pos;
+		ks->lens[i] = (u32)snprintf((char *)ks->keys + pos, 24, "%s:%u",
+					    tag, i);
+		pos += ks->lens[i];
+	}
+	ks->bytes = pos;
+	return true;
+}
+
+/* Bytes of keys first .. first + n - 1 of @ks. */
+static u64 ks_span(const struct keyset *ks, u32 first, u32 n)
+{
+	u64 end = first + n < ks->count ? ks->off[first + n] : ks->bytes;
+
+	return end - ks->off[first];
+}
+
+static int ks_batch(int fd, unsigned long cmd, const char *name,
+		    const struct keyset *ks, u32 first, u32 n, void *results,
+		    struct kbloom_batch *out)
+{
+	return kb_batch(fd, cmd, name, ks->keys + ks->off[first],
+			ks->lens + first, results, ks_span(ks, first, n), n,
+			out);
+}
+
+/* ADD_BATCH keys first .. first + n - 1 of @ks to @name; reports. */
+static bool ks_add(const char *name, const struct keyset *ks, u32 first,
+		   u32 n, const char *what)
+{
+	struct kbloom_batch out;
+	int err = ks_batch(g_fd, KBLOOM_IOC_ADD_BATCH, name, ks, first, n,
+			   NULL, &out);
+
+	if (!check_ok(err, "%s: ADD_BATCH %u keys to %s", what, n, name))
+		return false;
+	return check_u64(out.done, n, "%s: ADD_BATCH to %s done", what, name);
+}
+
+/* How many of keys first .. first + n - 1 are present; -1 on error. */
+static long ks_hits(int fd, const char *name, const struct keyset *ks,
+		    u32 first, u32 n)
+{
+	struct kbloom_batch out;
+	int err = ks_batch(fd, KBLOOM_IOC_QUERY_BATCH, name, ks, first, n,
+			   NULL, &out);
+
+	if (!check_ok(err, "QUERY_BATCH %u keys on %s", n, name) ||
+	    !check_u64(out.done, n, "QUERY_BATCH on %s done", name))
+		return -1;
+	return out.hits;
+}
+
+static u64 popcount_bytes(const unsigned char *p, u64 n)
+{
+	u64 i, c = 0;
+
+	for (i = 0; i < n; i++)
+		c += (u64)__builtin_popcount(p[i]);
+	return c;
+}
+
+/* Are bits @from .. 8 * @len - 1 of @p (payload bit order) all zero? */
+static bool pad_zero(const unsigned char *p, u64 len, u64 from)
+{
+	u64 i;
+
+	for (i = from; i < len * 8; i++)
+		if (p[i / 8] & (1u << (i % 8)))
+			return false;
+	return true;
+}
+
+/* Are all @n bytes of @p equal to @v? */
+static bool all_bytes(const unsigned char *p, u64 n, unsigned char v)
+{
+	u64 i;
+
+	for (i = 0; i < n; i++)
+		if (p[i] != v)
+			return false;
+	return true;
+}
+
+/* The payload size the header implies: m bits or m 4-bit counters. */
+static u64 payload_size(u64 bits, bool counting)
+{
+	return (bits * (counting ? 4 : 1) + 63) / 64 * 8;
+}
+
 /* A page that is certainly not mapped: map one, then unmap it. */
 static void *unmapped_page(void)
 {
@@ -560,6 +782,8 @@ static void test_version(void)
 	const u64 want_feat = KBLOOM_FEATURE_BATCH |
 			      KBLOOM_FEATURE_TEST_AND_ADD |
 			      KBLOOM_FEATURE_SIZING;
+	const u64 new_feat = KBLOOM_FEATURE_COUNTING | KBLOOM_FEATURE_MERGE |
+			     KBLOOM_FEATURE_IMAGE;
 	struct kbloom_version v;
 	unsigned int i, nonzero = 0;
 	char detail[64];
@@ -576,6 +800,8 @@ static void test_version(void)
 		 (unsigned long long)v.features);
 	check((v.features & want_feat) == want_feat, detail,
 	      "version: features has BATCH, TEST_AND_ADD and SIZING");
+	check((v.features & new_feat) == new_feat, detail,
+	      "version: features has COUNTING, MERGE and IMAGE");
 	check_u64(v.min_bits, KBLOOM_MIN_BITS, "version: min_bits");
 	check_u64(v.max_bits, KBLOOM_MAX_BITS, "version: max_bits");
 	check_u64(v.max_hashes, KBLOOM_MAX_HASHES, "version: max_hashes");
@@ -610,11 +836,25 @@ static const struct {
 	{ KBLOOM_IOC_ADD_BATCH, "ADD_BATCH" },
 	{ KBLOOM_IOC_QUERY_BATCH, "QUERY_BATCH" },
 	{ KBLOOM_IOC_TEST_AND_ADD_BATCH, "TEST_AND_ADD_BATCH" },
+	/* Appended: test_create indexes the entries above by position. */
+	{ KBLOOM_IOC_REMOVE, "REMOVE" },
+	{ KBLOOM_IOC_REMOVE_BATCH, "REMOVE_BATCH" },
+	{ KBLOOM_IOC_MERGE, "MERGE" },
+	{ KBLOOM_IOC_COMPARE, "COMPARE" },
+	{ KBLOOM_IOC_EXPORT, "EXPORT" },
+	{ KBLOOM_IOC_IMPORT, "IMPORT" },
 };
 
 #define BAD_F		"badioctl_f"
 #define BAD_NEW		"badioctl_new"
+#define BAD_SRC		"badioctl_src"	/* like BAD_F: MERGE/COMPARE source */
+#define BAD_CNT		"badioctl_cnt"	/* counting: REMOVE target */
 #define BAD_SENTINEL	"sentinel"
+#define BAD_BITS	(1u << 16)
+
+/* An export of BAD_F: the valid IMPORT argument (under BAD_NEW). */
+static struct kbloom_image bad_image;
+static unsigned char bad_payload[BAD_BITS / 8];
 
 struct rsv_case {
 	unsigned long cmd;
@@ -629,13 +869,15 @@ struct rsv_case {
 #define RSV_I(c, s, f, i) { KBLOOM_IOC_##c, #c, #f "[" #i "]", \
 			    offsetof(struct s, f) + (i) * sizeof(u64), \
 			    sizeof(u64) }
+/* One byte of a char array (set to 'x'). */
+#define RSV_B(c, s, f, i) { KBLOOM_IOC_##c, #c, #f "[" #i "]", \
+			    offsetof(struct s, f) + (i), 1 }
 
 static const struct rsv_case rsv_cases[] = {
 	RSV(CREATE, kbloom_create, reserved0),
-	RSV_I(CREATE, kbloom_create, reserved, 0),
-	RSV_I(CREATE, kbloom_create, reserved, 1),
-	RSV_I(CREATE, kbloom_create, reserved, 2),
-	RSV_I(CREATE, kbloom_create, reserved, 3),
+	/* @like must be all zero without KBLOOM_CREATE_LIKE. */
+	RSV_B(CREATE, kbloom_create, like, 0),
+	RSV_B(CREATE, kbloom_create, like, 31),
 	RSV_I(DESTROY, kbloom_name, reserved, 0),
 	RSV_I(DESTROY, kbloom_name, reserved, 1),
 	RSV_I(CLEAR, kbloom_name, reserved, 0),
@@ -643,7 +885,6 @@ static const struct rsv_case rsv_cases[] = {
 	RSV_I(INFO, kbloom_info, reserved, 0),
 	RSV_I(INFO, kbloom_info, reserved, 1),
 	RSV_I(INFO, kbloom_info, reserved, 2),
-	RSV_I(INFO, kbloom_info, reserved, 3),
 	RSV(LIST, kbloom_list, reserved),
 	RSV_I(ADD, kbloom_key, reserved, 0),
 	RSV_I(ADD, kbloom_key, reserved, 1),
@@ -660,17 +901,57 @@ static const struct rsv_case rsv_cases[] = {
 	RSV(TEST_AND_ADD_BATCH, kbloom_batch, reserved0),
 	RSV_I(TEST_AND_ADD_BATCH, kbloom_batch, reserved, 0),
 	RSV_I(TEST_AND_ADD_BATCH, kbloom_batch, reserved, 1),
+	RSV_I(REMOVE, kbloom_key, reserved, 0),
+	RSV_I(REMOVE, kbloom_key, reserved, 1),
+	RSV(REMOVE_BATCH, kbloom_batch, reserved0),
+	RSV_I(REMOVE_BATCH, kbloom_batch, reserved, 0),
+	RSV_I(REMOVE_BATCH, kbloom_batch, reserved, 1),
+	RSV(MERGE, kbloom_merge, reserved0),
+	RSV_I(MERGE, kbloom_merge, reserved, 0),
+	RSV_I(MERGE, kbloom_merge, reserved, 1),
+	RSV(COMPARE, kbloom_merge, reserved0),
+	RSV_I(COMPARE, kbloom_merge, reserved, 0),
+	RSV_I(COMPARE, kbloom_merge, reserved, 1),
+	/* EXPORT: import_flags must be 0 like a reserved field. */
+	RSV(EXPORT, kbloom_image, import_flags),
+	RSV(EXPORT, kbloom_image, reserved0),
+	RSV_I(EXPORT, kbloom_image, reserved, 0),
+	RSV_I(EXPORT, kbloom_image, reserved, 1),
+	RSV(IMPORT, kbloom_image, reserved0),
+	RSV_I(IMPORT, kbloom_image, reserved, 0),
+	RSV_I(IMPORT, kbloom_image, reserved, 1),
 };
 
-/* (Re)create the badioctl filter with its sentinel key. */
+/*
+ * (Re)create the badioctl filter with its sentinel key, its LIKE twin
+ * BAD_SRC, the counting BAD_CNT, and an export of BAD_F in bad_image.
+ */
 static bool bad_setup(void)
 {
-	int err = kb_create(g_fd, BAD_F, 1 << 16, 7, 0, 0, NULL);
+	int err;
 
+	cleanup(BAD_SRC);
+	cleanup(BAD_CNT);
+	err = kb_create(g_fd, BAD_F, BAD_BITS, 7, 0, 0, NULL);
 	if (!check_ok(err, "badioctl: create %s", BAD_F))
 		return false;
 	err = kb_skey(g_fd, KBLOOM_IOC_ADD, BAD_F, BAD_SENTINEL, NULL);
-	return check_ok(err, "badioctl: add the sentinel key");
+	if (!check_ok(err, "badioctl: add the sentinel key"))
+		return false;
+	err = kb_create_ex(g_fd, BAD_SRC, 0, 0, KBLOOM_CREATE_LIKE, BAD_F,
+			   NULL);
+	if (!check_ok(err, "badioctl: create %s like %s", BAD_SRC, BAD_F))
+		return false;
+	err = kb_create_ex(g_fd, BAD_CNT, BAD_BITS, 4, KBLOOM_CREATE_COUNTING,
+			   NULL, NULL);
+	if (!check_ok(err, "badioctl: create counting %s", BAD_CNT))
+		return false;
+	err = kb_export(g_fd, BAD_F, bad_payload, sizeof(bad_payload),
+			&bad_image);
+	if (!check_ok(err, "badioctl: EXPORT %s", BAD_F))
+		return false;
+	return check_u64(bad_image.payload_len, sizeof(bad_payload),
+			 "badioctl: EXPORT %s payload_len", BAD_F);
 }
 
 /* A valid argument for @cmd, for the filter BAD_F and key @key. */
@@ -698,18 +979,45 @@ static void bad_build(unsigned long cmd, void *buf, const char *key,
 		break;	/* names 0, count 0: a valid "how many" call */
 	case KBLOOM_IOC_ADD:
 	case KBLOOM_IOC_QUERY:
-	case KBLOOM_IOC_TEST_AND_ADD: {
+	case KBLOOM_IOC_TEST_AND_ADD:
+	case KBLOOM_IOC_REMOVE: {
 		struct kbloom_key *k = buf;
 
-		set_name(k->name, BAD_F);
+		set_name(k->name, cmd == KBLOOM_IOC_REMOVE ? BAD_CNT : BAD_F);
 		k->key = PTR(key);
 		k->len = (u32)strlen(key);
+		break;
+	}
+	case KBLOOM_IOC_MERGE:
+	case KBLOOM_IOC_COMPARE: {
+		struct kbloom_merge *m = buf;
+
+		set_name(m->dst, BAD_F);
+		set_name(m->src, BAD_SRC);
+		break;
+	}
+	case KBLOOM_IOC_EXPORT: {
+		struct kbloom_image *im = buf;
+
+		set_name(im->name, BAD_F);
+		im->payload = PTR(bad_payload);
+		im->payload_len = sizeof(bad_payload);
+		break;
+	}
+	case KBLOOM_IOC_IMPORT: {
+		struct kbloom_image *im = buf;
+
+		*im = bad_image;
+		set_name(im->name, BAD_NEW);
+		im->payload = PTR(bad_payload);
+		im->import_flags = 0;
 		break;
 	}
 	default: {
 		struct kbloom_batch *b = buf;
 
-		set_name(b->name, BAD_F);
+		set_name(b->name, cmd == KBLOOM_IOC_REMOVE_BATCH ? BAD_CNT :
+								   BAD_F);
 		lens[0] = (u32)strlen(key);
 		b->keys = PTR(key);
 		b->lens = PTR(lens);
@@ -743,7 +1051,8 @@ static void test_badioctl(void)
 	};
 	u64 argbuf[512];	/* zeroed, big enough for any struct */
 	unsigned char results[8];
-	u32 lens[1];
+	struct kbloom_info info;
+	u32 lens[1], res32;
 	char key[32];
 	void *hole;
 	long before;
@@ -788,7 +1097,10 @@ static void test_badioctl(void)
 
 	/* Unknown create flags. */
 	{
-		static const u32 bad_flags[] = { 1, 0x80000000u };
+		/* 1 and 2 are COUNTING and LIKE now: see the merge group. */
+		static const u32 bad_flags[] = {
+			1u << 2, 0x80000000u, KBLOOM_CREATE_COUNTING | 1u << 2,
+		};
 
 		for (i = 0; i < ARRAY_SIZE(bad_flags); i++) {
 			struct kbloom_create c;
@@ -820,8 +1132,24 @@ static void test_badioctl(void)
 		int e1, e2;
 
 		snprintf(key, sizeof(key), "rsv-%zu", i);
+		/*
+		 * Give the key a place where a wrongly accepted call would
+		 * show: in BAD_CNT for REMOVE (it must stay), in BAD_SRC
+		 * for MERGE (it must not reach BAD_F).
+		 */
+		if (rc->cmd == KBLOOM_IOC_REMOVE ||
+		    rc->cmd == KBLOOM_IOC_REMOVE_BATCH)
+			check_ok(kb_skey(g_fd, KBLOOM_IOC_ADD, BAD_CNT, key,
+					 NULL),
+				 "badioctl: add %s to %s", key, BAD_CNT);
+		if (rc->cmd == KBLOOM_IOC_MERGE)
+			check_ok(kb_skey(g_fd, KBLOOM_IOC_ADD, BAD_SRC, key,
+					 NULL),
+				 "badioctl: add %s to %s", key, BAD_SRC);
 		bad_build(rc->cmd, argbuf, key, lens, results);
-		if (rc->size == sizeof(u32)) {
+		if (rc->size == 1) {
+			*field = 'x';
+		} else if (rc->size == sizeof(u32)) {
 			u32 v = 1;
 
 			memcpy(field, &v, sizeof(v));
@@ -848,6 +1176,15 @@ static void test_badioctl(void)
 		      "the rejected call changed state",
 		      "badioctl: rejected %s %s had no effect",
 		      rc->cmd_name, rc->field);
+		if (rc->cmd == KBLOOM_IOC_REMOVE ||
+		    rc->cmd == KBLOOM_IOC_REMOVE_BATCH) {
+			int e3 = kb_skey(g_fd, KBLOOM_IOC_QUERY, BAD_CNT, key,
+					 &kres);
+
+			check(e3 == 0 && kres == 1, "the key was removed",
+			      "badioctl: rejected %s %s removed nothing",
+			      rc->cmd_name, rc->field);
+		}
 		if (e1 == ENOENT || (e1 == 0 && sres != 1)) {
 			cleanup(BAD_F);
 			if (!bad_setup())
@@ -874,6 +1211,72 @@ static void test_badioctl(void)
 		}
 	}
 
+	/* Pointers inside the new commands' arguments. */
+	{
+		unsigned char *bufs[2] = { NULL, hole };
+		const char *how[2] = { "NULL", "unmapped" };
+		struct kbloom_image im;
+		size_t j;
+
+		for (j = 0; j < 2; j++) {
+			if (j == 1 && !hole)
+				break;
+			err = kb_skey(g_fd, KBLOOM_IOC_ADD, BAD_CNT, "ptrkey",
+				      NULL);
+			check_ok(err, "badioctl: add ptrkey to %s", BAD_CNT);
+			err = kb_key(g_fd, KBLOOM_IOC_REMOVE, BAD_CNT, bufs[j],
+				     6, NULL);
+			check_err(err, EFAULT, "badioctl: REMOVE key %s",
+				  how[j]);
+			lens[0] = 6;
+			err = kb_batch(g_fd, KBLOOM_IOC_REMOVE_BATCH, BAD_CNT,
+				       bufs[j], lens, results, 6, 1, NULL);
+			check_err(err, EFAULT,
+				  "badioctl: REMOVE_BATCH keys %s", how[j]);
+			err = kb_batch(g_fd, KBLOOM_IOC_REMOVE_BATCH, BAD_CNT,
+				       "ptrkey", (u32 *)bufs[j], results, 6, 1,
+				       NULL);
+			check_err(err, EFAULT,
+				  "badioctl: REMOVE_BATCH lens %s", how[j]);
+			err = kb_skey(g_fd, KBLOOM_IOC_QUERY, BAD_CNT, "ptrkey",
+				      &res32);
+			check(err == 0 && res32 == 1, "ptrkey removed",
+			      "badioctl: faulting REMOVE calls kept the key (%s)",
+			      how[j]);
+			if (j == 1) {
+				/*
+				 * results NULL is legal, so only unmapped.
+				 * Whether the key went before the result
+				 * failed to copy is not specified: a key of
+				 * its own, and no check of it afterwards.
+				 */
+				lens[0] = 6;
+				kb_skey(g_fd, KBLOOM_IOC_ADD, BAD_CNT, "reskey",
+					NULL);
+				err = kb_batch(g_fd, KBLOOM_IOC_REMOVE_BATCH,
+					       BAD_CNT, "reskey", lens, hole,
+					       6, 1, NULL);
+				check_err(err, EFAULT,
+					  "badioctl: REMOVE_BATCH results unmapped");
+			}
+
+			err = kb_export(g_fd, BAD_F, bufs[j],
+					sizeof(bad_payload), &im);
+			check_err(err, EFAULT, "badioctl: EXPORT payload %s",
+				  how[j]);
+			im = bad_image;
+			set_name(im.name, BAD_NEW);
+			im.payload = PTR(bufs[j]);
+			err = ioc(g_fd, KBLOOM_IOC_IMPORT, &im);
+			check_err(err, EFAULT, "badioctl: IMPORT payload %s",
+				  how[j]);
+			err = kb_info(g_fd, BAD_NEW, &info);
+			check_err(err, ENOENT,
+				  "badioctl: faulting IMPORT created nothing (%s)",
+				  how[j]);
+		}
+	}
+
 	/* Unknown commands and bad pointers created nothing. */
 	before = kb_count(g_fd);
 	check(before >= 1, "LIST failed or lost " BAD_F,
@@ -881,6 +1284,8 @@ static void test_badioctl(void)
 out:
 	cleanup(BAD_F);
 	cleanup(BAD_NEW);
+	cleanup(BAD_SRC);
+	cleanup(BAD_CNT);
 }
 
 /* ------------------------------------------------------------------ */
@@ -917,9 +1322,10 @@ static void check_info_basic(const char *name, u64 bits, u32 hashes,
 	      "create: INFO %s fresh statistics zero", name);
 	check(info.memory_bytes >= (bits + 7) / 8, "smaller than the bitmap",
 	      "create: INFO %s memory_bytes >= bits/8", name);
-	check(!info.reserved[0] && !info.reserved[1] && !info.reserved[2] &&
-	      !info.reserved[3], "non-zero reserved",
-	      "create: INFO %s reserved zero", name);
+	check_u64(info.saturated, 0, "create: INFO %s saturated 0 (plain)",
+		  name);
+	check(!info.reserved[0] && !info.reserved[1] && !info.reserved[2],
+	      "non-zero reserved", "create: INFO %s reserved zero", name);
 }
 
 /* Creation that must fail with EINVAL; undo it if it did not. */
@@ -1899,6 +2305,1430 @@ out:
 }
 
 /* ------------------------------------------------------------------ */
+/* Group: counting                                                    */
+/* ------------------------------------------------------------------ */
+
+#define CNT_F		"counting_f"
+#define CNT_PLAIN	"counting_plain"
+#define CNT_BATCH	"counting_batch"
+#define CNT_MODEL	"counting_model"
+#define CNT_BITS	(1u << 16)
+#define CNT_HASHES	4
+#define MODEL_KEYS	300
+#define MODEL_OPS	20000
+/*
+ * Model counts stay in 0..MODEL_CAP: even three keys sharing a counter
+ * (expected 0.03 such triples for 900 positions in 2^16) stay below
+ * KBLOOM_COUNTER_MAX, so the model never saturates and is exact.
+ */
+#define MODEL_CAP	4
+
+/* REMOVE @key @n times on @name; returns how many did not answer 1. */
+static u32 remove_n(const char *name, const char *key, u32 n, int *first)
+{
+	u32 i, res, bad = 0;
+	int err;
+
+	*first = 0;
+	for (i = 0; i < n; i++) {
+		err = kb_skey(g_fd, KBLOOM_IOC_REMOVE, name, key, &res);
+		if (err || res != 1) {
+			if (!bad++)
+				*first = err ? err : KB_BADRET;
+		}
+	}
+	return bad;
+}
+
+static u32 add_n(const char *name, const char *key, u32 n)
+{
+	u32 i, res, bad = 0;
+
+	for (i = 0; i < n; i++)
+		bad += kb_skey(g_fd, KBLOOM_IOC_ADD, name, key, &res) != 0 ||
+		       res != 0;
+	return bad;
+}
+
+static void counting_single(void)
+{
+	struct kbloom_create c;
+	struct kbloom_info info, before;
+	u32 res, bad;
+	int err, first;
+	int ro;
+
+	err = kb_create_ex(g_fd, CNT_F, CNT_BITS, CNT_HASHES,
+			   KBLOOM_CREATE_COUNTING, NULL, &c);
+	if (!check_ok(err, "counting: create counting %s", CNT_F))
+		return;
+	check(c.bits == CNT_BITS && c.hashes == CNT_HASHES, "size changed",
+	      "counting: CREATE wrote back bits and hashes");
+	err = kb_info(g_fd, CNT_F, &info);
+	if (check_ok(err, "counting: INFO %s", CNT_F)) {
+		check_u64(info.flags, KBLOOM_CREATE_COUNTING,
+			  "counting: INFO flags is COUNTING");
+		check_u64(info.memory_bytes, payload_size(CNT_BITS, true),
+			  "counting: INFO memory_bytes is 4 bits a counter, in 64-bit words");
+		check(info.bits_set == 0 && info.saturated == 0,
+		      "not zero", "counting: fresh bits_set and saturated 0");
+	}
+
+	/* 20 adds saturate the key's counters at 15: they stick there. */
+	bad = add_n(CNT_F, "satkey", 20);
+	check_u64(bad, 0, "counting: ADD satkey 20 times");
+	err = kb_info(g_fd, CNT_F, &info);
+	if (check_ok(err, "counting: INFO after 20 adds")) {
+		check_range(info.saturated, 1, CNT_HASHES,
+			    "counting: saturated is 1..k after 20 adds of one key");
+		check_u64(info.bits_set, info.saturated,
+			  "counting: the only key's counters are all saturated");
+	}
+	before = info;
+	bad = remove_n(CNT_F, "satkey", 20, &first);
+	check_u64(bad, 0, "counting: REMOVE satkey 20 times, each result 1");
+	err = kb_skey(g_fd, KBLOOM_IOC_QUERY, CNT_F, "satkey", &res);
+	if (check_ok(err, "counting: QUERY satkey"))
+		check_u64(res, 1,
+			  "counting: saturated key still present after 20 adds and 20 removes");
+	err = kb_info(g_fd, CNT_F, &info);
+	if (check_ok(err, "counting: INFO after the 20 removes"))
+		check(info.saturated == before.saturated &&
+		      info.bits_set == before.bits_set,
+		      "counters changed",
+		      "counting: saturated counters are never decremented");
+
+	/* Once in, once out: gone; a second remove is refused. */
+	bad = add_n(CNT_F, "other", 1) + add_n(CNT_F, "once", 1);
+	check_u64(bad, 0, "counting: ADD other, once");
+	err = kb_info(g_fd, CNT_F, &before);
+	check_ok(err, "counting: INFO before removing once");
+	err = kb_skey(g_fd, KBLOOM_IOC_REMOVE, CNT_F, "once", &res);
+	if (check_ok(err, "counting: REMOVE once"))
+		check_u64(res, 1, "counting: REMOVE of a present key is 1");
+	err = kb_skey(g_fd, KBLOOM_IOC_QUERY, CNT_F, "once", &res);
+	if (check_ok(err, "counting: QUERY once after its remove"))
+		check_u64(res, 0, "counting: added once, removed once: absent");
+	err = kb_info(g_fd, CNT_F, &info);
+	if (check_ok(err, "counting: INFO after removing once"))
+		check_range(info.bits_set, before.bits_set - CNT_HASHES,
+			    before.bits_set - 1,
+			    "counting: the remove cleared 1..k counters");
+	before = info;
+	err = kb_skey(g_fd, KBLOOM_IOC_REMOVE, CNT_F, "once", &res);
+	if (check_ok(err, "counting: second REMOVE once"))
+		check_u64(res, 0,
+			  "counting: REMOVE of an absent key is refused (0)");
+	err = kb_skey(g_fd, KBLOOM_IOC_REMOVE, CNT_F, "never-added", &res);
+	if (check_ok(err, "counting: REMOVE never-added"))
+		check_u64(res, 0, "counting: REMOVE of a never-added key is 0");
+	err = kb_info(g_fd, CNT_F, &info);
+	if (check_ok(err, "counting: INFO after the refused removes"))
+		check(info.bits_set == before.bits_set &&
+		      info.saturated == before.saturated, "counters changed",
+		      "counting: refused removes changed nothing");
+	err = kb_skey(g_fd, KBLOOM_IOC_QUERY, CNT_F, "other", &res);
+	check(err == 0 && res == 1, "other lost",
+	      "counting: refused removes kept the other key");
+
+	/* Argument errors. */
+	err = kb_key(g_fd, KBLOOM_IOC_REMOVE, CNT_F, "other", 0, NULL);
+	check_err(err, EINVAL, "counting: REMOVE len 0");
+	err = kb_key(g_fd, KBLOOM_IOC_REMOVE, CNT_F, "other",
+		     KBLOOM_KEY_MAX + 1, NULL);
+	check_err(err, EINVAL, "counting: REMOVE len KEY_MAX + 1");
+	err = kb_skey(g_fd, KBLOOM_IOC_REMOVE, "counting_ghost", "other",
+		      NULL);
+	check_err(err, ENOENT, "counting: REMOVE unknown name");
+	err = kb_batch(g_fd, KBLOOM_IOC_REMOVE_BATCH, "counting_ghost",
+		       "other", (u32[]){ 5 }, NULL, 5, 1, NULL);
+	check_err(err, ENOENT, "counting: REMOVE_BATCH unknown name");
+
+	/* A plain filter cannot remove. */
+	err = kb_create(g_fd, CNT_PLAIN, CNT_BITS, CNT_HASHES, 0, 0, NULL);
+	if (check_ok(err, "counting: create plain %s", CNT_PLAIN)) {
+		check_u64(add_n(CNT_PLAIN, "other", 1), 0,
+			  "counting: ADD to the plain filter");
+		err = kb_skey(g_fd, KBLOOM_IOC_REMOVE, CNT_PLAIN, "other",
+			      NULL);
+		check_err(err, EOPNOTSUPP, "counting: REMOVE on a plain filter");
+		err = kb_batch(g_fd, KBLOOM_IOC_REMOVE_BATCH, CNT_PLAIN,
+			       "other", (u32[]){ 5 }, NULL, 5, 1, NULL);
+		check_err(err, EOPNOTSUPP,
+			  "counting: REMOVE_BATCH on a plain filter");
+		err = kb_skey(g_fd, KBLOOM_IOC_QUERY, CNT_PLAIN, "other", &res);
+		check(err == 0 && res == 1, "key lost",
+		      "counting: refused plain REMOVEs kept the key");
+	}
+
+	/* A read-only fd cannot remove. */
+	ro = open(g_dev, O_RDONLY);
+	if (check(ro >= 0, strerror(errno), "counting: open O_RDONLY")) {
+		err = kb_skey(ro, KBLOOM_IOC_REMOVE, CNT_F, "other", NULL);
+		check_err(err, EBADF, "counting: REMOVE on a read-only fd");
+		err = kb_batch(ro, KBLOOM_IOC_REMOVE_BATCH, CNT_F, "other",
+			       (u32[]){ 5 }, NULL, 5, 1, NULL);
+		check_err(err, EBADF,
+			  "counting: REMOVE_BATCH on a read-only fd");
+		err = kb_skey(ro, KBLOOM_IOC_QUERY, CNT_F, "other", &res);
+		check(err == 0 && res == 1, "key lost",
+		      "counting: read-only REMOVEs removed nothing");
+		close(ro);
+	}
+	cleanup(CNT_F);
+	cleanup(CNT_PLAIN);
+}
+
+static void counting_batch(void)
+{
+	struct keyset ks = { 0 };
+	struct kbloom_batch out;
+	unsigned char bm[1000 / 8 + 1];
+	int err;
+
+	/* 2^18 counters, 4000 positions in use: false positives ~1e-7. */
+	err = kb_create_ex(g_fd, CNT_BATCH, 1u << 18, CNT_HASHES,
+			   KBLOOM_CREATE_COUNTING, NULL, NULL);
+	if (!check_ok(err, "counting: create %s", CNT_BATCH))
+		return;
+	if (!keyset_tag(&ks, "rb", 1000) ||
+	    !ks_add(CNT_BATCH, &ks, 0, 1000, "counting"))
+		goto out;
+	memset(bm, 0, sizeof(bm));
+	err = ks_batch(g_fd, KBLOOM_IOC_REMOVE_BATCH, CNT_BATCH, &ks, 0, 500,
+		       bm, &out);
+	if (check_ok(err, "counting: REMOVE_BATCH 500 of 1000 keys")) {
+		check_u64(out.done, 500, "counting: REMOVE_BATCH done");
+		check_u64(out.hits, 500,
+			  "counting: REMOVE_BATCH hits (all removed)");
+		check_u64(bits_count(bm, 500), 500,
+			  "counting: REMOVE_BATCH result bits all 1");
+	}
+	check_u64((u64)ks_hits(g_fd, CNT_BATCH, &ks, 0, 500), 0,
+		  "counting: the 500 removed keys are absent");
+	check_u64((u64)ks_hits(g_fd, CNT_BATCH, &ks, 500, 500), 500,
+		  "counting: the 500 other keys are present");
+	/* Again: every key is now absent, so every remove is refused. */
+	memset(bm, 0xff, sizeof(bm));
+	err = ks_batch(g_fd, KBLOOM_IOC_REMOVE_BATCH, CNT_BATCH, &ks, 0, 500,
+		       bm, &out);
+	if (check_ok(err, "counting: REMOVE_BATCH the removed keys again")) {
+		check_u64(out.done, 500, "counting: second REMOVE_BATCH done");
+		check_u64(out.hits, 0,
+			  "counting: second REMOVE_BATCH refused all (hits 0)");
+		check_u64(bits_count(bm, 500), 0,
+			  "counting: second REMOVE_BATCH result bits all 0");
+	}
+	check_u64((u64)ks_hits(g_fd, CNT_BATCH, &ks, 500, 500), 500,
+		  "counting: the refused batch kept the other keys");
+out:
+	keyset_free(&ks);
+	cleanup(CNT_BATCH);
+}
+
+/* Random adds and removes against an exact multiset model. */
+static void counting_model(void)
+{
+	struct keyset ks = { 0 };
+	struct kbloom_info info;
+	u32 counts[MODEL_KEYS] = { 0 };
+	u32 i, res, bad_add = 0, bad_rm = 0, npos = 0, nzero = 0, fneg = 0;
+	u32 zhit = 0, adds = 0, removes = 0;
+	int err, first_err = 0;
+	u64 s = 12345;
+	char detail[160];
+
+	err = kb_create_ex(g_fd, CNT_MODEL, CNT_BITS, 3,
+			   KBLOOM_CREATE_COUNTING, NULL, NULL);
+	if (!check_ok(err, "counting: create %s", CNT_MODEL))
+		return;
+	if (!keyset_tag(&ks, "mk", MODEL_KEYS))
+		goto out;
+	for (i = 0; i < MODEL_OPS; i++) {
+		u64 r = rng_next(&s);
+		u32 k = (u32)(r % MODEL_KEYS);
+		bool add = counts[k] == 0 ||
+			   (counts[k] < MODEL_CAP && ((r >> 32) & 1));
+		const unsigned char *key = ks.keys + ks.off[k];
+
+		if (add) {
+			err = kb_key(g_fd, KBLOOM_IOC_ADD, CNT_MODEL, key,
+				     ks.lens[k], &res);
+			if (err || res != 0) {
+				if (!bad_add++ && !first_err)
+					first_err = err ? err : KB_BADRET;
+			} else {
+				counts[k]++;
+			}
+			adds++;
+		} else {
+			/* Only keys the model holds: each must go. */
+			err = kb_key(g_fd, KBLOOM_IOC_REMOVE, CNT_MODEL, key,
+				     ks.lens[k], &res);
+			if (err || res != 1) {
+				if (!bad_rm++ && !first_err)
+					first_err = err ? err : KB_BADRET;
+			} else {
+				counts[k]--;
+			}
+			removes++;
+		}
+	}
+	snprintf(detail, sizeof(detail),
+		 "%u bad adds, %u bad removes, first %s", bad_add, bad_rm,
+		 errname(first_err));
+	printf("# counting: model: %u adds, %u removes\n", adds, removes);
+	check(bad_add == 0, detail, "counting: model: every ADD succeeded");
+	check(bad_rm == 0, detail,
+	      "counting: model: every REMOVE of a held key answered 1");
+	for (i = 0; i < MODEL_KEYS; i++) {
+		int r = query_one(CNT_MODEL, ks.keys + ks.off[i], ks.lens[i]);
+
+		if (counts[i]) {
+			npos++;
+			fneg += r != 1;
+		} else {
+			nzero++;
+			zhit += r == 1;
+		}
+	}
+	snprintf(detail, sizeof(detail), "%u of %u held keys absent", fneg,
+		 npos);
+	check(fneg == 0, detail,
+	      "counting: model: every key with count > 0 is present");
+	snprintf(detail, sizeof(detail), "%u of %u count-0 keys present", zhit,
+		 nzero);
+	printf("# counting: model: %s\n", detail);
+	check(zhit * 50 <= nzero, detail,
+	      "counting: model: at most 2%% of count-0 keys present");
+	err = kb_info(g_fd, CNT_MODEL, &info);
+	if (check_ok(err, "counting: model: INFO")) {
+		check_range(info.bits_set, npos ? 1 : 0, 3 * (u64)npos,
+			    "counting: model: bits_set (non-zero counters) <= k * held keys");
+		check_u64(info.saturated, 0,
+			  "counting: model: no counter saturated (counts <= %u)",
+			  MODEL_CAP);
+	}
+out:
+	keyset_free(&ks);
+	cleanup(CNT_MODEL);
+}
+
+static void test_counting(void)
+{
+	cleanup(CNT_F);
+	cleanup(CNT_PLAIN);
+	cleanup(CNT_BATCH);
+	cleanup(CNT_MODEL);
+	counting_single();
+	counting_batch();
+	counting_model();
+}
+
+/* ------------------------------------------------------------------ */
+/* Group: merge                                                       */
+/* ------------------------------------------------------------------ */
+
+#define MRG_A		"merge_a"
+#define MRG_B		"merge_b"
+#define MRG_IND		"merge_ind"
+#define MRG_BITS	"merge_bits"
+#define MRG_HASH	"merge_hashes"
+#define MRG_C		"merge_c"
+#define MRG_D		"merge_d"
+#define MRG_E		"merge_e"
+#define MRG_F		"merge_f"
+#define MRG_BAD		"merge_bad"
+#define MRG_KEYS	2000u
+
+/* MERGE or COMPARE that must fail EINVAL with exactly @want mismatch. */
+static void merge_mismatch(unsigned long cmd, const char *dst,
+			   const char *src, u32 want, const char *what)
+{
+	struct kbloom_merge m;
+	int err = kb_merge(g_fd, cmd, dst, src, &m);
+	const char *c = cmd == KBLOOM_IOC_MERGE ? "MERGE" : "COMPARE";
+
+	if (check_err(err, EINVAL, "merge: %s %s <- %s (%s)", c, dst, src,
+		      what))
+		check_u64(m.mismatch, want, "merge: %s %s mismatch", c, what);
+}
+
+/* CREATE that must fail; nothing may be left behind. */
+static void merge_create_fails(u64 bits, u32 hashes, u64 cap, u32 fpr,
+			       u32 flags, const char *like, int want,
+			       const char *what)
+{
+	struct kbloom_create c;
+	struct kbloom_info info;
+	int err;
+
+	memset(&c, 0, sizeof(c));
+	set_name(c.name, MRG_BAD);
+	c.bits = bits;
+	c.hashes = hashes;
+	c.capacity = cap;
+	c.fpr_ppb = fpr;
+	c.flags = flags;
+	if (like)
+		set_name(c.like, like);
+	err = ioc(g_fd, KBLOOM_IOC_CREATE, &c);
+	check_err(err, want, "merge: create %s", what);
+	err = kb_info(g_fd, MRG_BAD, &info);
+	check_err(err, ENOENT, "merge: create %s made nothing", what);
+	cleanup(MRG_BAD);
+}
+
+static void merge_errors(void)
+{
+	struct kbloom_info ia, info;
+	struct kbloom_merge m;
+	u32 res;
+	int err, ro;
+
+	/* Incompatible filters: each differing parameter is reported. */
+	err = kb_create(g_fd, MRG_IND, 100000, 5, 0, 0, NULL);
+	if (check_ok(err, "merge: create independent %s", MRG_IND)) {
+		merge_mismatch(KBLOOM_IOC_MERGE, MRG_A, MRG_IND,
+			       KBLOOM_MISMATCH_SEED,
+			       "same size, independent seed");
+		merge_mismatch(KBLOOM_IOC_COMPARE, MRG_A, MRG_IND,
+			       KBLOOM_MISMATCH_SEED,
+			       "same size, independent seed");
+	}
+	err = kb_create(g_fd, MRG_BITS, 100064, 5, 0, 0, NULL);
+	if (check_ok(err, "merge: create %s", MRG_BITS))
+		merge_mismatch(KBLOOM_IOC_MERGE, MRG_A, MRG_BITS,
+			       KBLOOM_MISMATCH_BITS | KBLOOM_MISMATCH_SEED,
+			       "different bits");
+	err = kb_create(g_fd, MRG_HASH, 100000, 6, 0, 0, NULL);
+	if (check_ok(err, "merge: create %s", MRG_HASH))
+		merge_mismatch(KBLOOM_IOC_MERGE, MRG_A, MRG_HASH,
+			       KBLOOM_MISMATCH_HASHES | KBLOOM_MISMATCH_SEED,
+			       "different hashes");
+	err = kb_create_ex(g_fd, MRG_C, 1 << 16, 4, KBLOOM_CREATE_COUNTING,
+			   NULL, NULL);
+	check_ok(err, "merge: create counting %s", MRG_C);
+	err = kb_create(g_fd, MRG_D, 1 << 16, 4, 0, 0, NULL);
+	if (check_ok(err, "merge: create plain %s", MRG_D)) {
+		merge_mismatch(KBLOOM_IOC_MERGE, MRG_C, MRG_D,
+			       KBLOOM_MISMATCH_COUNTING | KBLOOM_MISMATCH_SEED,
+			       "counting <- plain");
+		merge_mismatch(KBLOOM_IOC_MERGE, MRG_D, MRG_C,
+			       KBLOOM_MISMATCH_COUNTING | KBLOOM_MISMATCH_SEED,
+			       "plain <- counting");
+	}
+	/* The rejected merges left A alone. */
+	err = kb_info(g_fd, MRG_A, &ia);
+	check_ok(err, "merge: INFO %s after the rejected merges", MRG_A);
+
+	err = kb_merge(g_fd, KBLOOM_IOC_MERGE, "merge_ghost", MRG_B, NULL);
+	check_err(err, ENOENT, "merge: MERGE unknown dst");
+	err = kb_merge(g_fd, KBLOOM_IOC_MERGE, MRG_A, "merge_ghost", NULL);
+	check_err(err, ENOENT, "merge: MERGE unknown src");
+	err = kb_merge(g_fd, KBLOOM_IOC_COMPARE, "merge_ghost", MRG_B, NULL);
+	check_err(err, ENOENT, "merge: COMPARE unknown dst");
+	err = kb_merge(g_fd, KBLOOM_IOC_COMPARE, MRG_A, "merge_ghost", NULL);
+	check_err(err, ENOENT, "merge: COMPARE unknown src");
+	err = kb_merge(g_fd, KBLOOM_IOC_MERGE, "", MRG_B, NULL);
+	check_err(err, EINVAL, "merge: MERGE empty dst name");
+	err = kb_merge(g_fd, KBLOOM_IOC_MERGE, MRG_A, ".b", NULL);
+	check_err(err, EINVAL, "merge: MERGE bad src name");
+	/* (Reserved fields: in the badioctl group's table.) */
+
+	/* A read-only fd may compare but not merge. */
+	ro = open(g_dev, O_RDONLY);
+	if (check(ro >= 0, strerror(errno), "merge: open O_RDONLY")) {
+		err = kb_skey(g_fd, KBLOOM_IOC_ADD, MRG_B, "ro-only-in-b",
+			      NULL);
+		check_ok(err, "merge: add ro-only-in-b to %s", MRG_B);
+		err = kb_merge(ro, KBLOOM_IOC_MERGE, MRG_A, MRG_B, NULL);
+		check_err(err, EBADF, "merge: MERGE on a read-only fd");
+		err = kb_skey(g_fd, KBLOOM_IOC_QUERY, MRG_A, "ro-only-in-b",
+			      &res);
+		check(err == 0 && res == 0, "the merge happened",
+		      "merge: the read-only MERGE changed nothing");
+		err = kb_merge(ro, KBLOOM_IOC_COMPARE, MRG_A, MRG_B, &m);
+		if (check_ok(err, "merge: COMPARE on a read-only fd"))
+			check_u64(m.mismatch, 0,
+				  "merge: read-only COMPARE mismatch 0");
+		close(ro);
+	}
+	err = kb_info(g_fd, MRG_A, &info);
+	if (check_ok(err, "merge: INFO %s after the errors", MRG_A))
+		check_u64(info.bits_set, ia.bits_set,
+			  "merge: failed merges left %s's bits alone", MRG_A);
+
+	/* CREATE with KBLOOM_CREATE_LIKE: what it refuses. */
+	merge_create_fails(1024, 0, 0, 0, KBLOOM_CREATE_LIKE, MRG_A, EINVAL,
+			   "LIKE with bits");
+	merge_create_fails(0, 5, 0, 0, KBLOOM_CREATE_LIKE, MRG_A, EINVAL,
+			   "LIKE with hashes");
+	merge_create_fails(0, 0, 1000, 0, KBLOOM_CREATE_LIKE, MRG_A, EINVAL,
+			   "LIKE with capacity");
+	merge_create_fails(0, 0, 0, 10000000, KBLOOM_CREATE_LIKE, MRG_A,
+			   EINVAL, "LIKE with fpr_ppb");
+	merge_create_fails(0, 0, 0, 0, KBLOOM_CREATE_LIKE, "merge_ghost",
+			   ENOENT, "LIKE an unknown filter");
+	merge_create_fails(0, 0, 0, 0, KBLOOM_CREATE_LIKE, "", EINVAL,
+			   "LIKE with an empty like name");
+	merge_create_fails(0, 0, 0, 0, KBLOOM_CREATE_LIKE, ".a", EINVAL,
+			   "LIKE with a bad like name");
+	merge_create_fails(0, 0, 0, 0,
+			   KBLOOM_CREATE_LIKE | KBLOOM_CREATE_COUNTING, MRG_A,
+			   EINVAL, "LIKE a plain filter with COUNTING");
+	merge_create_fails(1024, 3, 0, 0, 0, MRG_A, EINVAL,
+			   "like set without the LIKE flag");
+	merge_create_fails(1024, 3, 0, 0, KBLOOM_CREATE_COUNTING, MRG_C,
+			   EINVAL, "COUNTING with like set, no LIKE flag");
+}
+
+static void merge_counting(void)
+{
+	struct kbloom_create c;
+	struct kbloom_info ic, ie, info;
+	struct kbloom_merge m;
+	u32 bad, res;
+	int err, first;
+
+	/* LIKE from a counting filter: with or without the COUNTING flag. */
+	err = kb_create_ex(g_fd, MRG_E, 0, 0,
+			   KBLOOM_CREATE_LIKE | KBLOOM_CREATE_COUNTING, MRG_C,
+			   &c);
+	if (!check_ok(err, "merge: create %s like counting %s with COUNTING",
+		      MRG_E, MRG_C))
+		return;
+	check(c.bits == 1 << 16 && c.hashes == 4, "not the source's",
+	      "merge: LIKE wrote back the source's bits and hashes");
+	err = kb_create_ex(g_fd, MRG_F, 0, 0, KBLOOM_CREATE_LIKE, MRG_C, NULL);
+	if (check_ok(err, "merge: create %s like counting %s, no COUNTING",
+		     MRG_F, MRG_C)) {
+		err = kb_info(g_fd, MRG_F, &info);
+		if (check_ok(err, "merge: INFO %s", MRG_F))
+			check(info.flags & KBLOOM_CREATE_COUNTING,
+			      "not counting",
+			      "merge: LIKE copies the counting flag");
+		cleanup(MRG_F);
+	}
+
+	/* 10 + 10 adds of one key: the sum saturates at 15. */
+	check_u64(add_n(MRG_C, "ck", 10) + add_n(MRG_E, "ck", 10), 0,
+		  "merge: ADD ck 10 times to each counting filter");
+	err = kb_info(g_fd, MRG_C, &ic);
+	if (check_ok(err, "merge: INFO %s", MRG_C))
+		check_u64(ic.saturated, 0, "merge: 10 adds do not saturate");
+	err = kb_info(g_fd, MRG_E, &ie);
+	check_ok(err, "merge: INFO %s", MRG_E);
+	err = kb_merge(g_fd, KBLOOM_IOC_MERGE, MRG_C, MRG_E, &m);
+	if (check_ok(err, "merge: MERGE counting %s <- %s", MRG_C, MRG_E))
+		check_u64(m.mismatch, 0, "merge: counting MERGE mismatch 0");
+	err = kb_info(g_fd, MRG_C, &info);
+	if (check_ok(err, "merge: INFO %s after the merge", MRG_C)) {
+		check_range(info.saturated, 1, 4,
+			    "merge: counters added and saturated (1..k saturated)");
+		check_u64(info.bits_set, ic.bits_set,
+			  "merge: no new non-zero counters");
+	}
+	err = kb_info(g_fd, MRG_E, &info);
+	if (check_ok(err, "merge: INFO %s after the merge", MRG_E))
+		check(info.saturated == 0 && info.bits_set == ie.bits_set,
+		      "changed", "merge: the counting source is unchanged");
+	bad = remove_n(MRG_C, "ck", 30, &first);
+	check_u64(bad, 0, "merge: REMOVE ck 30 times from %s, each 1", MRG_C);
+	err = kb_skey(g_fd, KBLOOM_IOC_QUERY, MRG_C, "ck", &res);
+	check(err == 0 && res == 1, "absent",
+	      "merge: saturated merged key survives 30 removes");
+	/* The source kept exactly 10: ten removes empty it. */
+	bad = remove_n(MRG_E, "ck", 10, &first);
+	check_u64(bad, 0, "merge: REMOVE ck 10 times from %s, each 1", MRG_E);
+	err = kb_skey(g_fd, KBLOOM_IOC_QUERY, MRG_E, "ck", &res);
+	check(err == 0 && res == 0, "still present",
+	      "merge: the source's counters were 10, not more");
+}
+
+static void test_merge(void)
+{
+	static const char *const all[] = {
+		MRG_A, MRG_B, MRG_IND, MRG_BITS, MRG_HASH, MRG_C, MRG_D,
+		MRG_E, MRG_F, MRG_BAD,
+	};
+	struct keyset s1 = { 0 }, s2 = { 0 };
+	struct kbloom_create c;
+	struct kbloom_info ia, ib, info;
+	struct kbloom_merge m;
+	size_t i;
+	int err;
+
+	for (i = 0; i < ARRAY_SIZE(all); i++)
+		cleanup(all[i]);
+
+	err = kb_create(g_fd, MRG_A, 100000, 5, 0, 0, NULL);
+	if (!check_ok(err, "merge: create %s", MRG_A))
+		goto out;
+	err = kb_create_ex(g_fd, MRG_B, 0, 0, KBLOOM_CREATE_LIKE, MRG_A, &c);
+	if (!check_ok(err, "merge: create %s like %s", MRG_B, MRG_A))
+		goto out;
+	check(c.bits == 100000 && c.hashes == 5, "not the source's",
+	      "merge: LIKE wrote back bits 100000 hashes 5");
+	err = kb_info(g_fd, MRG_A, &ia);
+	check_ok(err, "merge: INFO %s", MRG_A);
+	err = kb_info(g_fd, MRG_B, &ib);
+	if (check_ok(err, "merge: INFO %s", MRG_B)) {
+		check(ib.bits == ia.bits && ib.hashes == ia.hashes &&
+		      ib.capacity == ia.capacity &&
+		      ib.hash_scheme == ia.hash_scheme,
+		      "differs", "merge: INFO of the LIKE filter matches");
+		check_u64(ib.flags & KBLOOM_CREATE_COUNTING, 0,
+			  "merge: LIKE a plain filter is plain");
+		check_u64(ib.bits_set, 0, "merge: LIKE copies no contents");
+	}
+
+	if (!keyset_tag(&s1, "s1", MRG_KEYS) ||
+	    !keyset_tag(&s2, "s2", MRG_KEYS) ||
+	    !ks_add(MRG_A, &s1, 0, MRG_KEYS, "merge") ||
+	    !ks_add(MRG_B, &s2, 0, MRG_KEYS, "merge"))
+		goto out;
+	err = kb_info(g_fd, MRG_A, &ia);
+	check_ok(err, "merge: INFO %s before", MRG_A);
+	err = kb_info(g_fd, MRG_B, &ib);
+	check_ok(err, "merge: INFO %s before", MRG_B);
+
+	err = kb_merge(g_fd, KBLOOM_IOC_MERGE, MRG_A, MRG_B, &m);
+	if (check_ok(err, "merge: MERGE %s <- %s", MRG_A, MRG_B))
+		check_u64(m.mismatch, 0, "merge: MERGE mismatch 0");
+	check_u64((u64)ks_hits(g_fd, MRG_A, &s1, 0, MRG_KEYS), MRG_KEYS,
+		  "merge: %s keeps its own keys", MRG_A);
+	check_u64((u64)ks_hits(g_fd, MRG_A, &s2, 0, MRG_KEYS), MRG_KEYS,
+		  "merge: %s has every key of %s", MRG_A, MRG_B);
+	err = kb_info(g_fd, MRG_A, &info);
+	if (check_ok(err, "merge: INFO %s after", MRG_A))
+		check_range(info.bits_set, ia.bits_set > ib.bits_set ?
+			    ia.bits_set : ib.bits_set,
+			    ia.bits_set + ib.bits_set,
+			    "merge: bits_set of the union in max..sum");
+	err = kb_info(g_fd, MRG_B, &info);
+	if (check_ok(err, "merge: INFO %s after", MRG_B))
+		check_u64(info.bits_set, ib.bits_set,
+			  "merge: the source's bits_set unchanged");
+	/* B at 9.5% fill: 5 hashes give false positives ~1e-5. */
+	check_range((u64)ks_hits(g_fd, MRG_B, &s1, 0, MRG_KEYS), 0, 20,
+		    "merge: the source did not receive the destination's keys");
+
+	/* dst == src: allowed, and ORing a filter into itself is a no-op. */
+	err = kb_info(g_fd, MRG_A, &ia);
+	check_ok(err, "merge: INFO %s before the self-merge", MRG_A);
+	err = kb_merge(g_fd, KBLOOM_IOC_MERGE, MRG_A, MRG_A, &m);
+	if (check_ok(err, "merge: MERGE %s <- itself", MRG_A))
+		check_u64(m.mismatch, 0, "merge: self-MERGE mismatch 0");
+	err = kb_info(g_fd, MRG_A, &info);
+	if (check_ok(err, "merge: INFO %s after the self-merge", MRG_A))
+		check_u64(info.bits_set, ia.bits_set,
+			  "merge: self-merge changed no bit");
+
+	merge_errors();
+	merge_counting();
+out:
+	keyset_free(&s1);
+	keyset_free(&s2);
+	for (i = 0; i < ARRAY_SIZE(all); i++)
+		cleanup(all[i]);
+}
+
+/* ------------------------------------------------------------------ */
+/* Group: compare                                                     */
+/* ------------------------------------------------------------------ */
+
+#define CMP_A		"compare_a"
+#define CMP_B		"compare_b"
+#define CMP_EMPTY	"compare_empty"
+#define CMP_BITS	300000u
+#define CMP_HASHES	7
+#define CMP_N		10000u
+
+/* n = -(m/k) ln(1 - X/m), the header's estimate. */
+static double est_n(u64 x, u64 m, u32 k)
+{
+	return -((double)m / k) * log(1.0 - (double)x / (double)m);
+}
+
+static bool within(double got, double want, double frac)
+{
+	return fabs(got - want) <= want * frac;
+}
+
+static void test_compare(void)
+{
+	struct keyset sh = { 0 }, oa = { 0 }, ob = { 0 };
+	struct kbloom_info ia, ib, info;
+	struct kbloom_merge m, r;
+	double na, nb, nu, ni, naive;
+	char detail[200];
+	u64 mx, mn;
+	int err, ro;
+
+	cleanup(CMP_A);
+	cleanup(CMP_B);
+	cleanup(CMP_EMPTY);
+	/* Room for ~30000 keys at 1%: the estimates are then tight. */
+	err = kb_create(g_fd, CMP_A, CMP_BITS, CMP_HASHES, 0, 0, NULL);
+	if (!check_ok(err, "compare: create %s", CMP_A))
+		return;
+	err = kb_create_ex(g_fd, CMP_B, 0, 0, KBLOOM_CREATE_LIKE, CMP_A, NULL);
+	if (!check_ok(err, "compare: create %s like %s", CMP_B, CMP_A))
+		goto out;
+	/* A: shared + own-A (20000); B: shared + own-B (20000). */
+	if (!keyset_tag(&sh, "cs", CMP_N) || !keyset_tag(&oa, "ca", CMP_N) ||
+	    !keyset_tag(&ob, "cb", CMP_N) ||
+	    !ks_add(CMP_A, &sh, 0, CMP_N, "compare") ||
+	    !ks_add(CMP_A, &oa, 0, CMP_N, "compare") ||
+	    !ks_add(CMP_B, &sh, 0, CMP_N, "compare") ||
+	    !ks_add(CMP_B, &ob, 0, CMP_N, "compare"))
+		goto out;
+	if (!check_ok(kb_info(g_fd, CMP_A, &ia), "compare: INFO %s", CMP_A) ||
+	    !check_ok(kb_info(g_fd, CMP_B, &ib), "compare: INFO %s", CMP_B))
+		goto out;
+
+	err = kb_merge(g_fd, KBLOOM_IOC_COMPARE, CMP_A, CMP_B, &m);
+	if (!check_ok(err, "compare: COMPARE %s %s", CMP_A, CMP_B))
+		goto out;
+	check_u64(m.mismatch, 0, "compare: mismatch 0");
+	check_u64(m.bits_dst, ia.bits_set,
+		  "compare: bits_dst == INFO bits_set of A");
+	check_u64(m.bits_src, ib.bits_set,
+		  "compare: bits_src == INFO bits_set of B");
+	mx = m.bits_dst > m.bits_src ? m.bits_dst : m.bits_src;
+	mn = m.bits_dst < m.bits_src ? m.bits_dst : m.bits_src;
+	check_range(m.bits_union, mx, CMP_BITS, "compare: bits_union >= max");
+	check_range(m.bits_inter, 0, mn, "compare: bits_inter <= min");
+	check_u64(m.bits_union + m.bits_inter, m.bits_dst + m.bits_src,
+		  "compare: union + inter == dst + src");
+
+	na = est_n(m.bits_dst, CMP_BITS, CMP_HASHES);
+	nb = est_n(m.bits_src, CMP_BITS, CMP_HASHES);
+	nu = est_n(m.bits_union, CMP_BITS, CMP_HASHES);
+	/*
+	 * The intersection by inclusion-exclusion: applying the formula to
+	 * bits_inter itself overestimates it (bits of A-only and B-only
+	 * keys that coincide count as shared: ~11900 here, not 10000).
+	 */
+	ni = na + nb - nu;
+	naive = est_n(m.bits_inter, CMP_BITS, CMP_HASHES);
+	snprintf(detail, sizeof(detail),
+		 "A %.0f, B %.0f, union %.0f, inter %.0f (formula on bits_inter %.0f)",
+		 na, nb, nu, ni, naive);
+	printf("# compare: estimates %s\n", detail);
+	check(within(na, 2 * CMP_N, 0.05), detail,
+	      "compare: |A| estimate within 5%% of 20000");
+	check(within(nb, 2 * CMP_N, 0.05), detail,
+	      "compare: |B| estimate within 5%% of 20000");
+	check(within(nu, 3 * CMP_N, 0.05), detail,
+	      "compare: union estimate within 5%% of 30000");
+	check(within(ni, CMP_N, 0.05), detail,
+	      "compare: intersection estimate (|A|+|B|-|union|) within 5%% of 10000");
+
+	/* Symmetric, and read-only. */
+	err = kb_merge(g_fd, KBLOOM_IOC_COMPARE, CMP_B, CMP_A, &r);
+	if (check_ok(err, "compare: COMPARE %s %s", CMP_B, CMP_A))
+		check(r.bits_dst == m.bits_src && r.bits_src == m.bits_dst &&
+		      r.bits_union == m.bits_union &&
+		      r.bits_inter == m.bits_inter, "not symmetric",
+		      "compare: COMPARE B A mirrors COMPARE A B");
+	ro = open(g_dev, O_RDONLY);
+	if (check(ro >= 0, strerror(errno), "compare: open O_RDONLY")) {
+		err = kb_merge(ro, KBLOOM_IOC_COMPARE, CMP_A, CMP_B, &r);
+		if (check_ok(err, "compare: COMPARE on a read-only fd"))
+			check(r.bits_union == m.bits_union &&
+			      r.bits_inter == m.bits_inter, "differs",
+			      "compare: read-only COMPARE gives the same counts");
+		close(ro);
+	}
+	err = kb_info(g_fd, CMP_A, &info);
+	if (check_ok(err, "compare: INFO %s after", CMP_A))
+		check(info.bits_set == ia.bits_set && info.adds == ia.adds,
+		      "changed", "compare: COMPARE changed nothing");
+
+	/* With itself, and with an empty twin. */
+	err = kb_merge(g_fd, KBLOOM_IOC_COMPARE, CMP_A, CMP_A, &r);
+	if (check_ok(err, "compare: COMPARE %s with itself", CMP_A))
+		check(r.bits_dst == ia.bits_set && r.bits_src == ia.bits_set &&
+		      r.bits_union == ia.bits_set &&
+		      r.bits_inter == ia.bits_set, "counts differ",
+		      "compare: self-COMPARE: union == inter == bits_set");
+	err = kb_create_ex(g_fd, CMP_EMPTY, 0, 0, KBLOOM_CREATE_LIKE, CMP_A,
+			   NULL);
+	if (check_ok(err, "compare: create %s like %s", CMP_EMPTY, CMP_A)) {
+		err = kb_merge(g_fd, KBLOOM_IOC_COMPARE, CMP_A, CMP_EMPTY, &r);
+		if (check_ok(err, "compare: COMPARE with an empty twin"))
+			check(r.bits_src == 0 && r.bits_inter == 0 &&
+			      r.bits_union == ia.bits_set, "counts wrong",
+			      "compare: empty twin: src 0, inter 0, union == A");
+	}
+out:
+	keyset_free(&sh);
+	keyset_free(&oa);
+	keyset_free(&ob);
+	cleanup(CMP_A);
+	cleanup(CMP_B);
+	cleanup(CMP_EMPTY);
+}
+
+/* ------------------------------------------------------------------ */
+/* Group: image                                                       */
+/* ------------------------------------------------------------------ */
+
+#define IMG_P		"image_p"
+#define IMG_Q		"image_q"
+#define IMG_C		"image_c"
+#define IMG_CQ		"image_cq"
+#define IMG_R		"image_r"
+#define IMG_S		"image_s"
+#define IMG_BAD		"image_bad"
+#define IMG_PBITS	100003u	/* not a multiple of 64: padding exists */
+#define IMG_CBITS	10007u	/* odd: the last counter shares a byte */
+#define IMG_KEYS	2000u
+#define IMG_READERS	3
+#define IMG_REPLACES	50
+#define IMG_ZKEYS	8	/* in both X and Y */
+
+/* An export with its own buffer. */
+struct img {
+	struct kbloom_image im;
+	unsigned char *buf;
+	u64 len;
+};
+
+static void img_free(struct img *g)
+{
+	free(g->buf);
+	memset(g, 0, sizeof(*g));
+}
+
+/* Export @name into @g (sized by a first ENOBUFS call); reports. */
+static bool img_take(const char *name, struct img *g, const char *what)
+{
+	struct kbloom_image im;
+	int err;
+
+	memset(g, 0, sizeof(*g));
+	err = kb_export(g_fd, name, NULL, 0, &im);
+	if (!check_err(err, ENOBUFS, "image: %s: EXPORT %s to learn the size",
+		       what, name))
+		return false;
+	g->len = im.payload_len;
+	g->buf = malloc(g->len + 64);
+	if (!check(g->buf != NULL, "out of memory", "image: alloc"))
+		return false;
+	memset(g->buf, 0xa5, g->len + 64);
+	err = kb_export(g_fd, name, g->buf, g->len, &g->im);
+	if (!check_ok(err, "image: %s: EXPORT %s", what, name))
+		return false;
+	return check_u64(g->im.payload_len, g->len,
+			 "image: %s: EXPORT %s payload_len", what, name);
+}
+
+/* Is @name's current export identical to @g (parameters and bytes)? */
+static bool img_same(const char *name, const struct img *g)
+{
+	struct img now;
+	bool same;
+
+	if (!img_take(name, &now, "compare"))
+		return false;
+	same = now.len == g->len && now.im.bits == g->im.bits &&
+	       now.im.hashes == g->im.hashes && now.im.flags == g->im.flags &&
+	       !memcmp(now.im.seed, g->im.seed, sizeof(now.im.seed)) &&
+	       !memcmp(now.buf, g->buf, g->len);
+	img_free(&now);
+	return same;
+}
+
+/* IMPORT of a broken image: must fail and create nothing. */
+static void img_bad(const struct kbloom_image *im, int want, long before,
+		    const char *what)
+{
+	struct kbloom_info info;
+	int err = ioc(g_fd, KBLOOM_IOC_IMPORT, (void *)im);
+
+	check_err(err, want, "image: IMPORT %s", what);
+	check(kb_count(g_fd) == before && kb_info(g_fd, IMG_BAD, &info) ==
+	      ENOENT, "a filter appeared",
+	      "image: IMPORT %s created nothing (LIST count unchanged)", what);
+	cleanup(IMG_BAD);
+}
+
+static void image_bad_inputs(const struct img *p, const struct img *c)
+{
+	struct kbloom_image base = p->im, im;
+	void *hole = unmapped_page();
+	long before = kb_count(g_fd);
+	unsigned char *b2;
+
+	set_name(base.name, IMG_BAD);
+	base.payload = PTR(p->buf);
+	base.import_flags = 0;
+
+#define BAD(field, val, want, what)		\
+	do {					\
+		im = base;			\
+		im.field = (val);		\
+		img_bad(&im, want, before, what); \
+	} while (0)
+
+	BAD(bits, 63, EINVAL, "bits 63");
+	BAD(bits, KBLOOM_MAX_BITS + 1, EINVAL, "bits MAX_BITS + 1");
+	im = base;
+	im.bits = 63;
+	im.payload_len = 8;
+	img_bad(&im, EINVAL, before, "bits 63 with a matching 8-byte payload");
+	BAD(bits, IMG_PBITS + 64, EINVAL, "bits that need 8 more bytes");
+	BAD(hashes, 0, EINVAL, "hashes 0");
+	BAD(hashes, KBLOOM_MAX_HASHES + 1, EINVAL, "hashes 33");
+	BAD(hash_scheme, KBLOOM_HASH_SCHEME + 1, EINVAL, "hash_scheme + 1");
+	BAD(hash_scheme, 0, EINVAL, "hash_scheme 0");
+	BAD(flags, KBLOOM_CREATE_LIKE, EINVAL, "flags LIKE");
+	BAD(flags, 1u << 2, EINVAL, "flags 1 << 2");
+	BAD(flags, 0x80000000u, EINVAL, "flags 0x80000000");
+	BAD(flags, KBLOOM_CREATE_COUNTING, EINVAL,
+	    "flags COUNTING with a plain payload's size");
+	BAD(payload_len, p->len - 8, EINVAL, "payload_len 8 short");
+	BAD(payload_len, p->len + 8, EINVAL, "payload_len 8 over");
+	BAD(payload_len, 0, EINVAL, "payload_len 0");
+	BAD(payload, 0, EFAULT, "payload NULL");
+	if (hole)
+		BAD(payload, PTR(hole), EFAULT, "payload unmapped");
+	BAD(import_flags, 1u << 1, EINVAL, "import_flags 1 << 1");
+	BAD(import_flags, 0x80000000u, EINVAL, "import_flags 0x80000000");
+	BAD(reserved0, 1, EINVAL, "reserved0 1");
+	BAD(reserved[0], 1ULL << 63, EINVAL, "reserved[0] non-zero");
+	BAD(reserved[1], 1, EINVAL, "reserved[1] non-zero");
+	im = base;
+	set_name(im.name, "");
+	img_bad(&im, EINVAL, before, "empty name");
+	im = base;
+	set_name(im.name, ".x");
+	img_bad(&im, EINVAL, before, "bad name");
+
+	/* Padding: bit m itself, then the last bit of the last word. */
+	b2 = malloc(p->len);
+	if (check(b2 != NULL, "out of memory", "image: alloc")) {
+		im = base;
+		im.payload = PTR(b2);
+		memcpy(b2, p->buf, p->len);
+		b2[IMG_PBITS / 8] |= (unsigned char)(1u << (IMG_PBITS % 8));
+		img_bad(&im, EINVAL, before, "with bit m set (padding)");
+		memcpy(b2, p->buf, p->len);
+		b2[p->len - 1] |= 0x80;
+		img_bad(&im, EINVAL, before,
+			"with the last padding bit set");
+	}
+	free(b2);
+	/* Counting padding: counter m (high nibble of byte m / 2). */
+	if (c->buf) {
+		b2 = malloc(c->len);
+		if (check(b2 != NULL, "out of memory", "image: alloc")) {
+			im = c->im;
+			set_name(im.name, IMG_BAD);
+			im.payload = PTR(b2);
+			memcpy(b2, c->buf, c->len);
+			b2[IMG_CBITS / 2] |= 0x10;
+			img_bad(&im, EINVAL, before,
+				"counting with counter m non-zero (padding)");
+			/* Smaller than the buffer: only the size is wrong. */
+			im.payload = PTR(c->buf);
+			im.payload_len = payload_size(IMG_CBITS, false);
+			img_bad(&im, EINVAL, before,
+				"counting with a plain-sized payload");
+		}
+		free(b2);
+	}
+#undef BAD
+
+	/* The name is taken: EEXIST, and the holder is untouched. */
+	im = base;
+	set_name(im.name, IMG_Q);
+	check_err(ioc(g_fd, KBLOOM_IOC_IMPORT, &im), EEXIST,
+		  "image: IMPORT over an existing name without REPLACE");
+	check_err(kb_import(g_fd, &base, IMG_BAD, KBLOOM_IMPORT_REPLACE),
+		  ENOENT, "image: IMPORT REPLACE of a missing name");
+	check(kb_count(g_fd) == before, "count changed",
+	      "image: EEXIST/ENOENT imports created nothing");
+}
+
+/* The unprivileged child: EXPORT and IMPORT need CAP_SYS_ADMIN. */
+static void image_child(int fd, const struct img *p)
+{
+	struct kbloom_image im;
+	unsigned char buf[64];
+	int err;
+
+	if (!check(setgroups(0, NULL) == 0 &&
+		   setresgid(NOBODY, NOBODY, NOBODY) == 0 &&
+		   setresuid(NOBODY, NOBODY, NOBODY) == 0, strerror(errno),
+		   "image: child drops to nobody"))
+		return;
+	err = kb_export(fd, IMG_P, p->buf, p->len, NULL);
+	check_err(err, EPERM, "image: unprivileged EXPORT");
+	err = kb_export(fd, IMG_P, buf, 0, NULL);
+	check_err(err, EPERM, "image: unprivileged EXPORT size query");
+	im = p->im;
+	im.payload = PTR(p->buf);
+	err = kb_import(fd, &im, IMG_BAD, 0);
+	check_err(err, EPERM, "image: unprivileged IMPORT");
+	err = kb_import(fd, &im, IMG_Q, KBLOOM_IMPORT_REPLACE);
+	check_err(err, EPERM, "image: unprivileged IMPORT REPLACE");
+}
+
+static void image_perm(const struct img *p)
+{
+	struct kbloom_info info;
+	int status;
+	pid_t pid;
+
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0) {
+		image_child(g_fd, p);
+		fflush(stdout);
+		_exit(0);
+	}
+	if (!check(pid > 0, strerror(errno), "image: fork") ||
+	    !check(waitpid(pid, &status, 0) == pid, strerror(errno),
+		   "image: waitpid"))
+		return;
+	check(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+	      "child crashed or failed", "image: child exited cleanly");
+	check_err(kb_info(g_fd, IMG_BAD, &info), ENOENT,
+		  "image: the unprivileged IMPORT created nothing");
+	check(img_same(IMG_Q, p), "changed",
+	      "image: the unprivileged IMPORT REPLACE changed nothing");
+}
+
+/* Plain export and import. */
+static void image_plain(struct img *p)
+{
+	struct kbloom_info info, iq;
+	struct kbloom_image im;
+	struct kbloom_merge m;
+	struct keyset ks = { 0 };
+	unsigned char *buf = NULL;
+	u64 want = payload_size(IMG_PBITS, false);
+	u32 res;
+	int err;
+
+	err = kb_create(g_fd, IMG_P, IMG_PBITS, 5, 0, 0, NULL);
+	if (!check_ok(err, "image: create %s", IMG_P))
+		return;
+	if (!keyset_tag(&ks, "ix", IMG_KEYS) ||
+	    !ks_add(IMG_P, &ks, 0, IMG_KEYS, "image"))
+		goto out;
+	kb_skey(g_fd, KBLOOM_IOC_QUERY, IMG_P, "ix:0", &res);
+	if (!check_ok(kb_info(g_fd, IMG_P, &info), "image: INFO %s", IMG_P))
+		goto out;
+
+	/* Too small: ENOBUFS, the size reported, nothing copied. */
+	buf = malloc(want + 64);
+	if (!check(buf != NULL, "out of memory", "image: alloc"))
+		goto out;
+	memset(buf, 0xa5, want + 64);
+	err = kb_export(g_fd, IMG_P, buf, 0, &im);
+	if (check_err(err, ENOBUFS, "image: EXPORT payload_len 0"))
+		check_u64(im.payload_len, want,
+			  "image: ENOBUFS reports (bits + 63) / 64 * 8");
+	err = kb_export(g_fd, IMG_P, buf, want - 8, &im);
+	if (check_err(err, ENOBUFS, "image: EXPORT payload_len 8 short"))
+		check_u64(im.payload_len, want,
+			  "image: ENOBUFS (8 short) reports the size");
+	check(all_bytes(buf, want + 64, 0xa5), "the buffer was written",
+	      "image: a too-small EXPORT copied nothing (buffer untouched)");
+
+	/* A larger buffer than needed: exactly the payload is written. */
+	err = kb_export(g_fd, IMG_P, buf, want + 64, &im);
+	if (!check_ok(err, "image: EXPORT %s", IMG_P))
+		goto out;
+	check_u64(im.payload_len, want, "image: EXPORT payload_len out");
+	check_u64(im.bits, info.bits, "image: EXPORT bits == INFO");
+	check_u64(im.hashes, info.hashes, "image: EXPORT hashes == INFO");
+	check_u64(im.flags, info.flags, "image: EXPORT flags == INFO");
+	check_u64(im.adds, info.adds, "image: EXPORT adds == INFO");
+	check_u64(im.capacity, info.capacity, "image: EXPORT capacity == INFO");
+	check_u64(im.fpr_ppb, info.fpr_ppb, "image: EXPORT fpr_ppb == INFO");
+	check_u64(im.hash_scheme, KBLOOM_HASH_SCHEME,
+		  "image: EXPORT hash_scheme");
+	check_u64(popcount_bytes(buf, want), info.bits_set,
+		  "image: payload popcount == INFO bits_set");
+	check(pad_zero(buf, want, IMG_PBITS), "a padding bit is set",
+	      "image: payload padding past m is zero");
+	check(all_bytes(buf + want, 64, 0xa5), "bytes past it written",
+	      "image: EXPORT wrote nothing past payload_len");
+	p->im = im;
+	p->buf = buf;
+	p->len = want;
+	buf = NULL;
+
+	/* Import under a new name: the same filter. */
+	im = p->im;
+	err = kb_import(g_fd, &im, IMG_Q, 0);
+	if (!check_ok(err, "image: IMPORT as %s", IMG_Q))
+		goto out;
+	err = kb_info(g_fd, IMG_Q, &iq);
+	if (check_ok(err, "image: INFO %s", IMG_Q)) {
+		check(iq.bits == info.bits && iq.hashes == info.hashes &&
+		      iq.flags == info.flags && iq.bits_set == info.bits_set,
+		      "differs", "image: imported bits, hashes, flags, bits_set");
+		check(iq.capacity == info.capacity &&
+		      iq.fpr_ppb == info.fpr_ppb && iq.adds == p->im.adds,
+		      "differs",
+		      "image: imported capacity, fpr_ppb, adds as in the image");
+		check_u64(iq.hash_scheme, KBLOOM_HASH_SCHEME,
+			  "image: imported hash_scheme");
+	}
+	check_u64((u64)ks_hits(g_fd, IMG_Q, &ks, 0, IMG_KEYS), IMG_KEYS,
+		  "image: every key present in the import");
+	check(img_same(IMG_Q, p), "differs",
+	      "image: export of the import == the original export (seed too)");
+	err = kb_merge(g_fd, KBLOOM_IOC_MERGE, IMG_P, IMG_Q, &m);
+	if (check_ok(err, "image: MERGE original <- import (same seed)"))
+		check_u64(m.mismatch, 0, "image: import is compatible");
+	err = kb_merge(g_fd, KBLOOM_IOC_COMPARE, IMG_P, IMG_Q, &m);
+	if (check_ok(err, "image: COMPARE original, import"))
+		check(m.bits_union == info.bits_set &&
+		      m.bits_inter == info.bits_set, "differ",
+		      "image: original and import hold the same bits");
+out:
+	free(buf);
+	keyset_free(&ks);
+}
+
+/* Counting export and import: nibbles, saturation. */
+static void image_counting(struct img *c)
+{
+	struct kbloom_info info, iq;
+	struct kbloom_image im;
+	u64 want = payload_size(IMG_CBITS, true), i, nz = 0, sat = 0;
+	u32 res, j;
+	int err, first;
+	char key[16];
+
+	err = kb_create_ex(g_fd, IMG_C, IMG_CBITS, 4, KBLOOM_CREATE_COUNTING,
+			   NULL, NULL);
+	if (!check_ok(err, "image: create counting %s", IMG_C))
+		return;
+	check_u64(add_n(IMG_C, "sat", 20), 0, "image: ADD sat 20 times");
+	for (j = 0; j < 50; j++) {
+		snprintf(key, sizeof(key), "c%u", j);
+		check_u64(add_n(IMG_C, key, 1), 0, "image: ADD %s", key);
+	}
+	if (!check_ok(kb_info(g_fd, IMG_C, &info), "image: INFO %s", IMG_C))
+		return;
+	err = kb_export(g_fd, IMG_C, NULL, 0, &im);
+	if (check_err(err, ENOBUFS, "image: counting EXPORT size query"))
+		check_u64(im.payload_len, want,
+			  "image: counting payload is (4m + 63) / 64 * 8 bytes");
+	if (!img_take(IMG_C, c, "counting"))
+		return;
+	check_u64(c->im.flags, KBLOOM_CREATE_COUNTING,
+		  "image: counting EXPORT flags");
+	check(c->im.bits == IMG_CBITS && c->im.hashes == 4, "differs",
+	      "image: counting EXPORT bits, hashes");
+	for (i = 0; i < IMG_CBITS && c->len == want; i++) {
+		unsigned int v = (c->buf[i / 2] >> (4 * (i % 2))) & 0xf;
+
+		nz += v != 0;
+		sat += v == KBLOOM_COUNTER_MAX;
+	}
+	check_u64(nz, info.bits_set,
+		  "image: non-zero counters in the payload == INFO bits_set");
+	check_u64(sat, info.saturated,
+		  "image: counters at 15 in the payload == INFO saturated");
+	check_range(sat, 1, 4, "image: the saturated key shows in the payload");
+	check(pad_zero(c->buf, c->len, 4 * (u64)IMG_CBITS),
+	      "a padding counter is set",
+	      "image: counting payload padding past m is zero");
+
+	err = kb_import(g_fd, &c->im, IMG_CQ, 0);
+	if (!check_ok(err, "image: IMPORT counting as %s", IMG_CQ))
+		return;
+	err = kb_info(g_fd, IMG_CQ, &iq);
+	if (check_ok(err, "image: INFO %s", IMG_CQ))
+		check(iq.flags == KBLOOM_CREATE_COUNTING &&
+		      iq.bits_set == info.bits_set &&
+		      iq.saturated == info.saturated, "differs",
+		      "image: imported counting filter: flags, bits_set, saturated");
+	check(img_same(IMG_CQ, c), "differs",
+	      "image: export of the counting import is identical");
+	err = kb_skey(g_fd, KBLOOM_IOC_REMOVE, IMG_CQ, "c7", &res);
+	if (check_ok(err, "image: REMOVE c7 from the import"))
+		check_u64(res, 1, "image: imported counters can be removed");
+	err = kb_skey(g_fd, KBLOOM_IOC_QUERY, IMG_CQ, "c7", &res);
+	check(err == 0 && res == 0, "still present",
+	      "image: c7 gone from the import after one remove");
+	check_u64(remove_n(IMG_CQ, "sat", 20, &first), 0,
+		  "image: REMOVE sat 20 times from the import");
+	err = kb_skey(g_fd, KBLOOM_IOC_QUERY, IMG_CQ, "sat", &res);
+	check(err == 0 && res == 1, "absent",
+	      "image: imported saturated counters stay");
+}
+
+/* ---- REPLACE and its atomicity ---- */
+
+static int img_stop;
+
+struct img_reader {
+	pthread_t tid;
+	int fd;
+	char keys[64 * 16];
+	u32 lens[64];
+	u64 bytes;
+	unsigned long batches;	/* atomic: the main thread waits on it */
+	unsigned long gen_x, gen_y, both, bad, enoent, zmiss;
+	const char *bad_what;
+	int bad_err;
+};
+
+static void img_reader_bad(struct img_reader *r, const char *what, int err)
+{
+	if (!r->bad++) {
+		r->bad_what = what;
+		r->bad_err = err;
+	}
+}
+
+static void *img_reader_fn(void *arg)
+{
+	struct img_reader *r = arg;
+	struct kbloom_batch out;
+	unsigned char bm[8];
+	char zk[16];
+	u32 i, j, x, y, zl, res;
+	int err;
+
+	for (i = 0; !__atomic_load_n(&img_stop, __ATOMIC_ACQUIRE); i++) {
+		memset(bm, 0, sizeof(bm));
+		err = kb_batch(r->fd, KBLOOM_IOC_QUERY_BATCH, IMG_R, r->keys,
+			       r->lens, bm, r->bytes, 64, &out);
+		if (err == ENOENT) {
+			r->enoent++;
+		} else if (err) {
+			img_reader_bad(r, "QUERY_BATCH", err);
+		} else if (out.done != 64 || out.hits != bits_count(bm, 64)) {
+			img_reader_bad(r, "QUERY_BATCH done/hits", 0);
+		} else {
+			/* Even slots are X keys, odd slots Y keys. */
+			for (j = 0, x = 0, y = 0; j < 64; j++) {
+				if (bit_get(bm, j))
+					*(j % 2 ? &y : &x) += 1;
+			}
+			if (x == 32 && y == 32)
+				r->both++;
+			else if (x == 32)
+				r->gen_x++;
+			else if (y == 32)
+				r->gen_y++;
+			else
+				img_reader_bad(r, "mixed batch (X and Y)", 0);
+		}
+		__atomic_add_fetch(&r->batches, 1, __ATOMIC_RELEASE);
+		/* A key in both images: present whatever the generation. */
+		zl = (u32)snprintf(zk, sizeof(zk), "rz:%u", i % IMG_ZKEYS);
+		err = kb_key(r->fd, KBLOOM_IOC_QUERY, IMG_R, zk, zl, &res);
+		if (err == ENOENT)
+			r->enoent++;
+		else if (err)
+			img_reader_bad(r, "QUERY", err);
+		else if (res != 1)
+			r->zmiss++;
+	}
+	return NULL;
+}
+
+static void image_replace_load(const struct img *ix, const struct img *iy)
+{
+	struct img_reader rd[IMG_READERS];
+	unsigned long fails = 0, bx = 0, by = 0, bb = 0;
+	int i, j, err, first_err = 0, started = 0;
+	char detail[200], et[96];
+	struct timespec ts = { 0, 2000000 };
+
+	memset(rd, 0, sizeof(rd));
+	for (i = 0; i < IMG_READERS; i++) {
+		u64 pos = 0;
+
+		for (j = 0; j < 64; j++) {
+			/* X keys rx:0..31 and Y keys ry:0..31, interleaved. */
+			rd[i].lens[j] = (u32)snprintf(
+				rd[i].keys + pos, 16, "r%c:%d",
+				j % 2 ? 'y' : 'x', (j / 2 + 32 * i) % 1000);
+			pos += rd[i].lens[j];
+		}
+		rd[i].bytes = pos;
+		/* Queries need no write access: read-only fds. */
+		rd[i].fd = open(g_dev, O_RDONLY);
+		if (!check(rd[i].fd >= 0, strerror(errno),
+			   "image: open reader fd %d", i))
+			goto out;
+	}
+	__atomic_store_n(&img_stop, 0, __ATOMIC_RELEASE);
+	for (i = 0; i < IMG_READERS; i++) {
+		err = pthread_create(&rd[i].tid, NULL, img_reader_fn, &rd[i]);
+		if (!check(err == 0, strerror(err), "image: start reader %d",
+			   i))
+			break;
+		started++;
+	}
+	/* Let every reader get going before the first swap. */
+	for (i = 0; i < started; i++)
+		while (!__atomic_load_n(&rd[i].batches, __ATOMIC_ACQUIRE))
+			nanosleep(&ts, NULL);
+	for (i = 0; i < IMG_REPLACES && started == IMG_READERS; i++) {
+		err = kb_import(g_fd, i % 2 ? &iy->im : &ix->im, IMG_R,
+				KBLOOM_IMPORT_REPLACE);
+		if (err && !fails++)
+			first_err = err;
+		nanosleep(&ts, NULL);
+	}
+	__atomic_store_n(&img_stop, 1, __ATOMIC_RELEASE);
+	for (i = 0; i < started; i++)
+		pthread_join(rd[i].tid, NULL);
+	if (started != IMG_READERS)
+		goto out;
+
+	snprintf(detail, sizeof(detail), "%lu failed, first %s", fails,
+		 errtext(first_err, et, sizeof(et)));
+	check(fails == 0, detail, "image: %d IMPORT REPLACEs under load",
+	      IMG_REPLACES);
+	for (i = 0; i < IMG_READERS; i++) {
+		snprintf(detail, sizeof(detail),
+			 "%lu bad, first %s: %s", rd[i].bad,
+			 rd[i].bad_what ? rd[i].bad_what : "?",
+			 errtext(rd[i].bad_err, et, sizeof(et)));
+		check(rd[i].bad == 0, detail,
+		      "image: reader %d: every batch all-X or all-Y", i);
+		snprintf(detail, sizeof(detail), "%lu ENOENT", rd[i].enoent);
+		check(rd[i].enoent == 0, detail,
+		      "image: reader %d: the filter was never missing", i);
+		snprintf(detail, sizeof(detail), "%lu misses", rd[i].zmiss);
+		check(rd[i].zmiss == 0, detail,
+		      "image: reader %d: keys in both images always present", i);
+		check(rd[i].batches > 0, "no batch ran",
+		      "image: reader %d made progress", i);
+		bx += rd[i].gen_x;
+		by += rd[i].gen_y;
+		bb += rd[i].both;
+	}
+	printf("# image: batches saw X %lu, Y %lu, both %lu\n", bx, by, bb);
+	/* 50 replaces starting with X end with Y. */
+	check(img_same(IMG_R, iy), "differs",
+	      "image: after the replaces %s holds image Y", IMG_R);
+out:
+	for (i = 0; i < IMG_READERS; i++)
+		if (rd[i].fd > 0)
+			close(rd[i].fd);
+}
+
+static void image_replace(void)
+{
+	struct keyset xs = { 0 }, ys = { 0 }, zs = { 0 };
+	struct img ix = { 0 }, iy = { 0 };
+	struct kbloom_image im;
+	struct kbloom_info info;
+	struct kbloom_merge m;
+	unsigned char *b2 = NULL;
+	int err;
+
+	/* R: X keys, 100000 bits, 5 hashes; S: Y keys, 200003 bits, 6. */
+	if (!check_ok(kb_create(g_fd, IMG_R, 100000, 5, 0, 0, NULL),
+		      "image: create %s", IMG_R) ||
+	    !check_ok(kb_create(g_fd, IMG_S, 200003, 6, 0, 0, NULL),
+		      "image: create %s", IMG_S))
+		return;
+	if (!keyset_tag(&xs, "rx", 1000) || !keyset_tag(&ys, "ry", 1000) ||
+	    !keyset_tag(&zs, "rz", IMG_ZKEYS) ||
+	    !ks_add(IMG_R, &xs, 0, 1000, "image") ||
+	    !ks_add(IMG_R, &zs, 0, IMG_ZKEYS, "image") ||
+	    !ks_add(IMG_S, &ys, 0, 1000, "image") ||
+	    !ks_add(IMG_S, &zs, 0, IMG_ZKEYS, "image"))
+		goto out;
+	if (!img_take(IMG_R, &ix, "X") || !img_take(IMG_S, &iy, "Y"))
+		goto out;
+
+	err = kb_import(g_fd, &iy.im, IMG_R, KBLOOM_IMPORT_REPLACE);
+	if (!check_ok(err, "image: IMPORT REPLACE %s with S's image", IMG_R))
+		goto out;
+	err = kb_info(g_fd, IMG_R, &info);
+	if (check_ok(err, "image: INFO %s after REPLACE", IMG_R))
+		check(info.bits == 200003 && info.hashes == 6, "old size",
+		      "image: REPLACE took S's bits and hashes");
+	check_u64((u64)ks_hits(g_fd, IMG_R, &ys, 0, 1000), 1000,
+		  "image: after REPLACE every Y key present");
+	check_u64((u64)ks_hits(g_fd, IMG_R, &xs, 0, 1000), 0,
+		  "image: after REPLACE every X key absent");
+	err = kb_merge(g_fd, KBLOOM_IOC_MERGE, IMG_R, IMG_S, &m);
+	if (check_ok(err, "image: MERGE %s <- %s after REPLACE", IMG_R,
+		     IMG_S))
+		check_u64(m.mismatch, 0, "image: REPLACE took S's seed too");
+	check(img_same(IMG_S, &iy), "changed",
+	      "image: the exported filter S is unchanged");
+
+	/* Failed replaces leave R byte for byte as it was. */
+	im = ix.im;
+	im.payload_len += 8;
+	err = kb_import(g_fd, &im, IMG_R, KBLOOM_IMPORT_REPLACE);
+	check_err(err, EINVAL, "image: IMPORT REPLACE with payload_len 8 over");
+	check(img_same(IMG_R, &iy), "changed",
+	      "image: the failed REPLACE (size) left R intact");
+	b2 = malloc(ix.len);
+	if (check(b2 != NULL, "out of memory", "image: alloc")) {
+		memcpy(b2, ix.buf, ix.len);
+		b2[ix.len - 1] |= 0x80;
+		im = ix.im;
+		im.payload = PTR(b2);
+		err = kb_import(g_fd, &im, IMG_R, KBLOOM_IMPORT_REPLACE);
+		check_err(err, EINVAL,
+			  "image: IMPORT REPLACE with a padding bit set");
+		check(img_same(IMG_R, &iy), "changed",
+		      "image: the failed REPLACE (padding) left R intact");
+	}
+	im = ix.im;
+	im.hashes = 0;
+	err = kb_import(g_fd, &im, IMG_R, KBLOOM_IMPORT_REPLACE);
+	check_err(err, EINVAL, "image: IMPORT REPLACE with hashes 0");
+	check(img_same(IMG_R, &iy), "changed",
+	      "image: the failed REPLACE (hashes) left R intact");
+
+	image_replace_load(&ix, &iy);
+out:
+	free(b2);
+	img_free(&ix);
+	img_free(&iy);
+	keyset_free(&xs);
+	keyset_free(&ys);
+	keyset_free(&zs);
+}
+
+static void test_image(void)
+{
+	static const char *const all[] = {
+		IMG_P, IMG_Q, IMG_C, IMG_CQ, IMG_R, IMG_S, IMG_BAD,
+	};
+	struct img p = { 0 }, c = { 0 };
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(all); i++)
+		cleanup(all[i]);
+	image_plain(&p);
+	image_counting(&c);
+	if (p.buf) {
+		image_bad_inputs(&p, &c);
+		image_perm(&p);
+	}
+	image_replace();
+	img_free(&p);
+	img_free(&c);
+	for (i = 0; i < ARRAY_SIZE(all); i++)
+		cleanup(all[i]);
+}
+
+/* ------------------------------------------------------------------ */
 /* Group: stress                                                      */
 /* ------------------------------------------------------------------ */
 
@@ -2404,6 +4234,10 @@ static const struct test_group {
 	{ "create", test_create, "sizing, limits, names, LIST, ENOENT" },
 	{ "keys", test_keys, "single-key add/query/test-and-add, CLEAR" },
 	{ "batch", test_batch, "batched calls, FP rate, partial failures" },
+	{ "counting", test_counting, "counting filters: REMOVE, saturation" },
+	{ "merge", test_merge, "CREATE_LIKE, MERGE, mismatches" },
+	{ "compare", test_compare, "COMPARE counts and size estimates" },
+	{ "image", test_image, "EXPORT/IMPORT, REPLACE atomicity" },
 	{ "perm", test_perm, "read-only fd, unprivileged caller" },
 	{ "stress", test_stress, "concurrent use while destroy/re-create" },
 	{ "sysfs", test_sysfs, "/sys/kernel/bloom attributes" },

@@ -71,7 +71,7 @@ run_kunit() {
 			not_ok "KUnit suite ${d##*/}"
 		fi
 	done
-	check "KUnit: all 7 kbloom suites ran" [ $nsuites -eq 7 ]
+	check "KUnit: all 9 kbloom suites ran" [ $nsuites -eq 9 ]
 	check "rmmod kbloom_test" rmmod kbloom_test
 }
 
@@ -131,6 +131,129 @@ run_bloomctl() {
 	check_exit 2 "destroy twice fails" $b destroy e2e
 }
 
+# Counting filters, union, estimates (bloomctl end to end).
+run_setops() {
+	b=bloomctl
+	check_exit 0 "create --counting" $b create cnt --bits 65536 --hashes 4 --counting
+	check "sysfs counting is 1" [ "$(cat /sys/kernel/bloom/filters/cnt/counting)" = 1 ]
+	for i in $(seq 20); do echo k20; done > /tmp/k20
+	check_exit 0 "add a key 20 times" sh -c "$b add cnt < /tmp/k20"
+	check "20 adds saturate counters (sysfs saturated > 0)" [ "$(cat /sys/kernel/bloom/filters/cnt/saturated)" -gt 0 ]
+	check_exit 0 "remove it 20 times" sh -c "$b remove cnt < /tmp/k20"
+	check_exit 0 "still present after 20 removes (saturation never loses a key)" $b query cnt k20
+	check_exit 0 "add then remove a key" sh -c "$b add cnt once && $b remove cnt once"
+	check_exit 1 "the removed key is absent" $b query cnt once
+	before=$(cat /sys/kernel/bloom/filters/cnt/bits_set)
+	check_exit 1 "removing an absent key is refused (exit 1)" $b remove cnt once
+	has "once absent" /tmp/out && ok "refused remove prints 'absent'" || not_ok "refused remove prints 'absent'"
+	check "refused remove changes nothing" [ "$(cat /sys/kernel/bloom/filters/cnt/bits_set)" = "$before" ]
+	$b create plain --bits 65536 --hashes 4 >/dev/null
+	check_exit 2 "remove on a plain filter is an error" $b remove plain x
+	has "counting" /tmp/err && ok "error says the filter is not counting" || not_ok "error says the filter is not counting"
+
+	# Union and estimates: A has keys 1..20000, B (made --like A) keys
+	# 10001..30000: union 30000, intersection 10000.
+	seq 1 20000 > /tmp/ka
+	seq 10001 30000 > /tmp/kb
+	$b create sa --capacity 30000 --fpr 0.01 >/dev/null
+	check_exit 0 "create --like" $b create sb --like sa
+	$b add sa < /tmp/ka
+	$b add sb < /tmp/kb
+	check_exit 0 "bloomctl -j estimate A B" $b -j estimate sa sb
+	cp /tmp/out /tmp/est
+	awk -v f=/tmp/est 'BEGIN {
+		getline j < f
+		n = split("keys_a:20000 keys_b:20000 union:30000 intersection:10000", want, " ")
+		bad = 0
+		for (i = 1; i <= n; i++) {
+			split(want[i], kv, ":")
+			if (!match(j, "\"" kv[1] "\": *[0-9.eE+-]+")) { bad = 1; continue }
+			v = substr(j, RSTART, RLENGTH); sub(/.*: */, "", v)
+			d = (v - kv[2]) / kv[2]; if (d < 0) d = -d
+			printf "# estimate %s: %s (truth %s, off %.2f%%)\n", kv[1], v, kv[2], d * 100
+			if (d > 0.05) bad = 1
+		}
+		exit bad
+	}'
+	check "estimates of |A|, |B|, union and intersection within 5%" [ $? -eq 0 ]
+	check_exit 0 "merge B into A" $b merge sa sb
+	check_exit 0 "after merge A has every key of B" sh -c "$b query sa --count < /tmp/kb"
+	check_exit 0 "after merge A keeps its own keys" sh -c "$b query sa --count < /tmp/ka"
+	$b create other --capacity 30000 --fpr 0.01 >/dev/null
+	check_exit 2 "merge of filters with different seeds is refused" $b merge sa other
+	has "seed" /tmp/err && ok "refusal names the seed" || not_ok "refusal names the seed"
+	check_exit 2 "merge of filters of different sizes is refused" $b merge sa plain
+	has "bits differ" /tmp/err && ok "refusal names the bits" || not_ok "refusal names the bits"
+	for f in cnt plain sa sb other; do $b destroy $f; done
+}
+
+# Save and load: round trip, compression, and corrupt files that must
+# leave the existing filter byte-for-byte unchanged.
+run_images() {
+	b=bloomctl
+	seq 1 20000 > /tmp/k1
+	$b create img --capacity 20000 --fpr 0.01 >/dev/null
+	$b add img < /tmp/k1
+	check_exit 0 "save" $b save img /tmp/img.img
+	check "image file is mode 0600" [ "$(stat -c %a /tmp/img.img)" = 600 ]
+	check_exit 0 "load under a new name" $b load img2 /tmp/img.img
+	check_exit 0 "loaded filter has every key" sh -c "$b query img2 --count < /tmp/k1"
+	check "loaded filter has the same bits_set" [ "$(cat /sys/kernel/bloom/filters/img/bits_set)" = "$(cat /sys/kernel/bloom/filters/img2/bits_set)" ]
+	check_exit 0 "loaded filter merges with the original (same seed)" $b merge img2 img
+	check_exit 0 "save --compress" $b save img /tmp/imgz.img --compress
+	echo "# image sizes: plain $(stat -c %s /tmp/img.img) bytes, compressed $(stat -c %s /tmp/imgz.img) bytes"
+	check_exit 0 "load a compressed image" $b load img3 /tmp/imgz.img
+	check_exit 0 "compressed round trip has every key" sh -c "$b query img3 --count < /tmp/k1"
+	check_exit 2 "load onto an existing name without --replace fails" $b load img2 /tmp/img.img
+
+	# --replace swaps contents: img2 becomes a filter of other keys.
+	seq 50001 51000 > /tmp/k2
+	$b create other --capacity 20000 --fpr 0.01 >/dev/null
+	$b add other < /tmp/k2
+	$b save other /tmp/other.img
+	check_exit 0 "load --replace" $b load img2 /tmp/other.img --replace
+	check_exit 0 "replaced filter has the new keys" sh -c "$b query img2 --count < /tmp/k2"
+	check_exit 1 "replaced filter lost the old keys" $b query img2 1 2 3
+
+	# A small image, corrupted every way; the target must not change.
+	$b create small --bits 1024 --hashes 3 >/dev/null
+	$b add small a b c
+	$b save small /tmp/small.img
+	$b save small /tmp/small.before
+	size=$(stat -c %s /tmp/small.img)
+	bad=0 o=0
+	while [ $o -lt "$size" ]; do
+		head -c $o /tmp/small.img > /tmp/cut.img
+		if $b load small /tmp/cut.img --replace 2>/dev/null; then bad=$((bad + 1)); fi
+		if $b load cut /tmp/cut.img 2>/dev/null; then bad=$((bad + 1)); $b destroy cut; fi
+		o=$((o + 1))
+	done
+	check "truncated at each of $size byte offsets: refused" [ $bad -eq 0 ]
+	corrupt() { # DESCRIPTION OFFSET BYTE
+		cp /tmp/small.img /tmp/bad.img
+		printf "\\$(printf %o "$3")" | dd of=/tmp/bad.img bs=1 seek="$2" conv=notrunc 2>/dev/null
+		check_exit 2 "corrupt image refused: $1" $b load small /tmp/bad.img --replace
+	}
+	corrupt "bad magic" 0 0
+	corrupt "flipped payload byte (CRC)" $((size - 1)) 255
+	cp /tmp/small.img /tmp/bad.img; echo garbage >> /tmp/bad.img
+	check_exit 2 "corrupt image refused: trailing garbage" $b load small /tmp/bad.img --replace
+	$b save small /tmp/small.after
+	check "after every refused load the filter is byte-for-byte unchanged" cmp -s /tmp/small.before /tmp/small.after
+	check "no filter was created by a refused load" [ ! -e /sys/kernel/bloom/filters/cut ]
+
+	# A save taken while keys are being added has every key added before.
+	seq 100001 300000 > /tmp/k3
+	$b add img < /tmp/k3 &
+	adder=$!
+	$b save img /tmp/busy.img
+	wait $adder
+	check_exit 0 "save during adds loads" $b load busy /tmp/busy.img
+	check_exit 0 "it has every key added before the save began" sh -c "$b query busy --count < /tmp/k1"
+	for f in img img2 img3 other small busy; do $b destroy $f; done
+	rm -f /tmp/*.img /tmp/k1 /tmp/k2 /tmp/k3
+}
+
 # Batched versus one ioctl per key, in this VM run: NKEYS MIN_RATIO.
 run_speed() {
 	nkeys=$1 min=$2
@@ -165,6 +288,8 @@ run_checks() {
 		kbloom_selftest32; check "kbloom_selftest (32-bit, compat ioctl)" [ $? -eq 0 ]
 	fi
 	run_bloomctl
+	run_setops
+	run_images
 	run_speed "${kbloom_speed_keys:-1000000}" "${kbloom_speed_min:-20}"
 	bloomctl create live1 --bits 100000 --hashes 3 >/dev/null
 	bloomctl create live2 --capacity 50000 --fpr 0.001 >/dev/null
@@ -226,11 +351,60 @@ run_demo() {
 	[ $fn -eq 0 ] && [ $fpr_ok -eq 0 ] && echo "== demo passed"
 }
 
+# Files leave the VM base64-encoded on the test channel.
+emit_file() { # PATH
+	echo "# FILE-BEGIN ${1##*/}"
+	base64 "$1"
+	echo "# FILE-END"
+}
+
+# The Summary Cache pattern across two boots ("hosts"). Host A makes the
+# digest, ships an empty template (it carries the seed) and later its
+# filled digest; host B starts from the template, adds its own keys,
+# loads A's digest and merges: the union of both hosts' keys.
+run_exchange_a() {
+	check "insmod kbloom.ko" insmod $L/kbloom.ko
+	check_exit 0 "host A: create digest" bloomctl create digest --capacity 100000 --fpr 0.01
+	check_exit 0 "host A: save the empty template" bloomctl save digest /tmp/template.img
+	seq 1 50000 > /tmp/ka
+	check_exit 0 "host A: add its keys" sh -c "bloomctl add digest < /tmp/ka"
+	check_exit 0 "host A: save its digest (compressed)" bloomctl save digest /tmp/a.img --compress
+	emit_file /tmp/template.img
+	emit_file /tmp/a.img
+	check "rmmod" rmmod kbloom
+	dmesg_check
+}
+
+run_exchange_b() {
+	check "insmod kbloom.ko" insmod $L/kbloom.ko
+	check_exit 0 "host B: load the template from host A" bloomctl load digest /in/template.img
+	seq 40001 90000 > /tmp/kb
+	check_exit 0 "host B: add its keys" sh -c "bloomctl add digest < /tmp/kb"
+	check_exit 0 "host B: load host A's digest" bloomctl load peer_a /in/a.img
+	check_exit 0 "host B: estimate overlap" bloomctl -j estimate digest peer_a
+	sed 's/^/# /' /tmp/out
+	check_exit 0 "host B: merge host A's digest" bloomctl merge digest peer_a
+	seq 1 90000 > /tmp/kall
+	check_exit 0 "the merged digest has every key of both hosts" sh -c "bloomctl query digest --count < /tmp/kall"
+	check "rmmod" rmmod kbloom
+	dmesg_check
+}
+
 kbloom_vm_main() {
 	echo "# kbloom VM: $(uname -r), $(nproc) CPUs, mode $1"
 	case "$1" in
 	check)
 		run_checks
+		echo "vm: $((n - nfail)) passed, $nfail failed"
+		[ $nfail -eq 0 ]
+		;;
+	exchange-a)
+		run_exchange_a
+		echo "vm: $((n - nfail)) passed, $nfail failed"
+		[ $nfail -eq 0 ]
+		;;
+	exchange-b)
+		run_exchange_b
 		echo "vm: $((n - nfail)) passed, $nfail failed"
 		[ $nfail -eq 0 ]
 		;;

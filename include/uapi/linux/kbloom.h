@@ -45,6 +45,28 @@
 #define KBLOOM_FEATURE_BATCH		(1ULL << 0)
 #define KBLOOM_FEATURE_TEST_AND_ADD	(1ULL << 1)
 #define KBLOOM_FEATURE_SIZING		(1ULL << 2)
+#define KBLOOM_FEATURE_COUNTING		(1ULL << 3)
+#define KBLOOM_FEATURE_MERGE		(1ULL << 4)
+#define KBLOOM_FEATURE_IMAGE		(1ULL << 5)
+
+/* Creation flags (struct kbloom_create, struct kbloom_info, images). */
+/* 4-bit counters instead of bits: keys can be removed. */
+#define KBLOOM_CREATE_COUNTING		(1U << 0)
+/* Copy bits, hashes, counting, capacity, fpr_ppb and the seed from @like. */
+#define KBLOOM_CREATE_LIKE		(1U << 1)
+
+/*
+ * Counting filters: a counter that reaches KBLOOM_COUNTER_MAX sticks there
+ * and is never decremented again, so saturation can cause a false
+ * positive but never a false negative.
+ */
+#define KBLOOM_COUNTER_MAX		15
+
+/* Why two filters cannot be merged or compared (struct kbloom_merge). */
+#define KBLOOM_MISMATCH_BITS		(1U << 0)
+#define KBLOOM_MISMATCH_HASHES		(1U << 1)
+#define KBLOOM_MISMATCH_COUNTING	(1U << 2)
+#define KBLOOM_MISMATCH_SEED		(1U << 3)
 
 /*
  * Hash scheme: how a key becomes bit positions. Part of the ABI because a
@@ -94,9 +116,13 @@ struct kbloom_version {
  *	KBLOOM_FPR_ONE - 1), used with @capacity when @bits is 0.
  * @capacity: in: the number of keys the filter is designed for (n); 0 if
  *	sized by @bits and @hashes alone. Reported back by KBLOOM_IOC_INFO.
- * @flags: in: must be 0 in API version 1.
+ * @flags: in: KBLOOM_CREATE_* bits. With KBLOOM_CREATE_LIKE, @bits,
+ *	@hashes, @fpr_ppb and @capacity must be 0 and everything, the secret
+ *	seed included, is copied from the filter @like: that is how to make
+ *	filters that can be merged and compared. KBLOOM_CREATE_COUNTING may
+ *	then be given only if @like is counting too.
  * @reserved0: must be 0.
- * @reserved: must be 0.
+ * @like: in: with KBLOOM_CREATE_LIKE, the filter to copy; else all zero.
  *
  * Requires CAP_SYS_ADMIN. Either give @bits and @hashes, or @capacity and
  * @fpr_ppb (then @bits and @hashes are computed as
@@ -105,7 +131,8 @@ struct kbloom_version {
  * Errors: -EPERM (no CAP_SYS_ADMIN), -EINVAL (bad name, bits outside
  * [KBLOOM_MIN_BITS, KBLOOM_MAX_BITS], hashes outside [1, KBLOOM_MAX_HASHES],
  * neither or both ways of sizing given, fpr_ppb out of range, non-zero
- * flags or reserved), -EEXIST (the name is taken), -EFBIG (larger than the
+ * flags or reserved), -ENOENT (no filter @like), -EEXIST (the name is
+ * taken), -EFBIG (larger than the
  * module's per-filter limit, the max_filter_bytes parameter), -ENOSPC (the
  * module's memory budget, the max_memory parameter, would be exceeded),
  * -ENOMEM (the allocation failed). On any error nothing is created.
@@ -118,7 +145,7 @@ struct kbloom_create {
 	__u64 capacity;
 	__u32 flags;
 	__u32 reserved0;
-	__u64 reserved[4];
+	char like[KBLOOM_NAME_MAX];
 };
 
 /**
@@ -152,7 +179,10 @@ struct kbloom_name {
  * @adds: out: keys added (add and test-and-add calls).
  * @queries: out: keys queried (query and test-and-add calls).
  * @hits: out: queries that answered "maybe present".
- * @memory_bytes: out: memory the filter's bitmap occupies.
+ * @memory_bytes: out: memory the filter's bitmap (or counters) occupies.
+ * @saturated: out: counting filters: counters stuck at KBLOOM_COUNTER_MAX;
+ *	0 for plain filters. For counting filters @bits_set counts non-zero
+ *	counters.
  * @reserved: must be 0 (in), 0 (out).
  *
  * The seed is never reported. Errors: -EINVAL, -ENOENT.
@@ -170,7 +200,8 @@ struct kbloom_info {
 	__u64 queries;
 	__u64 hits;
 	__u64 memory_bytes;
-	__u64 reserved[4];
+	__u64 saturated;
+	__u64 reserved[3];
 };
 
 /**
@@ -196,13 +227,19 @@ struct kbloom_list {
  * @len: in: key length, 1 to KBLOOM_KEY_MAX.
  * @result: out: KBLOOM_IOC_QUERY: 1 if the key may be present, 0 if it
  *	is certainly absent; KBLOOM_IOC_TEST_AND_ADD: 1 if every bit of the
- *	key was already set (seen before), 0 if it is new; KBLOOM_IOC_ADD: 0.
+ *	key was already set (seen before), 0 if it is new; KBLOOM_IOC_ADD: 0;
+ *	KBLOOM_IOC_REMOVE: 1 if the key was removed, 0 if it was refused
+ *	because the filter reports it absent (nothing was changed). Removing
+ *	a key that was never added but tests present (a false positive)
+ *	takes counts that belong to other keys and can make them absent:
+ *	remove only keys you added.
  * @reserved: must be 0.
  *
- * KBLOOM_IOC_ADD and KBLOOM_IOC_TEST_AND_ADD need the device opened for
- * writing (else -EBADF); KBLOOM_IOC_QUERY works on a read-only fd.
+ * KBLOOM_IOC_ADD, KBLOOM_IOC_TEST_AND_ADD and KBLOOM_IOC_REMOVE need the
+ * device opened for writing (else -EBADF); KBLOOM_IOC_QUERY works on a
+ * read-only fd. KBLOOM_IOC_REMOVE works on counting filters only.
  * Errors: -EBADF, -EINVAL (bad name, len 0 or over KBLOOM_KEY_MAX,
- * reserved), -EFAULT, -ENOENT.
+ * reserved), -EFAULT, -ENOENT, -EOPNOTSUPP (remove on a plain filter).
  */
 struct kbloom_key {
 	char name[KBLOOM_NAME_MAX];
@@ -230,9 +267,12 @@ struct kbloom_key {
  * @reserved0: must be 0.
  * @reserved: must be 0.
  *
- * KBLOOM_IOC_ADD_BATCH and KBLOOM_IOC_TEST_AND_ADD_BATCH need the device
- * opened for writing (else -EBADF). The structure is written back even on
- * error, so @done is valid whenever the call reached the keys.
+ * KBLOOM_IOC_ADD_BATCH, KBLOOM_IOC_TEST_AND_ADD_BATCH and
+ * KBLOOM_IOC_REMOVE_BATCH need the device opened for writing (else -EBADF).
+ * The structure is written back even on error, so @done is valid whenever
+ * the call reached the keys. Keys are processed in chunks (at most 1024
+ * keys, 64 KiB) and each chunk runs on one generation of the filter's
+ * contents (see KBLOOM_IMPORT_REPLACE).
  * Errors: as struct kbloom_key, plus -E2BIG (@count over KBLOOM_BATCH_MAX,
  * @keys_bytes over KBLOOM_BATCH_BYTES_MAX), -EINVAL (@count 0, a length out
  * of range or past @keys_bytes: @done tells which), -EINTR (a fatal signal
@@ -251,6 +291,106 @@ struct kbloom_batch {
 	__u64 reserved[2];
 };
 
+/**
+ * struct kbloom_merge - argument of KBLOOM_IOC_MERGE and KBLOOM_IOC_COMPARE
+ * @dst: in: MERGE: the filter that receives the union; COMPARE: filter A.
+ * @src: in: MERGE: the filter ORed into @dst (unchanged); COMPARE: B.
+ * @bits_dst: out (COMPARE): bits set in A (non-zero counters).
+ * @bits_src: out (COMPARE): bits set in B.
+ * @bits_union: out (COMPARE): bits set in A or B.
+ * @bits_inter: out (COMPARE): bits set in both.
+ * @mismatch: out: on -EINVAL for incompatible filters, the
+ *	KBLOOM_MISMATCH_* bits of every parameter that differs; else 0.
+ * @reserved0: must be 0.
+ * @reserved: must be 0.
+ *
+ * Two filters are compatible when they have the same bits, hashes,
+ * counting flag and seed: create one with KBLOOM_CREATE_LIKE from the
+ * other, or load both from images of filters that were. MERGE makes @dst
+ * the union: bits are ORed, counters added (saturating at
+ * KBLOOM_COUNTER_MAX); keys added to either concurrently may or may not be
+ * included; @dst equal to @src changes nothing. MERGE needs the device
+ * opened for writing. COMPARE gives the counts from which userspace
+ * estimates set sizes with n(X) = -(m/k) ln(1 - X/m): n(@bits_dst), n(@bits_src), the union
+ * n(@bits_union), and the intersection by inclusion-exclusion,
+ * n(@bits_dst) + n(@bits_src) - n(@bits_union) (n(@bits_inter) is biased
+ * upwards by bits that A-only and B-only keys happen to share). COMPARE
+ * works on a read-only fd. Both write the structure back on success.
+ *
+ * The structure is written back on -EINVAL so @mismatch can be read.
+ * Errors: -EBADF, -EINVAL (bad names, reserved, incompatible: see
+ * @mismatch), -ENOENT.
+ */
+struct kbloom_merge {
+	char dst[KBLOOM_NAME_MAX];
+	char src[KBLOOM_NAME_MAX];
+	__u64 bits_dst;
+	__u64 bits_src;
+	__u64 bits_union;
+	__u64 bits_inter;
+	__u32 mismatch;
+	__u32 reserved0;
+	__u64 reserved[2];
+};
+
+/* struct kbloom_image @import_flags. */
+/* Swap the contents of the existing filter @name atomically. */
+#define KBLOOM_IMPORT_REPLACE		(1U << 0)
+
+/**
+ * struct kbloom_image - argument of KBLOOM_IOC_EXPORT and KBLOOM_IOC_IMPORT
+ * @name: in: the filter.
+ * @bits: EXPORT out, IMPORT in: m.
+ * @hashes: EXPORT out, IMPORT in: k.
+ * @flags: EXPORT out, IMPORT in: KBLOOM_CREATE_COUNTING or 0.
+ * @seed: EXPORT out, IMPORT in: the secret hash seed.
+ * @adds: EXPORT out, IMPORT in: keys added (informational).
+ * @capacity: EXPORT out, IMPORT in: design n (informational).
+ * @fpr_ppb: EXPORT out, IMPORT in: design rate (informational).
+ * @hash_scheme: EXPORT out: KBLOOM_HASH_SCHEME; IMPORT in: must equal it.
+ * @payload: in: pointer to the payload buffer.
+ * @payload_len: EXPORT in: size of the buffer; out: the payload's size
+ *	(if the buffer was too small, nothing is copied and the call fails
+ *	with -ENOBUFS: call again with this size). IMPORT in: the payload's
+ *	size, which must be exactly what @bits and @flags imply.
+ * @import_flags: IMPORT in: KBLOOM_IMPORT_REPLACE or 0; EXPORT: must be 0.
+ * @reserved0: must be 0.
+ * @reserved: must be 0.
+ *
+ * The payload is the filter's contents in a fixed byte order, whatever the
+ * architecture: plain filters, bit i of the filter is bit (i % 8) of byte
+ * i / 8; counting filters, counter i is bits 4 * (i % 2) .. +3 of byte
+ * i / 2. It is padded to a multiple of 8 bytes with zero bits, which
+ * IMPORT checks. An EXPORT taken while keys are being added contains every
+ * key whose add returned before the call began.
+ *
+ * Both need CAP_SYS_ADMIN: the image carries the seed. IMPORT validates
+ * everything before it touches any filter: without KBLOOM_IMPORT_REPLACE it
+ * creates @name (-EEXIST if it exists); with it, it replaces the contents
+ * of @name atomically (-ENOENT if it does not exist): a query sees the old
+ * contents or the new, never a mix, and the filter is never missing.
+ *
+ * Errors: -EPERM, -EINVAL (bad name, parameters, hash scheme, payload
+ * size or padding, flags, reserved), -ENOBUFS (EXPORT buffer too small),
+ * -EEXIST, -ENOENT, -EFBIG, -ENOSPC, -ENOMEM, -EFAULT.
+ */
+struct kbloom_image {
+	char name[KBLOOM_NAME_MAX];
+	__u64 bits;
+	__u32 hashes;
+	__u32 flags;
+	__u32 seed[2];
+	__u64 adds;
+	__u64 capacity;
+	__u32 fpr_ppb;
+	__u32 hash_scheme;
+	__u64 payload;
+	__u64 payload_len;
+	__u32 import_flags;
+	__u32 reserved0;
+	__u64 reserved[2];
+};
+
 #define KBLOOM_IOC_MAGIC	0xBF
 
 #define KBLOOM_IOC_VERSION	_IOR(KBLOOM_IOC_MAGIC, 0x00, struct kbloom_version)
@@ -262,8 +402,14 @@ struct kbloom_batch {
 #define KBLOOM_IOC_ADD		_IOWR(KBLOOM_IOC_MAGIC, 0x10, struct kbloom_key)
 #define KBLOOM_IOC_QUERY	_IOWR(KBLOOM_IOC_MAGIC, 0x11, struct kbloom_key)
 #define KBLOOM_IOC_TEST_AND_ADD	_IOWR(KBLOOM_IOC_MAGIC, 0x12, struct kbloom_key)
+#define KBLOOM_IOC_REMOVE	_IOWR(KBLOOM_IOC_MAGIC, 0x13, struct kbloom_key)
 #define KBLOOM_IOC_ADD_BATCH	_IOWR(KBLOOM_IOC_MAGIC, 0x20, struct kbloom_batch)
 #define KBLOOM_IOC_QUERY_BATCH	_IOWR(KBLOOM_IOC_MAGIC, 0x21, struct kbloom_batch)
 #define KBLOOM_IOC_TEST_AND_ADD_BATCH _IOWR(KBLOOM_IOC_MAGIC, 0x22, struct kbloom_batch)
+#define KBLOOM_IOC_REMOVE_BATCH	_IOWR(KBLOOM_IOC_MAGIC, 0x23, struct kbloom_batch)
+#define KBLOOM_IOC_MERGE	_IOWR(KBLOOM_IOC_MAGIC, 0x30, struct kbloom_merge)
+#define KBLOOM_IOC_COMPARE	_IOWR(KBLOOM_IOC_MAGIC, 0x31, struct kbloom_merge)
+#define KBLOOM_IOC_EXPORT	_IOWR(KBLOOM_IOC_MAGIC, 0x40, struct kbloom_image)
+#define KBLOOM_IOC_IMPORT	_IOW(KBLOOM_IOC_MAGIC, 0x41, struct kbloom_image)
 
 #endif /* _UAPI_LINUX_KBLOOM_H */
