@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <libgen.h>
 #include <limits.h>
 #include <math.h>
 #include <stdarg.h>
@@ -20,7 +21,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <unistd.h>
+/* const next_in: the payloads deflated are never written to. */
+#define ZLIB_CONST
+#include <zlib.h>
 
 #include <linux/kbloom.h>
 
@@ -374,6 +379,10 @@ enum {
 	OPT_HEX,
 	OPT_BATCH,
 	OPT_COUNT,
+	OPT_COUNTING,
+	OPT_LIKE,
+	OPT_COMPRESS,
+	OPT_REPLACE,
 };
 
 #define SIZING_LONGOPTS						\
@@ -709,8 +718,10 @@ static void json_info(const struct kbloom_info *info)
 	else
 		jw_kv_null(jw, "fpr_target");
 	jw_kv_u64(jw, "flags", info->flags);
+	jw_kv_bool(jw, "counting", info->flags & KBLOOM_CREATE_COUNTING);
 	jw_kv_u64(jw, "hash_scheme", info->hash_scheme);
 	jw_kv_u64(jw, "bits_set", info->bits_set);
+	jw_kv_u64(jw, "saturated", info->saturated);
 	jw_kv_u64(jw, "adds", info->adds);
 	jw_kv_u64(jw, "queries", info->queries);
 	jw_kv_u64(jw, "hits", info->hits);
@@ -734,6 +745,7 @@ static void json_info(const struct kbloom_info *info)
 static void print_info(const struct kbloom_info *info)
 {
 	double m = info->bits, x = info->bits_set, k = info->hashes;
+	bool counting = info->flags & KBLOOM_CREATE_COUNTING;
 
 	printf("filter '%.*s'\n", KBLOOM_NAME_MAX, info->name);
 	printf("  bits:           %llu (%llu bytes)\n",
@@ -752,9 +764,15 @@ static void print_info(const struct kbloom_info *info)
 	printf("  hash scheme:    %u\n", info->hash_scheme);
 	if (info->flags)
 		printf("  flags:          0x%x\n", info->flags);
-	printf("  bits set:       %llu (%.2f%% full)\n",
+	printf("  counting:       %s\n", counting ? "yes" : "no");
+	/* For a counting filter X is the number of non-zero counters. */
+	printf("  %s   %llu (%.2f%% full)\n",
+	       counting ? "counters set:" : "bits set:    ",
 	       (unsigned long long)info->bits_set,
 	       m ? 100 * x / m : 0.0);
+	printf("  saturated:      %llu%s\n",
+	       (unsigned long long)info->saturated,
+	       counting ? " (counters stuck at 15)" : "");
 	printf("  adds:           %llu\n", (unsigned long long)info->adds);
 	printf("  queries:        %llu\n", (unsigned long long)info->queries);
 	printf("  hits:           %llu\n", (unsigned long long)info->hits);
@@ -772,13 +790,16 @@ static int cmd_create(const struct cmd *cmd, int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		SIZING_LONGOPTS,
+		{ "counting",	no_argument,	   NULL, OPT_COUNTING },
+		{ "like",	required_argument, NULL, OPT_LIKE },
 		COMMON_LONGOPTS,
 		{ NULL, 0, NULL, 0 }
 	};
 	struct kbloom_create cr;
 	struct kbloom_info info;
 	struct sizing sz = { 0 };
-	const char *name;
+	const char *name, *like = NULL;
+	bool counting = false;
 	int c, ret, fd, err;
 
 	while ((c = next_opt(argc, argv, COMMON_SHORTOPTS, longopts)) != -1) {
@@ -787,28 +808,67 @@ static int cmd_create(const struct cmd *cmd, int argc, char **argv)
 			continue;
 		if (ret >= 0)
 			return ret;
+		if (c == OPT_COUNTING) {
+			counting = true;
+			continue;
+		}
+		if (c == OPT_LIKE) {
+			like = optarg;
+			continue;
+		}
 		if (sizing_opt(&sz, c, optarg) <= 0)
 			return EXIT_ERROR;
 	}
 	name = get_name_arg(cmd, argc, argv);
-	if (!name || check_sizing(&sz, false))
+	if (!name)
 		return EXIT_ERROR;
+	if (like) {
+		/*
+		 * Everything comes from @like, the seed included: a size given
+		 * here could only contradict it.
+		 */
+		if (sz.have_capacity || sz.have_fpr || sz.have_bits ||
+		    sz.have_hashes) {
+			pr_err("--like takes every parameter from '%s': --capacity, --fpr, --bits and --hashes cannot be given with it",
+			       like);
+			return EXIT_ERROR;
+		}
+		if (check_name(like))
+			return EXIT_ERROR;
+	} else if (check_sizing(&sz, false)) {
+		return EXIT_ERROR;
+	}
 
 	memset(&cr, 0, sizeof(cr));
 	set_name(cr.name, name);
-	cr.capacity = sz.capacity;
-	if (sz.have_bits) {
-		cr.bits = sz.bits;
-		cr.hashes = sz.hashes;
+	if (counting)
+		cr.flags |= KBLOOM_CREATE_COUNTING;
+	if (like) {
+		cr.flags |= KBLOOM_CREATE_LIKE;
+		set_name(cr.like, like);
 	} else {
-		cr.fpr_ppb = sz.fpr_ppb;
+		cr.capacity = sz.capacity;
+		if (sz.have_bits) {
+			cr.bits = sz.bits;
+			cr.hashes = sz.hashes;
+		} else {
+			cr.fpr_ppb = sz.fpr_ppb;
+		}
 	}
 
 	fd = open_device(O_RDWR);
 	if (fd < 0)
 		return EXIT_ERROR;
 	if (ioctl(fd, KBLOOM_IOC_CREATE, &cr)) {
-		pr_err("filter '%s': %s", name, kerr(errno));
+		err = errno;
+		/* With --like, the only filter that can be missing is @like. */
+		if (like && err == ENOENT)
+			pr_err("filter '%s' (--like): %s", like, kerr(err));
+		else if (like && counting && err == EINVAL)
+			pr_err("filter '%s': --counting needs '%s' to be a counting filter too",
+			       name, like);
+		else
+			pr_err("filter '%s': %s", name, kerr(err));
 		close(fd);
 		return EXIT_ERROR;
 	}
@@ -826,11 +886,12 @@ static int cmd_create(const struct cmd *cmd, int argc, char **argv)
 		info.hashes = cr.hashes;
 		info.capacity = cr.capacity;
 		info.fpr_ppb = cr.fpr_ppb;
-		info.memory_bytes = bitmap_bytes(cr.bits);
+		info.flags = cr.flags & KBLOOM_CREATE_COUNTING;
+		info.memory_bytes = bitmap_bytes(cr.bits * (counting ? 4 : 1));
 	}
 
 	/* The module and calc should agree; say so if they do not. */
-	if (!sz.have_bits) {
+	if (!like && !sz.have_bits) {
 		uint64_t bits;
 		uint32_t hashes;
 
@@ -847,9 +908,10 @@ static int cmd_create(const struct cmd *cmd, int argc, char **argv)
 		json_info(&info);
 		jw_end_object(jw);
 	} else {
-		printf("created '%s': %llu bits, %u hashes, %llu bytes\n",
-		       name, (unsigned long long)info.bits, info.hashes,
-		       (unsigned long long)info.memory_bytes);
+		printf("created '%s': %llu %s, %u hashes, %llu bytes\n",
+		       name, (unsigned long long)info.bits,
+		       info.flags & KBLOOM_CREATE_COUNTING ? "counters" : "bits",
+		       info.hashes, (unsigned long long)info.memory_bytes);
 	}
 	return 0;
 }
@@ -1091,9 +1153,12 @@ static int cmd_version(const struct cmd *cmd, int argc, char **argv)
 		COMMON_LONGOPTS,
 		{ NULL, 0, NULL, 0 }
 	};
+	/* Bit i of KBLOOM_IOC_VERSION's features is feature_names[i]. */
 	static const char * const feature_names[] = {
-		"batch", "test-and-add", "sizing",
+		"batch", "test-and-add", "sizing", "counting", "merge", "image",
 	};
+	const unsigned int nr_features =
+		sizeof(feature_names) / sizeof(feature_names[0]);
 	struct kbloom_version v;
 	bool have_module = false;
 	unsigned int i;
@@ -1126,7 +1191,7 @@ static int cmd_version(const struct cmd *cmd, int argc, char **argv)
 		pr_warn("%s: %s; module version unknown", device_path,
 			strerror(errno));
 	}
-	unknown = have_module ? v.features & ~((1ULL << 3) - 1) : 0;
+	unknown = have_module ? v.features & ~((1ULL << nr_features) - 1) : 0;
 
 	if (jw) {
 		jw_start_object(jw);
@@ -1145,7 +1210,7 @@ static int cmd_version(const struct cmd *cmd, int argc, char **argv)
 		jw_kv_u64(jw, "features_mask", v.features);
 		jw_key(jw, "features");
 		jw_start_array(jw);
-		for (i = 0; i < 3; i++)
+		for (i = 0; i < nr_features; i++)
 			if (v.features & (1ULL << i))
 				jw_string(jw, feature_names[i]);
 		jw_end_array(jw);
@@ -1166,7 +1231,7 @@ static int cmd_version(const struct cmd *cmd, int argc, char **argv)
 	printf("module: api_version %u, hash_scheme %u\n", v.api_version,
 	       v.hash_scheme);
 	printf("features:");
-	for (i = 0; i < 3; i++)
+	for (i = 0; i < nr_features; i++)
 		if (v.features & (1ULL << i))
 			printf(" %s", feature_names[i]);
 	if (unknown)
@@ -1179,10 +1244,10 @@ static int cmd_version(const struct cmd *cmd, int argc, char **argv)
 }
 
 /*
- * Keys: add, query and test-and-add share one streaming path
+ * Keys: add, query, test-and-add and remove share one streaming path
  */
 
-enum key_op { OP_ADD, OP_QUERY, OP_TEST_AND_ADD };
+enum key_op { OP_ADD, OP_QUERY, OP_TEST_AND_ADD, OP_REMOVE };
 
 struct op_desc {
 	unsigned long ioc_one;
@@ -1207,6 +1272,11 @@ static const struct op_desc key_ops[] = {
 	[OP_TEST_AND_ADD] = {
 		KBLOOM_IOC_TEST_AND_ADD, KBLOOM_IOC_TEST_AND_ADD_BATCH, O_RDWR,
 		"seen", "new", "processed", "seen", "new",
+	},
+	[OP_REMOVE] = {
+		/* 0 is a refusal: the filter says the key is not there. */
+		KBLOOM_IOC_REMOVE, KBLOOM_IOC_REMOVE_BATCH, O_RDWR,
+		"removed", "absent", "processed", "removed", "absent",
 	},
 };
 
@@ -1327,7 +1397,11 @@ static int flush_keys(struct key_stream *ks)
 	}
 	if (!err)
 		return 0;
-	if (ks->total == 0)
+	/* Only remove gets it: the first call fails, so ks->total is 0. */
+	if (err == EOPNOTSUPP && ks->op == &key_ops[OP_REMOVE])
+		pr_err("filter '%s' is not a counting filter (create it with --counting)",
+		       ks->name);
+	else if (ks->total == 0)
 		pr_err("filter '%s': %s", ks->name, kerr(err));
 	else
 		pr_err("filter '%s': failed at key %" PRIu64 " (%" PRIu64 " keys done): %s",
@@ -1617,6 +1691,11 @@ static int check_module(struct key_stream *ks, enum key_op opi)
 		       ks->name);
 		return -1;
 	}
+	if (opi == OP_REMOVE && !(v.features & KBLOOM_FEATURE_COUNTING)) {
+		pr_err("filter '%s': the module does not support counting filters, so no remove",
+		       ks->name);
+		return -1;
+	}
 	if (!(v.features & KBLOOM_FEATURE_BATCH))
 		ks->batch_keys = 1;
 	else if (v.max_batch && ks->batch_keys > v.max_batch)
@@ -1758,6 +1837,1427 @@ static int cmd_test_and_add(const struct cmd *cmd, int argc, char **argv)
 	return key_cmd(cmd, argc, argv, OP_TEST_AND_ADD);
 }
 
+static int cmd_remove(const struct cmd *cmd, int argc, char **argv)
+{
+	return key_cmd(cmd, argc, argv, OP_REMOVE);
+}
+
+/*
+ * Merging and comparing filters
+ */
+
+/*
+ * Two filter names, as merge and estimate take them. getopt_long() has
+ * moved the options out of the way.
+ */
+static int get_two_names(const struct cmd *cmd, int argc, char **argv,
+			 const char **a, const char **b)
+{
+	if (optind + 2 > argc) {
+		pr_err("%s: needs two filter names", cmd->name);
+		return -1;
+	}
+	if (optind + 2 < argc) {
+		pr_err("%s: unexpected argument '%s'", cmd->name,
+		       argv[optind + 2]);
+		return -1;
+	}
+	*a = argv[optind];
+	*b = argv[optind + 1];
+	return check_name(*a) || check_name(*b) ? -1 : 0;
+}
+
+/*
+ * Say which parameters differ when MERGE or COMPARE refused two filters,
+ * with the values from KBLOOM_IOC_INFO (the seed is never reported, so for
+ * it there is only advice). @what is e.g. "cannot merge 'b' into 'a'".
+ */
+static void report_mismatch(int fd, const char *what, const char *a,
+			    const char *b, uint32_t mismatch)
+{
+	struct kbloom_info ia, ib;
+	bool have = !get_info(fd, a, &ia) && !get_info(fd, b, &ib);
+	const char *sep = "";
+	char *msg = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	f = open_memstream(&msg, &len);
+	if (!f) {
+		pr_err("%s: incompatible filters (mismatch 0x%x)", what,
+		       mismatch);
+		return;
+	}
+	if (mismatch & KBLOOM_MISMATCH_BITS) {
+		fprintf(f, "%sbits differ", sep);
+		if (have)
+			fprintf(f, " (%llu vs %llu)",
+				(unsigned long long)ia.bits,
+				(unsigned long long)ib.bits);
+		sep = ", ";
+	}
+	if (mismatch & KBLOOM_MISMATCH_HASHES) {
+		fprintf(f, "%shashes differ", sep);
+		if (have)
+			fprintf(f, " (%u vs %u)", ia.hashes, ib.hashes);
+		sep = ", ";
+	}
+	if (mismatch & KBLOOM_MISMATCH_COUNTING) {
+		fprintf(f, "%scounting differs", sep);
+		if (have)
+			fprintf(f, " (%s vs %s)",
+				ia.flags & KBLOOM_CREATE_COUNTING ?
+				"counting" : "plain",
+				ib.flags & KBLOOM_CREATE_COUNTING ?
+				"counting" : "plain");
+		sep = ", ";
+	}
+	if (mismatch & KBLOOM_MISMATCH_SEED) {
+		fprintf(f, "%sseeds differ (create one with --like the other, or load both from images of such filters)",
+			sep);
+		sep = ", ";
+	}
+	if (mismatch & ~(KBLOOM_MISMATCH_BITS | KBLOOM_MISMATCH_HASHES |
+			 KBLOOM_MISMATCH_COUNTING | KBLOOM_MISMATCH_SEED))
+		fprintf(f, "%sother parameters differ (mismatch 0x%x)", sep,
+			mismatch);
+	if (fclose(f)) {
+		free(msg);
+		pr_err("%s: incompatible filters (mismatch 0x%x)", what,
+		       mismatch);
+		return;
+	}
+	pr_err("%s: %s", what, msg);
+	free(msg);
+}
+
+/*
+ * KBLOOM_IOC_MERGE or KBLOOM_IOC_COMPARE of @dst and @src into @mg, with
+ * the errors reported. The module does not say which filter is missing on
+ * ENOENT: INFO does.
+ */
+static int merge_ioctl(int fd, unsigned long request, const char *what,
+		       const char *dst, const char *src,
+		       struct kbloom_merge *mg)
+{
+	struct kbloom_info info;
+	int err;
+
+	memset(mg, 0, sizeof(*mg));
+	set_name(mg->dst, dst);
+	set_name(mg->src, src);
+	if (!ioctl(fd, request, mg))
+		return 0;
+	err = errno;
+	if (err == EINVAL && mg->mismatch)
+		report_mismatch(fd, what, dst, src, mg->mismatch);
+	else if (err == ENOENT)
+		pr_err("filter '%s': %s",
+		       get_info(fd, dst, &info) == ENOENT ? dst : src,
+		       kerr(err));
+	else
+		pr_err("%s: %s", what, kerr(err));
+	return -1;
+}
+
+static int cmd_merge(const struct cmd *cmd, int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		COMMON_LONGOPTS,
+		{ NULL, 0, NULL, 0 }
+	};
+	struct kbloom_merge mg;
+	const char *dst, *src;
+	char *what = NULL;
+	int c, ret, fd;
+
+	while ((c = next_opt(argc, argv, COMMON_SHORTOPTS, longopts)) != -1) {
+		ret = common_opt(cmd, c);
+		if (ret != INT_MAX)
+			return ret < 0 ? EXIT_ERROR : ret;
+	}
+	if (get_two_names(cmd, argc, argv, &dst, &src))
+		return EXIT_ERROR;
+	if (asprintf(&what, "cannot merge '%s' into '%s'", src, dst) < 0) {
+		pr_err("%s", strerror(ENOMEM));
+		return EXIT_ERROR;
+	}
+	/* MERGE changes @dst: the module wants a writable fd. */
+	fd = open_device(O_RDWR);
+	ret = EXIT_ERROR;
+	if (fd < 0)
+		goto out;
+	if (merge_ioctl(fd, KBLOOM_IOC_MERGE, what, dst, src, &mg))
+		goto out;
+	if (jw) {
+		jw_start_object(jw);
+		jw_kv_string(jw, "merged", src);
+		jw_kv_string(jw, "into", dst);
+		jw_end_object(jw);
+	}
+	ret = 0;
+out:
+	if (fd >= 0)
+		close(fd);
+	free(what);
+	return ret;
+}
+
+/*
+ * Keys in a filter with X of its m bits set, Swamidass & Baldi:
+ * n = -(m/k) ln(1 - X/m). Infinite (NAN here, null in JSON) when every bit
+ * is set: then any number of keys fits.
+ */
+static double estimate_keys(uint64_t x, uint64_t m, uint32_t k)
+{
+	if (!m || !k || x >= m)
+		return NAN;
+	return -((double)m / k) * log1p(-(double)x / (double)m);
+}
+
+static void print_estimate(const char *label, double v)
+{
+	if (isnan(v))
+		printf("%-26s saturated\n", label);
+	else
+		printf("%-26s %.0f\n", label, v);
+}
+
+static int cmd_estimate(const struct cmd *cmd, int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		COMMON_LONGOPTS,
+		{ NULL, 0, NULL, 0 }
+	};
+	double na, nb, nu, ni, jac;
+	struct kbloom_info info;
+	struct kbloom_merge mg;
+	const char *a, *b;
+	char *what = NULL, *label;
+	int c, ret, fd;
+
+	while ((c = next_opt(argc, argv, COMMON_SHORTOPTS, longopts)) != -1) {
+		ret = common_opt(cmd, c);
+		if (ret != INT_MAX)
+			return ret < 0 ? EXIT_ERROR : ret;
+	}
+	if (get_two_names(cmd, argc, argv, &a, &b))
+		return EXIT_ERROR;
+	if (asprintf(&what, "cannot compare '%s' with '%s'", a, b) < 0) {
+		pr_err("%s", strerror(ENOMEM));
+		return EXIT_ERROR;
+	}
+	fd = open_device(O_RDONLY);
+	ret = EXIT_ERROR;
+	if (fd < 0)
+		goto out;
+	if (merge_ioctl(fd, KBLOOM_IOC_COMPARE, what, a, b, &mg))
+		goto out;
+	/* Compatible filters share m and k: A's are B's. */
+	ret = get_info(fd, a, &info);
+	if (ret) {
+		pr_err("filter '%s': %s", a, kerr(ret));
+		ret = EXIT_ERROR;
+		goto out;
+	}
+	ret = EXIT_ERROR;
+
+	na = estimate_keys(mg.bits_dst, info.bits, info.hashes);
+	nb = estimate_keys(mg.bits_src, info.bits, info.hashes);
+	nu = estimate_keys(mg.bits_union, info.bits, info.hashes);
+	/* Inclusion-exclusion; the errors of the three can make it negative. */
+	ni = na + nb - nu;
+	if (ni < 0)
+		ni = 0;
+	/* Two empty filters: the Jaccard index is undefined, 0/0. */
+	jac = nu > 0 ? ni / nu : NAN;
+
+	if (jw) {
+		jw_start_object(jw);
+		jw_kv_string(jw, "a", a);
+		jw_kv_string(jw, "b", b);
+		/* jw_double() writes NAN as null. */
+		jw_kv_double(jw, "keys_a", na);
+		jw_kv_double(jw, "keys_b", nb);
+		jw_kv_double(jw, "union", nu);
+		jw_kv_double(jw, "intersection", ni);
+		jw_kv_double(jw, "jaccard", jac);
+		jw_kv_u64(jw, "bits_a", mg.bits_dst);
+		jw_kv_u64(jw, "bits_b", mg.bits_src);
+		jw_kv_u64(jw, "bits_union", mg.bits_union);
+		jw_kv_u64(jw, "bits_inter", mg.bits_inter);
+		jw_end_object(jw);
+		ret = 0;
+		goto out;
+	}
+	if (asprintf(&label, "keys in '%s':", a) >= 0) {
+		print_estimate(label, na);
+		free(label);
+	}
+	if (asprintf(&label, "keys in '%s':", b) >= 0) {
+		print_estimate(label, nb);
+		free(label);
+	}
+	print_estimate("keys in the union:", nu);
+	print_estimate("keys in the intersection:", ni);
+	if (isnan(nu))
+		printf("%-26s saturated\n", "jaccard:");
+	else if (isnan(jac))
+		printf("%-26s - (both empty)\n", "jaccard:");
+	else
+		printf("%-26s %.4f\n", "jaccard:", jac);
+	printf("%-26s %llu, %llu, union %llu, intersection %llu, of %llu\n",
+	       info.flags & KBLOOM_CREATE_COUNTING ? "counters set:" :
+	       "bits set:",
+	       (unsigned long long)mg.bits_dst,
+	       (unsigned long long)mg.bits_src,
+	       (unsigned long long)mg.bits_union,
+	       (unsigned long long)mg.bits_inter,
+	       (unsigned long long)info.bits);
+	ret = 0;
+out:
+	if (fd >= 0)
+		close(fd);
+	free(what);
+	return ret;
+}
+
+/*
+ * Filter images: save, load and inspect
+ *
+ * The file format is Documentation/kbloom-image.md: a fixed 96-byte
+ * header, every integer little-endian and naturally aligned, then the
+ * payload of KBLOOM_IOC_EXPORT, as is or deflated by zlib. The header is
+ * (de)serialised field by field, never as a C structure, so the file does
+ * not depend on the compiler or the host's byte order.
+ */
+
+/* \x89 catches 7-bit transfers, \n a text-mode LF to CRLF conversion. */
+#define IMG_MAGIC		"\x89KBLOOM\n"
+#define IMG_MAGIC_LEN		8
+#define IMG_VERSION		1
+#define IMG_HEADER_SIZE		96
+
+#define IMG_OFF_MAGIC		0
+#define IMG_OFF_VERSION		8
+#define IMG_OFF_SCHEME		12
+#define IMG_OFF_LAYOUT		16
+#define IMG_OFF_FLAGS		20
+#define IMG_OFF_BITS		24
+#define IMG_OFF_HASHES		32
+#define IMG_OFF_FPR		36
+#define IMG_OFF_SEED0		40
+#define IMG_OFF_SEED1		44
+#define IMG_OFF_ADDS		48
+#define IMG_OFF_CAPACITY	56
+#define IMG_OFF_COMPRESSION	64
+#define IMG_OFF_CRC		68
+#define IMG_OFF_PAYLOAD_LEN	72
+#define IMG_OFF_STORED_LEN	80
+#define IMG_OFF_RESERVED	88
+
+/* Bit i of the filter is bit i of the payload; a future layout may not be. */
+#define IMG_LAYOUT_STANDARD	0
+#define IMG_FLAGS_KNOWN		KBLOOM_CREATE_COUNTING
+#define IMG_COMPRESS_NONE	0
+#define IMG_COMPRESS_ZLIB	1
+
+/* zlib counts in uInt: hand it at most this much at a time. */
+#define ZLIB_CHUNK		(1U << 30)
+
+struct image {
+	const char *file;		/* for messages: the path, or "stdin" */
+	uint32_t version;
+	uint32_t hash_scheme;
+	uint32_t layout;
+	uint32_t flags;
+	uint64_t bits;
+	uint32_t hashes;
+	uint32_t fpr_ppb;
+	uint32_t seed[2];
+	uint64_t adds;
+	uint64_t capacity;
+	uint32_t compression;
+	uint32_t crc;
+	uint64_t payload_len;		/* uncompressed */
+	uint64_t stored_len;		/* as in the file */
+	uint64_t reserved;
+	uint64_t file_bytes;
+	/* The uncompressed payload, payload_len bytes. */
+	unsigned char *payload;
+};
+
+/*
+ * CRC32C (Castagnoli, reflected polynomial 0x82F63B78), as iSCSI, ext4 and
+ * btrfs use it, eight bytes a step ("slicing by 8"): images reach
+ * gigabytes. The tables are built on first use.
+ */
+static uint32_t crc32c_table[8][256];
+
+static void crc32c_init(void)
+{
+	uint32_t c;
+	int i, j;
+
+	if (crc32c_table[0][1])
+		return;
+	for (i = 0; i < 256; i++) {
+		c = i;
+		for (j = 0; j < 8; j++)
+			c = c & 1 ? c >> 1 ^ 0x82F63B78 : c >> 1;
+		crc32c_table[0][i] = c;
+	}
+	for (i = 0; i < 256; i++)
+		for (j = 1; j < 8; j++)
+			crc32c_table[j][i] = crc32c_table[j - 1][i] >> 8 ^
+				crc32c_table[0][crc32c_table[j - 1][i] & 0xff];
+}
+
+/* crc32c(crc32c(0, a), b) is the CRC of a followed by b, as zlib's crc32(). */
+static uint32_t crc32c(uint32_t crc, const void *buf, uint64_t len)
+{
+	const unsigned char *p = buf;
+
+	crc32c_init();
+	crc = ~crc;
+	/* Bytes, not a u32 load: the same result on any host. */
+	for (; len >= 8; len -= 8, p += 8) {
+		crc ^= (uint32_t)p[0] | (uint32_t)p[1] << 8 |
+		       (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+		crc = crc32c_table[7][crc & 0xff] ^
+		      crc32c_table[6][crc >> 8 & 0xff] ^
+		      crc32c_table[5][crc >> 16 & 0xff] ^
+		      crc32c_table[4][crc >> 24] ^
+		      crc32c_table[3][p[4]] ^ crc32c_table[2][p[5]] ^
+		      crc32c_table[1][p[6]] ^ crc32c_table[0][p[7]];
+	}
+	for (; len; len--)
+		crc = crc >> 8 ^ crc32c_table[0][(crc ^ *p++) & 0xff];
+	return ~crc;
+}
+
+static void put_le32(unsigned char *p, uint32_t v)
+{
+	int i;
+
+	for (i = 0; i < 4; i++)
+		p[i] = v >> (8 * i);
+}
+
+static void put_le64(unsigned char *p, uint64_t v)
+{
+	int i;
+
+	for (i = 0; i < 8; i++)
+		p[i] = v >> (8 * i);
+}
+
+static uint32_t get_le32(const unsigned char *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+	       (uint32_t)p[3] << 24;
+}
+
+static uint64_t get_le64(const unsigned char *p)
+{
+	return get_le32(p) | (uint64_t)get_le32(p + 4) << 32;
+}
+
+/* The header, with img->crc in its place (0 to compute the CRC). */
+static void img_encode_header(unsigned char h[IMG_HEADER_SIZE],
+			      const struct image *img)
+{
+	memset(h, 0, IMG_HEADER_SIZE);
+	memcpy(h + IMG_OFF_MAGIC, IMG_MAGIC, IMG_MAGIC_LEN);
+	put_le32(h + IMG_OFF_VERSION, img->version);
+	put_le32(h + IMG_OFF_SCHEME, img->hash_scheme);
+	put_le32(h + IMG_OFF_LAYOUT, img->layout);
+	put_le32(h + IMG_OFF_FLAGS, img->flags);
+	put_le64(h + IMG_OFF_BITS, img->bits);
+	put_le32(h + IMG_OFF_HASHES, img->hashes);
+	put_le32(h + IMG_OFF_FPR, img->fpr_ppb);
+	put_le32(h + IMG_OFF_SEED0, img->seed[0]);
+	put_le32(h + IMG_OFF_SEED1, img->seed[1]);
+	put_le64(h + IMG_OFF_ADDS, img->adds);
+	put_le64(h + IMG_OFF_CAPACITY, img->capacity);
+	put_le32(h + IMG_OFF_COMPRESSION, img->compression);
+	put_le32(h + IMG_OFF_CRC, img->crc);
+	put_le64(h + IMG_OFF_PAYLOAD_LEN, img->payload_len);
+	put_le64(h + IMG_OFF_STORED_LEN, img->stored_len);
+	put_le64(h + IMG_OFF_RESERVED, img->reserved);
+}
+
+static void img_decode_header(const unsigned char h[IMG_HEADER_SIZE],
+			      struct image *img)
+{
+	img->version = get_le32(h + IMG_OFF_VERSION);
+	img->hash_scheme = get_le32(h + IMG_OFF_SCHEME);
+	img->layout = get_le32(h + IMG_OFF_LAYOUT);
+	img->flags = get_le32(h + IMG_OFF_FLAGS);
+	img->bits = get_le64(h + IMG_OFF_BITS);
+	img->hashes = get_le32(h + IMG_OFF_HASHES);
+	img->fpr_ppb = get_le32(h + IMG_OFF_FPR);
+	img->seed[0] = get_le32(h + IMG_OFF_SEED0);
+	img->seed[1] = get_le32(h + IMG_OFF_SEED1);
+	img->adds = get_le64(h + IMG_OFF_ADDS);
+	img->capacity = get_le64(h + IMG_OFF_CAPACITY);
+	img->compression = get_le32(h + IMG_OFF_COMPRESSION);
+	img->crc = get_le32(h + IMG_OFF_CRC);
+	img->payload_len = get_le64(h + IMG_OFF_PAYLOAD_LEN);
+	img->stored_len = get_le64(h + IMG_OFF_STORED_LEN);
+	img->reserved = get_le64(h + IMG_OFF_RESERVED);
+}
+
+/* Bits per position: 1, or 4 for the counters of a counting filter. */
+static unsigned int img_width(uint32_t flags)
+{
+	return flags & KBLOOM_CREATE_COUNTING ? 4 : 1;
+}
+
+/* The payload's size: the positions in whole 64-bit words (the uapi). */
+static uint64_t payload_bytes(uint64_t bits, uint32_t flags)
+{
+	return bitmap_bytes(bits * img_width(flags));
+}
+
+/*
+ * Most bytes a deflate of @len bytes may take: zlib's own bound
+ * (deflateBound(), about len + len / 4000 + 13 with the zlib wrapper) with
+ * room to spare for other compressors. Bounds what a load allocates.
+ */
+static uint64_t zlib_bound(uint64_t len)
+{
+	return len + len / 1000 + 64;
+}
+
+/* The header alone, everything that can be checked without the payload. */
+static int img_check_header(const struct image *img)
+{
+	const char *f = img->file;
+	uint64_t need;
+
+	if (img->version != IMG_VERSION) {
+		pr_err("%s: unknown format version %u (bloomctl reads version %d)",
+		       f, img->version, IMG_VERSION);
+		return -1;
+	}
+	if (img->hash_scheme != KBLOOM_HASH_SCHEME) {
+		pr_err("%s: unknown hash scheme %u (bloomctl knows scheme %d)",
+		       f, img->hash_scheme, KBLOOM_HASH_SCHEME);
+		return -1;
+	}
+	if (img->layout != IMG_LAYOUT_STANDARD) {
+		pr_err("%s: unknown layout %u (only 0, standard, is defined)",
+		       f, img->layout);
+		return -1;
+	}
+	if (img->flags & ~IMG_FLAGS_KNOWN) {
+		pr_err("%s: unknown flags 0x%x (only 0x%x, counting, is defined)",
+		       f, img->flags, IMG_FLAGS_KNOWN);
+		return -1;
+	}
+	if (img->compression != IMG_COMPRESS_NONE &&
+	    img->compression != IMG_COMPRESS_ZLIB) {
+		pr_err("%s: unknown compression %u (0 none, 1 zlib)", f,
+		       img->compression);
+		return -1;
+	}
+	if (img->reserved) {
+		pr_err("%s: reserved header field at offset %d is not zero",
+		       f, IMG_OFF_RESERVED);
+		return -1;
+	}
+	if (img->bits < KBLOOM_MIN_BITS || img->bits > KBLOOM_MAX_BITS) {
+		pr_err("%s: bits %" PRIu64 " out of range (%llu to %llu)", f,
+		       img->bits, KBLOOM_MIN_BITS, KBLOOM_MAX_BITS);
+		return -1;
+	}
+	if (img->hashes < 1 || img->hashes > KBLOOM_MAX_HASHES) {
+		pr_err("%s: hashes %u out of range (1 to %d)", f, img->hashes,
+		       KBLOOM_MAX_HASHES);
+		return -1;
+	}
+	if (img->fpr_ppb >= KBLOOM_FPR_ONE) {
+		pr_err("%s: fpr_ppb %u out of range (0 to %u)", f,
+		       img->fpr_ppb, KBLOOM_FPR_ONE - 1);
+		return -1;
+	}
+	need = payload_bytes(img->bits, img->flags);
+	if (img->payload_len != need) {
+		pr_err("%s: payload length mismatch: header says %" PRIu64 " bytes, a %s filter of %" PRIu64 " bits needs %" PRIu64,
+		       f, img->payload_len,
+		       img->flags & KBLOOM_CREATE_COUNTING ? "counting" :
+		       "plain", img->bits, need);
+		return -1;
+	}
+	if (img->compression == IMG_COMPRESS_NONE &&
+	    img->stored_len != img->payload_len) {
+		pr_err("%s: stored length mismatch: header says %" PRIu64 " bytes stored, %" PRIu64 " uncompressed, without compression",
+		       f, img->stored_len, img->payload_len);
+		return -1;
+	}
+	if (img->compression == IMG_COMPRESS_ZLIB &&
+	    img->stored_len > zlib_bound(img->payload_len)) {
+		pr_err("%s: stored length mismatch: %" PRIu64 " compressed bytes for %" PRIu64 " uncompressed, more than deflate ever needs (%" PRIu64 ")",
+		       f, img->stored_len, img->payload_len,
+		       zlib_bound(img->payload_len));
+		return -1;
+	}
+	/* KBLOOM_MAX_BITS counters are 32 GiB: more than i386 can hold. */
+	if (img->payload_len > SIZE_MAX / 2 || img->stored_len > SIZE_MAX / 2) {
+		pr_err("%s: %" PRIu64 " bytes of payload: too large for this %zu-bit bloomctl",
+		       f, img->payload_len, sizeof(size_t) * 8);
+		return -1;
+	}
+	return 0;
+}
+
+/* Read up to @len bytes; fewer only at end of file. -1 and errno on error. */
+static int64_t read_full(int fd, void *buf, uint64_t len)
+{
+	unsigned char *p = buf;
+	uint64_t done = 0;
+	ssize_t n;
+
+	while (done < len) {
+		n = read(fd, p + done, len - done < (1U << 30) ?
+			 len - done : (1U << 30));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -1;
+		if (!n)
+			break;
+		done += n;
+	}
+	return done;
+}
+
+/*
+ * The stored payload: @len bytes from @fd into a buffer that grows as
+ * data comes, so that a lying header on a pipe costs no more memory than
+ * the data sent. *got is what was there, less than @len if truncated.
+ */
+static int read_stored(struct image *img, int fd, uint64_t len,
+		       unsigned char **out, uint64_t *got)
+{
+	unsigned char *buf = NULL, *tmp;
+	uint64_t cap = 0, done = 0;
+	int64_t n;
+
+	for (;;) {
+		if (done == cap) {
+			if (cap == len)
+				break;
+			cap = cap ? cap * 2 : 1U << 20;
+			if (cap > len)
+				cap = len;
+			tmp = realloc(buf, cap ? cap : 1);
+			if (!tmp) {
+				pr_err("%s: %" PRIu64 " bytes of payload: %s",
+				       img->file, len, strerror(ENOMEM));
+				free(buf);
+				return -1;
+			}
+			buf = tmp;
+		}
+		n = read_full(fd, buf + done, cap - done);
+		if (n < 0) {
+			pr_err("%s: %s", img->file, strerror(errno));
+			free(buf);
+			return -1;
+		}
+		done += n;
+		if (done < cap)
+			break;
+	}
+	*out = buf;
+	*got = done;
+	return 0;
+}
+
+/* Bytes left before end of file, counting at most about a megabyte. */
+static int64_t count_rest(int fd, uint64_t *more)
+{
+	unsigned char buf[4096];
+	uint64_t total = 0;
+	int64_t n;
+
+	*more = 0;
+	do {
+		n = read_full(fd, buf, sizeof(buf));
+		if (n < 0)
+			return -1;
+		total += n;
+	} while (n == sizeof(buf) && total < (1U << 20));
+	if (n == sizeof(buf))
+		*more = 1;
+	return total;
+}
+
+/* Inflate the stored payload into img->payload, exactly payload_len. */
+static int img_inflate(struct image *img, const unsigned char *in)
+{
+	uint64_t in_left = img->stored_len, out_left = img->payload_len;
+	uint64_t in_done, out_done;
+	unsigned char extra;
+	bool armed = false;
+	z_stream zs;
+	int zret;
+
+	memset(&zs, 0, sizeof(zs));
+	if (inflateInit(&zs) != Z_OK) {
+		pr_err("%s: zlib decompression failed: %s", img->file,
+		       zs.msg ? zs.msg : "cannot initialise zlib");
+		return -1;
+	}
+	zs.next_in = in;
+	zs.next_out = img->payload;
+	for (;;) {
+		if (!zs.avail_in && in_left) {
+			zs.avail_in = in_left < ZLIB_CHUNK ? in_left : ZLIB_CHUNK;
+			in_left -= zs.avail_in;
+		}
+		if (!zs.avail_out && out_left) {
+			zs.avail_out = out_left < ZLIB_CHUNK ? out_left :
+				       ZLIB_CHUNK;
+			out_left -= zs.avail_out;
+		} else if (!zs.avail_out && !armed) {
+			/* One byte more than announced shows a lie. */
+			zs.next_out = &extra;
+			zs.avail_out = 1;
+			armed = true;
+		}
+		zret = inflate(&zs, Z_NO_FLUSH);
+		if (armed && !zs.avail_out) {
+			pr_err("%s: decompressed size mismatch: the stream gives more than the %" PRIu64 " bytes the header says",
+			       img->file, img->payload_len);
+			goto fail;
+		}
+		if (zret == Z_STREAM_END)
+			break;
+		if (zret == Z_BUF_ERROR && !zs.avail_in && !in_left) {
+			pr_err("%s: zlib decompression failed: the compressed stream ends early",
+			       img->file);
+			goto fail;
+		}
+		if (zret != Z_OK) {
+			pr_err("%s: zlib decompression failed: %s", img->file,
+			       zs.msg ? zs.msg : zError(zret));
+			goto fail;
+		}
+	}
+	out_done = img->payload_len - out_left - (armed ? 0 : zs.avail_out);
+	in_done = img->stored_len - in_left - zs.avail_in;
+	inflateEnd(&zs);
+	if (out_done != img->payload_len) {
+		pr_err("%s: decompressed size mismatch: the stream gives %" PRIu64 " bytes, the header says %" PRIu64,
+		       img->file, out_done, img->payload_len);
+		return -1;
+	}
+	if (in_done != img->stored_len) {
+		pr_err("%s: zlib decompression failed: %" PRIu64 " bytes after the end of the compressed stream",
+		       img->file, img->stored_len - in_done);
+		return -1;
+	}
+	return 0;
+fail:
+	inflateEnd(&zs);
+	return -1;
+}
+
+/* The padding past the m positions must be zero: IMPORT insists too. */
+static int img_check_padding(const struct image *img)
+{
+	uint64_t used = img->bits * img_width(img->flags), i;
+	uint64_t total = img->payload_len * 8;
+
+	for (i = used; i < total; i++) {
+		/* Whole zero bytes at a time, once aligned. */
+		if (!(i % 8) && !img->payload[i / 8]) {
+			i += 7;
+			continue;
+		}
+		if (img->payload[i / 8] >> (i % 8) & 1) {
+			pr_err("%s: non-zero padding: bit %" PRIu64 " of the payload is set, past the %" PRIu64 " %s of the filter",
+			       img->file, i, img->bits,
+			       img->flags & KBLOOM_CREATE_COUNTING ?
+			       "counters" : "bits");
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/*
+ * Read and check an image completely: on success img->payload holds the
+ * uncompressed payload, which IMPORT can take as is. Every problem gets
+ * its own message, naming the file, before anything touches a filter.
+ */
+static int read_image(const char *path, struct image *img)
+{
+	unsigned char h[IMG_HEADER_SIZE], *stored = NULL;
+	uint64_t got, more;
+	int64_t n, rest;
+	uint32_t crc;
+	int fd = STDIN_FILENO, ret = -1;
+
+	memset(img, 0, sizeof(*img));
+	img->file = strcmp(path, "-") ? path : "stdin";
+	if (strcmp(path, "-")) {
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0) {
+			pr_err("%s: %s", path, strerror(errno));
+			return -1;
+		}
+	}
+
+	n = read_full(fd, h, sizeof(h));
+	if (n < 0) {
+		pr_err("%s: %s", img->file, strerror(errno));
+		goto out;
+	}
+	/* The magic first: a short file of something else is no image. */
+	if (memcmp(h, IMG_MAGIC, n < IMG_MAGIC_LEN ? n : IMG_MAGIC_LEN)) {
+		pr_err("%s: bad magic: not a kbloom filter image", img->file);
+		goto out;
+	}
+	if (n < IMG_HEADER_SIZE) {
+		pr_err("%s: truncated: header needs %d bytes, file has %" PRId64,
+		       img->file, IMG_HEADER_SIZE, n);
+		goto out;
+	}
+	img_decode_header(h, img);
+	if (img_check_header(img))
+		goto out;
+
+	if (read_stored(img, fd, img->stored_len, &stored, &got))
+		goto out;
+	if (got < img->stored_len) {
+		pr_err("%s: truncated: header says %" PRIu64 " bytes of payload, file has %" PRIu64 " after the header",
+		       img->file, img->stored_len, got);
+		goto out;
+	}
+	rest = count_rest(fd, &more);
+	if (rest < 0) {
+		pr_err("%s: %s", img->file, strerror(errno));
+		goto out;
+	}
+	if (rest) {
+		pr_err("%s: trailing garbage: %s%" PRId64 " bytes after the payload",
+		       img->file, more ? "more than " : "", rest);
+		goto out;
+	}
+	img->file_bytes = IMG_HEADER_SIZE + img->stored_len;
+
+	put_le32(h + IMG_OFF_CRC, 0);
+	crc = crc32c(crc32c(0, h, sizeof(h)), stored, img->stored_len);
+	if (crc != img->crc) {
+		pr_err("%s: bad CRC32C: header says 0x%08x, contents give 0x%08x (corrupt file)",
+		       img->file, img->crc, crc);
+		goto out;
+	}
+
+	if (img->compression == IMG_COMPRESS_NONE) {
+		img->payload = stored;
+		stored = NULL;
+	} else {
+		img->payload = malloc(img->payload_len);
+		if (!img->payload) {
+			pr_err("%s: %" PRIu64 " bytes of payload: %s",
+			       img->file, img->payload_len, strerror(ENOMEM));
+			goto out;
+		}
+		if (img_inflate(img, stored))
+			goto out;
+	}
+	if (img_check_padding(img))
+		goto out;
+	ret = 0;
+out:
+	if (ret) {
+		free(img->payload);
+		img->payload = NULL;
+	}
+	free(stored);
+	if (fd != STDIN_FILENO)
+		close(fd);
+	return ret;
+}
+
+/* Positions set (non-zero counters) and, if counting, saturated ones. */
+static void img_count(const struct image *img, uint64_t *set,
+		      uint64_t *saturated)
+{
+	uint64_t i;
+
+	*set = 0;
+	*saturated = 0;
+	/* The padding is zero: whole bytes can be counted. */
+	for (i = 0; i < img->payload_len; i++) {
+		unsigned char b = img->payload[i];
+
+		if (!(img->flags & KBLOOM_CREATE_COUNTING)) {
+			*set += __builtin_popcount(b);
+			continue;
+		}
+		*set += !!(b & 0x0f) + !!(b & 0xf0);
+		*saturated += ((b & 0x0f) == KBLOOM_COUNTER_MAX) +
+			      ((b >> 4) == KBLOOM_COUNTER_MAX);
+	}
+}
+
+static int cmd_inspect(const struct cmd *cmd, int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		COMMON_LONGOPTS,
+		{ NULL, 0, NULL, 0 }
+	};
+	bool counting;
+	struct image img;
+	uint64_t set, sat;
+	double m, x;
+	int c, ret;
+
+	while ((c = next_opt(argc, argv, COMMON_SHORTOPTS, longopts)) != -1) {
+		ret = common_opt(cmd, c);
+		if (ret != INT_MAX)
+			return ret < 0 ? EXIT_ERROR : ret;
+	}
+	if (optind >= argc) {
+		pr_err("%s: missing FILE", cmd->name);
+		return EXIT_ERROR;
+	}
+	if (optind + 1 < argc) {
+		pr_err("%s: unexpected argument '%s'", cmd->name,
+		       argv[optind + 1]);
+		return EXIT_ERROR;
+	}
+	if (read_image(argv[optind], &img))
+		return EXIT_ERROR;
+
+	img_count(&img, &set, &sat);
+	counting = img.flags & KBLOOM_CREATE_COUNTING;
+	m = img.bits;
+	x = set;
+	/* The seed is a secret: it is never printed. */
+	if (jw) {
+		jw_start_object(jw);
+		jw_kv_string(jw, "file", img.file);
+		jw_kv_u64(jw, "format_version", img.version);
+		jw_kv_u64(jw, "hash_scheme", img.hash_scheme);
+		jw_kv_u64(jw, "layout", img.layout);
+		jw_kv_u64(jw, "flags", img.flags);
+		jw_kv_bool(jw, "counting", counting);
+		jw_kv_u64(jw, "bits", img.bits);
+		jw_kv_u64(jw, "hashes", img.hashes);
+		jw_kv_u64(jw, "capacity", img.capacity);
+		if (img.fpr_ppb)
+			jw_kv_double(jw, "fpr_target", img.fpr_ppb / 1e9);
+		else
+			jw_kv_null(jw, "fpr_target");
+		jw_kv_u64(jw, "adds", img.adds);
+		jw_kv_string(jw, "compression",
+			     img.compression == IMG_COMPRESS_ZLIB ? "zlib" :
+			     "none");
+		jw_kv_u64(jw, "payload_bytes", img.payload_len);
+		jw_kv_u64(jw, "stored_bytes", img.stored_len);
+		jw_kv_u64(jw, "file_bytes", img.file_bytes);
+		jw_kv_u64(jw, "crc32c", img.crc);
+		jw_kv_u64(jw, "bits_set", set);
+		jw_kv_u64(jw, "saturated", sat);
+		jw_kv_double(jw, "fill_ratio", x / m);
+		jw_kv_double(jw, "estimated_fpr", pow(x / m, img.hashes));
+		jw_kv_double(jw, "estimated_keys",
+			     estimate_keys(set, img.bits, img.hashes));
+		jw_end_object(jw);
+	} else {
+		printf("image '%s'\n", img.file);
+		printf("  format version: %u\n", img.version);
+		printf("  hash scheme:    %u\n", img.hash_scheme);
+		printf("  layout:         %u (standard)\n", img.layout);
+		printf("  counting:       %s\n", counting ? "yes" : "no");
+		printf("  bits:           %" PRIu64 "\n", img.bits);
+		printf("  hashes:         %u\n", img.hashes);
+		if (img.capacity)
+			printf("  capacity:       %" PRIu64 "\n", img.capacity);
+		else
+			printf("  capacity:       -\n");
+		if (img.fpr_ppb)
+			printf("  fpr target:     %.9g\n", img.fpr_ppb / 1e9);
+		else
+			printf("  fpr target:     -\n");
+		printf("  adds:           %" PRIu64 "\n", img.adds);
+		if (img.compression == IMG_COMPRESS_ZLIB)
+			printf("  compression:    zlib, %" PRIu64 " bytes for %" PRIu64 "\n",
+			       img.stored_len, img.payload_len);
+		else
+			printf("  compression:    none, %" PRIu64 " bytes\n",
+			       img.payload_len);
+		printf("  crc32c:         0x%08x\n", img.crc);
+		printf("  %s   %" PRIu64 " (%.2f%% full)\n",
+		       counting ? "counters set:" : "bits set:    ", set,
+		       100 * x / m);
+		if (counting)
+			printf("  saturated:      %" PRIu64 "\n", sat);
+		printf("  estimated fpr:  %.3g\n", pow(x / m, img.hashes));
+		if (set < img.bits)
+			printf("  estimated keys: %.0f\n",
+			       estimate_keys(set, img.bits, img.hashes));
+		else
+			printf("  estimated keys: - (filter full)\n");
+	}
+	free(img.payload);
+	return 0;
+}
+
+/* Deflate @len bytes into a new buffer, zlib format, default level. */
+static int img_deflate(const unsigned char *in, uint64_t len,
+		       unsigned char **out, uint64_t *out_len)
+{
+	uint64_t cap = zlib_bound(len), in_left = len, out_left = cap;
+	unsigned char *buf;
+	z_stream zs;
+	int zret;
+
+	buf = malloc(cap);
+	if (!buf) {
+		pr_err("compressing %" PRIu64 " bytes: %s", len,
+		       strerror(ENOMEM));
+		return -1;
+	}
+	memset(&zs, 0, sizeof(zs));
+	if (deflateInit(&zs, Z_DEFAULT_COMPRESSION) != Z_OK) {
+		pr_err("zlib: %s", zs.msg ? zs.msg : "cannot initialise");
+		free(buf);
+		return -1;
+	}
+	zs.next_in = in;
+	zs.next_out = buf;
+	for (;;) {
+		if (!zs.avail_in && in_left) {
+			zs.avail_in = in_left < ZLIB_CHUNK ? in_left : ZLIB_CHUNK;
+			in_left -= zs.avail_in;
+		}
+		if (!zs.avail_out && out_left) {
+			zs.avail_out = out_left < ZLIB_CHUNK ? out_left :
+				       ZLIB_CHUNK;
+			out_left -= zs.avail_out;
+		}
+		zret = deflate(&zs, in_left ? Z_NO_FLUSH : Z_FINISH);
+		if (zret == Z_STREAM_END)
+			break;
+		/* zlib_bound() is above deflateBound(): cannot run out. */
+		if ((zret != Z_OK && zret != Z_BUF_ERROR) ||
+		    (!zs.avail_out && !out_left)) {
+			pr_err("zlib: compression failed: %s",
+			       zs.msg ? zs.msg : zError(zret));
+			deflateEnd(&zs);
+			free(buf);
+			return -1;
+		}
+	}
+	*out_len = cap - out_left - zs.avail_out;
+	deflateEnd(&zs);
+	*out = buf;
+	return 0;
+}
+
+static int write_full(int fd, const void *buf, uint64_t len)
+{
+	const unsigned char *p = buf;
+	ssize_t n;
+
+	while (len) {
+		n = write(fd, p, len < (1U << 30) ? len : (1U << 30));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -1;
+		p += n;
+		len -= n;
+	}
+	return 0;
+}
+
+/*
+ * KBLOOM_IOC_EXPORT: ask for the size, allocate, fetch; again should the
+ * filter have been replaced by a larger one meanwhile.
+ */
+static int export_filter(int fd, const char *name, struct kbloom_image *ki,
+			 unsigned char **payload)
+{
+	unsigned char *buf = NULL, *tmp;
+	uint64_t cap = 0;
+	int err;
+
+	for (;;) {
+		memset(ki, 0, sizeof(*ki));
+		set_name(ki->name, name);
+		ki->payload = (__u64)(uintptr_t)buf;
+		ki->payload_len = cap;
+		if (!ioctl(fd, KBLOOM_IOC_EXPORT, ki))
+			break;
+		err = errno;
+		if (err != ENOBUFS || ki->payload_len <= cap) {
+			pr_err("filter '%s': %s", name, kerr(err));
+			free(buf);
+			return -1;
+		}
+		if (ki->payload_len > SIZE_MAX / 2) {
+			pr_err("filter '%s': %llu bytes: too large for this %zu-bit bloomctl",
+			       name, (unsigned long long)ki->payload_len,
+			       sizeof(size_t) * 8);
+			free(buf);
+			return -1;
+		}
+		cap = ki->payload_len;
+		tmp = realloc(buf, cap);
+		if (!tmp) {
+			pr_err("filter '%s': %s", name, strerror(ENOMEM));
+			free(buf);
+			return -1;
+		}
+		buf = tmp;
+	}
+	*payload = buf;
+	return 0;
+}
+
+/* Make the rename durable: fsync the directory holding @path. */
+static void sync_dir(const char *path)
+{
+	char *copy = strdup(path);
+	int fd;
+
+	if (!copy)
+		return;
+	fd = open(dirname(copy), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd >= 0) {
+		fsync(fd);
+		close(fd);
+	}
+	free(copy);
+}
+
+/*
+ * Write the image to @path through @path.tmp and a rename, so that a
+ * reader sees the old file or the new one, never half of one. Mode 0600:
+ * the image carries the filter's secret seed.
+ */
+static int write_image_file(const char *path, const unsigned char *h,
+			    const unsigned char *stored, uint64_t stored_len)
+{
+	char *tmp;
+	int fd, err;
+
+	if (asprintf(&tmp, "%s.tmp", path) < 0) {
+		pr_err("%s", strerror(ENOMEM));
+		return -1;
+	}
+	/* O_NOFOLLOW: a symlink planted at .tmp must not be written through. */
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
+		  0600);
+	if (fd < 0) {
+		pr_err("%s: %s", tmp, strerror(errno));
+		free(tmp);
+		return -1;
+	}
+	/* An existing .tmp keeps its mode through O_CREAT: set it. */
+	if (fchmod(fd, 0600) || write_full(fd, h, IMG_HEADER_SIZE) ||
+	    write_full(fd, stored, stored_len) || fsync(fd)) {
+		err = errno;
+		close(fd);
+		goto fail;
+	}
+	if (close(fd)) {
+		err = errno;
+		goto fail;
+	}
+	if (rename(tmp, path)) {
+		err = errno;
+		pr_err("%s: cannot rename %s: %s", path, tmp, strerror(err));
+		unlink(tmp);
+		free(tmp);
+		return -1;
+	}
+	sync_dir(path);
+	free(tmp);
+	return 0;
+fail:
+	pr_err("%s: %s", tmp, strerror(err));
+	unlink(tmp);
+	free(tmp);
+	return -1;
+}
+
+static int cmd_save(const struct cmd *cmd, int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "compress",	no_argument,	NULL, OPT_COMPRESS },
+		COMMON_LONGOPTS,
+		{ NULL, 0, NULL, 0 }
+	};
+	unsigned char h[IMG_HEADER_SIZE], *payload = NULL, *zbuf = NULL;
+	const unsigned char *stored;
+	bool compress = false, to_stdout;
+	const char *name, *path;
+	struct kbloom_image ki;
+	struct image img;
+	int c, ret, fd;
+
+	while ((c = next_opt(argc, argv, COMMON_SHORTOPTS, longopts)) != -1) {
+		ret = common_opt(cmd, c);
+		if (ret == INT_MAX)
+			continue;
+		if (ret >= 0)
+			return ret;
+		if (c != OPT_COMPRESS)
+			return EXIT_ERROR;
+		compress = true;
+	}
+	if (optind + 2 != argc) {
+		pr_err(optind + 2 > argc ? "%s: needs NAME and FILE" :
+		       "%s: unexpected argument", cmd->name);
+		return EXIT_ERROR;
+	}
+	name = argv[optind];
+	path = argv[optind + 1];
+	if (check_name(name))
+		return EXIT_ERROR;
+	to_stdout = !strcmp(path, "-");
+	if (to_stdout && jw) {
+		pr_err("save: FILE '-' writes the image to stdout: no JSON there");
+		return EXIT_ERROR;
+	}
+	if (to_stdout && isatty(STDOUT_FILENO)) {
+		pr_err("save: refusing to write a binary image to a terminal");
+		return EXIT_ERROR;
+	}
+
+	fd = open_device(O_RDONLY);
+	if (fd < 0)
+		return EXIT_ERROR;
+	ret = export_filter(fd, name, &ki, &payload);
+	close(fd);
+	if (ret)
+		return EXIT_ERROR;
+	ret = EXIT_ERROR;
+
+	memset(&img, 0, sizeof(img));
+	img.file = to_stdout ? "stdout" : path;
+	img.version = IMG_VERSION;
+	img.hash_scheme = ki.hash_scheme;
+	img.layout = IMG_LAYOUT_STANDARD;
+	img.flags = ki.flags;
+	img.bits = ki.bits;
+	img.hashes = ki.hashes;
+	img.fpr_ppb = ki.fpr_ppb;
+	img.seed[0] = ki.seed[0];
+	img.seed[1] = ki.seed[1];
+	img.adds = ki.adds;
+	img.capacity = ki.capacity;
+	img.payload_len = ki.payload_len;
+	img.stored_len = ki.payload_len;
+	/* Write nothing a load would refuse. */
+	if (img_check_header(&img)) {
+		pr_err("filter '%s': the module exported an image bloomctl cannot load",
+		       name);
+		goto out;
+	}
+	img.payload = payload;
+	if (img_check_padding(&img)) {
+		pr_err("filter '%s': the module exported an image bloomctl cannot load",
+		       name);
+		goto out;
+	}
+
+	stored = payload;
+	if (compress) {
+		if (img_deflate(payload, img.payload_len, &zbuf,
+				&img.stored_len))
+			goto out;
+		img.compression = IMG_COMPRESS_ZLIB;
+		stored = zbuf;
+	}
+	img_encode_header(h, &img);
+	img.crc = crc32c(crc32c(0, h, sizeof(h)), stored, img.stored_len);
+	put_le32(h + IMG_OFF_CRC, img.crc);
+
+	if (to_stdout) {
+		/* Nothing else goes to stdout: the image is the output. */
+		if (fflush(stdout) || write_full(STDOUT_FILENO, h, sizeof(h)) ||
+		    write_full(STDOUT_FILENO, stored, img.stored_len)) {
+			pr_err("stdout: %s", strerror(errno));
+			goto out;
+		}
+		ret = 0;
+		goto out;
+	}
+	if (write_image_file(path, h, stored, img.stored_len))
+		goto out;
+
+	if (jw) {
+		jw_start_object(jw);
+		jw_kv_string(jw, "saved", name);
+		jw_kv_string(jw, "file", path);
+		jw_kv_u64(jw, "bits", img.bits);
+		jw_kv_u64(jw, "hashes", img.hashes);
+		jw_kv_bool(jw, "counting", img.flags & KBLOOM_CREATE_COUNTING);
+		jw_kv_string(jw, "compression", compress ? "zlib" : "none");
+		jw_kv_u64(jw, "payload_bytes", img.payload_len);
+		jw_kv_u64(jw, "file_bytes", IMG_HEADER_SIZE + img.stored_len);
+		jw_end_object(jw);
+	} else {
+		printf("saved '%s' to %s: %" PRIu64 " %s, %u hashes, %" PRIu64 " bytes\n",
+		       name, path, img.bits,
+		       img.flags & KBLOOM_CREATE_COUNTING ? "counters" : "bits",
+		       img.hashes, IMG_HEADER_SIZE + img.stored_len);
+	}
+	ret = 0;
+out:
+	free(zbuf);
+	free(payload);
+	return ret;
+}
+
+/* The module's own limits, known only now that the device is open. */
+static int check_image_module(int fd, const struct image *img)
+{
+	struct kbloom_version v;
+
+	memset(&v, 0, sizeof(v));
+	if (ioctl(fd, KBLOOM_IOC_VERSION, &v)) {
+		pr_err("%s: %s", device_path, kerr(errno));
+		return -1;
+	}
+	if (!(v.features & KBLOOM_FEATURE_IMAGE)) {
+		pr_err("%s: the module does not support filter images",
+		       device_path);
+		return -1;
+	}
+	if (img->hash_scheme != v.hash_scheme) {
+		pr_err("%s: hash scheme %u, but the module uses scheme %u: its keys would map to other bits",
+		       img->file, img->hash_scheme, v.hash_scheme);
+		return -1;
+	}
+	if ((v.min_bits && img->bits < v.min_bits) ||
+	    (v.max_bits && img->bits > v.max_bits)) {
+		pr_err("%s: %" PRIu64 " bits, outside the module's range %llu to %llu",
+		       img->file, img->bits, (unsigned long long)v.min_bits,
+		       (unsigned long long)v.max_bits);
+		return -1;
+	}
+	if (v.max_hashes && img->hashes > v.max_hashes) {
+		pr_err("%s: %u hashes, more than the module's %u", img->file,
+		       img->hashes, v.max_hashes);
+		return -1;
+	}
+	return 0;
+}
+
+static int cmd_load(const struct cmd *cmd, int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "replace",	no_argument,	NULL, OPT_REPLACE },
+		COMMON_LONGOPTS,
+		{ NULL, 0, NULL, 0 }
+	};
+	struct kbloom_image ki;
+	const char *name, *path;
+	bool replace = false;
+	struct image img;
+	int c, ret, fd, err;
+
+	while ((c = next_opt(argc, argv, COMMON_SHORTOPTS, longopts)) != -1) {
+		ret = common_opt(cmd, c);
+		if (ret == INT_MAX)
+			continue;
+		if (ret >= 0)
+			return ret;
+		if (c != OPT_REPLACE)
+			return EXIT_ERROR;
+		replace = true;
+	}
+	if (optind + 2 != argc) {
+		pr_err(optind + 2 > argc ? "%s: needs NAME and FILE" :
+		       "%s: unexpected argument", cmd->name);
+		return EXIT_ERROR;
+	}
+	name = argv[optind];
+	path = argv[optind + 1];
+	if (check_name(name))
+		return EXIT_ERROR;
+
+	/* The whole file is checked before the device is even opened. */
+	if (read_image(path, &img))
+		return EXIT_ERROR;
+	ret = EXIT_ERROR;
+	fd = open_device(O_RDWR);
+	if (fd < 0)
+		goto out;
+	if (check_image_module(fd, &img))
+		goto out_close;
+
+	memset(&ki, 0, sizeof(ki));
+	set_name(ki.name, name);
+	ki.bits = img.bits;
+	ki.hashes = img.hashes;
+	ki.flags = img.flags;
+	ki.seed[0] = img.seed[0];
+	ki.seed[1] = img.seed[1];
+	ki.adds = img.adds;
+	ki.capacity = img.capacity;
+	ki.fpr_ppb = img.fpr_ppb;
+	ki.hash_scheme = img.hash_scheme;
+	ki.payload = (__u64)(uintptr_t)img.payload;
+	ki.payload_len = img.payload_len;
+	ki.import_flags = replace ? KBLOOM_IMPORT_REPLACE : 0;
+	if (ioctl(fd, KBLOOM_IOC_IMPORT, &ki)) {
+		err = errno;
+		if (err == EEXIST)
+			pr_err("filter '%s' already exists (load --replace swaps in the image's contents)",
+			       name);
+		else if (err == ENOENT && replace)
+			pr_err("filter '%s': no such filter (--replace needs an existing filter; without it, load creates one)",
+			       name);
+		else if (err == EFBIG)
+			pr_err("filter '%s': %s: %" PRIu64 " bytes, larger than the module's per-filter limit (its max_filter_bytes parameter)",
+			       name, img.file, img.payload_len);
+		else if (err == ENOSPC)
+			pr_err("filter '%s': %s: %" PRIu64 " bytes would exceed the module's memory budget (its max_memory parameter)",
+			       name, img.file, img.payload_len);
+		else if (err == EINVAL)
+			pr_err("filter '%s': the module rejected %s as invalid",
+			       name, img.file);
+		else
+			pr_err("filter '%s': %s", name, kerr(err));
+		goto out_close;
+	}
+	if (jw) {
+		jw_start_object(jw);
+		jw_kv_string(jw, "loaded", name);
+		jw_kv_string(jw, "file", img.file);
+		jw_kv_bool(jw, "replaced", replace);
+		jw_kv_u64(jw, "bits", img.bits);
+		jw_kv_u64(jw, "hashes", img.hashes);
+		jw_kv_bool(jw, "counting", img.flags & KBLOOM_CREATE_COUNTING);
+		jw_end_object(jw);
+	} else {
+		printf("%s '%s' from %s: %" PRIu64 " %s, %u hashes\n",
+		       replace ? "replaced" : "loaded", name, img.file,
+		       img.bits,
+		       img.flags & KBLOOM_CREATE_COUNTING ? "counters" : "bits",
+		       img.hashes);
+	}
+	ret = 0;
+out_close:
+	close(fd);
+out:
+	free(img.payload);
+	return ret;
+}
+
 static int cmd_help(const struct cmd *cmd, int argc, char **argv);
 
 #define KEY_OPTIONS \
@@ -1768,12 +3268,15 @@ static int cmd_help(const struct cmd *cmd, int argc, char **argv);
 
 static const struct cmd cmds[] = {
 	{ "create", cmd_create,
-	  "NAME {--capacity N --fpr P | --bits M --hashes K [--capacity N]}",
-	  "Create a filter, sized for N keys at false-positive rate P, or by M and K.",
+	  "NAME {--capacity N --fpr P | --bits M --hashes K [--capacity N] | --like OLD} [--counting]",
+	  "Create a filter, sized for N keys at false-positive rate P, or by M and K,\n"
+	  "or with every parameter and the seed of OLD, so that the two can be merged.",
 	  "  --capacity N         design capacity in keys\n"
 	  "  --fpr P              target false-positive rate, 0 < P < 1\n"
 	  "  --bits M             size in bits\n"
-	  "  --hashes K           number of hash functions\n" },
+	  "  --hashes K           number of hash functions\n"
+	  "  --counting           4-bit counters instead of bits: keys can be removed\n"
+	  "  --like OLD           copy OLD's size, hashes, counting and seed\n" },
 	{ "destroy", cmd_destroy, "NAME", "Destroy a filter.", NULL },
 	{ "clear", cmd_clear, "NAME", "Zero every bit and counter of a filter.",
 	  NULL },
@@ -1791,6 +3294,27 @@ static const struct cmd cmds[] = {
 	  "NAME [--file F] [--hex] [--batch N] [--count] [KEY...]",
 	  "Add keys, printing KEY seen|new. Exit 0 if all were seen, 1 if not.",
 	  KEY_OPTIONS },
+	{ "remove", cmd_remove,
+	  "NAME [--file F] [--hex] [--batch N] [--count] [KEY...]",
+	  "Remove keys from a counting filter, printing KEY removed|absent.\n"
+	  "Exit 0 if all were removed, 1 if some were absent (and left alone).",
+	  KEY_OPTIONS },
+	{ "merge", cmd_merge, "DST SRC",
+	  "Add every key of SRC to DST (SRC made with --like DST, or alike).",
+	  NULL },
+	{ "estimate", cmd_estimate, "A B",
+	  "Estimate the keys of A, of B, of their union and intersection, and\n"
+	  "their Jaccard similarity, from two compatible filters.",
+	  NULL },
+	{ "save", cmd_save, "NAME FILE [--compress]",
+	  "Save a filter, its seed included, to an image FILE (- is stdout).",
+	  "  --compress           deflate the contents with zlib\n" },
+	{ "load", cmd_load, "NAME FILE [--replace]",
+	  "Create NAME from the image FILE (- is stdin), after checking all of it.",
+	  "  --replace            swap the contents of the existing NAME atomically\n" },
+	{ "inspect", cmd_inspect, "FILE",
+	  "Check an image FILE completely and show its header; needs no module.",
+	  NULL },
 	{ "calc", cmd_calc,
 	  "{--capacity N --fpr P | --bits M --hashes K --capacity N}",
 	  "Compute a filter's size, or its false-positive rate, without the module.",
@@ -1813,7 +3337,9 @@ static void usage(FILE *f)
 	fputs("Usage: bloomctl [GLOBAL OPTIONS] SUBCOMMAND [ARGS...]\n\n"
 	      "Subcommands:\n", f);
 	for (i = 0; i < NR_CMDS; i++)
-		fprintf(f, "  %-13s %s\n", cmds[i].name, cmds[i].help);
+		/* The first line of the help; cmd_usage() shows all of it. */
+		fprintf(f, "  %-13s %.*s\n", cmds[i].name,
+			(int)strcspn(cmds[i].help, "\n"), cmds[i].help);
 	fputs("\nGlobal options:\n"
 	      "  -j, --json           JSON output\n"
 	      "  -p, --pretty         pretty-printed JSON output (implies -j)\n"
@@ -1822,7 +3348,7 @@ static void usage(FILE *f)
 	      "  -h, --help           show this help\n"
 	      "  -V, --version        show the version\n"
 	      "\n'bloomctl SUBCOMMAND --help' describes a subcommand; see bloomctl(8).\n"
-	      "Exit status: 0 success, 1 a key absent or new, 2 an error.\n", f);
+	      "Exit status: 0 success, 1 a key absent, new or not removed, 2 an error.\n", f);
 }
 
 static int cmd_help(const struct cmd *cmd, int argc, char **argv)

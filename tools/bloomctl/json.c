@@ -229,6 +229,14 @@ void jw_double(struct jw *jw, double v)
 	fprintf(jw->out, "%.10g", v);
 }
 
+void jw_bool(struct jw *jw, bool v)
+{
+	if (jw->failed)
+		return;
+	jw_prefix(jw);
+	fputs(v ? "true" : "false", jw->out);
+}
+
 void jw_null(struct jw *jw)
 {
 	if (jw->failed)
@@ -253,6 +261,12 @@ void jw_kv_double(struct jw *jw, const char *key, double v)
 {
 	jw_key(jw, key);
 	jw_double(jw, v);
+}
+
+void jw_kv_bool(struct jw *jw, const char *key, bool v)
+{
+	jw_key(jw, key);
+	jw_bool(jw, v);
 }
 
 void jw_kv_null(struct jw *jw, const char *key)

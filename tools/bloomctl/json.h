@@ -37,11 +37,13 @@ void jw_string(struct jw *jw, const char *s);
 void jw_bytes(struct jw *jw, const void *s, size_t len);
 void jw_u64(struct jw *jw, uint64_t v);
 void jw_double(struct jw *jw, double v);
+void jw_bool(struct jw *jw, bool v);
 void jw_null(struct jw *jw);
 
 void jw_kv_string(struct jw *jw, const char *key, const char *s);
 void jw_kv_u64(struct jw *jw, const char *key, uint64_t v);
 void jw_kv_double(struct jw *jw, const char *key, double v);
+void jw_kv_bool(struct jw *jw, const char *key, bool v);
 void jw_kv_null(struct jw *jw, const char *key);
 
 /*

@@ -2,9 +2,12 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Tests of bloomctl that need no kbloom module: calc, argument checking,
-# help, exit status and JSON well-formedness. /dev/null stands in for the
-# device where bloomctl must get as far as the first ioctl (which then fails
-# with ENOTTY), to show that the input was accepted.
+# help, exit status, JSON well-formedness, and the checks of filter images
+# (inspect, and load up to the point where it opens the device). /dev/null
+# stands in for the device where bloomctl must get as far as the first
+# ioctl (which then fails with ENOTTY), to show that the input was accepted.
+# Images are written by mkimage.py, next to this script, which implements
+# the format (and its CRC32C) independently of bloomctl.
 #
 # Usage: test-native.sh path/to/bloomctl
 # Prints "ok N - ..." or "not ok N - ..." per check, then "P passed, F failed".
@@ -18,6 +21,8 @@ fi
 BLOOMCTL=$1
 # Never touch a real device, whatever the environment says.
 export BLOOMCTL_DEVICE=/nonexistent/bloom
+# The tests import mkimage.py: leave no __pycache__ in the tree.
+export PYTHONDONTWRITEBYTECODE=1
 # No test may wait for a terminal.
 exec </dev/null
 
@@ -93,7 +98,8 @@ expect 0 "--help" --help
 out_has "Usage: bloomctl" "--help prints usage on stdout"
 expect 0 "-h" -h
 expect 0 "help subcommand" help
-for cmd in create destroy clear list show add query test-and-add calc version help; do
+for cmd in create destroy clear list show add query test-and-add remove \
+	   merge estimate save load inspect calc version help; do
 	expect 0 "$cmd --help" "$cmd" --help
 	out_has "Usage: bloomctl [GLOBAL OPTIONS] $cmd" "$cmd --help prints its usage"
 	expect 0 "$cmd -h" "$cmd" -h
@@ -308,6 +314,275 @@ printf 'a\nb\n' >"$tmp/in"
 expect 2 "-j ioctl error while streaming" -j -d /dev/null query foo <"$tmp/in"
 json_ok "JSON for an error in a result stream is valid"
 out_has '"error"' "the stream's JSON carries the error"
+
+# --- create --counting and --like ---
+
+expect 2 "create --counting reaches the device" -d /dev/null create c --counting --bits 1Ki --hashes 3
+err_has "filter 'c': not a kbloom device" "--counting is accepted"
+expect 2 "create --like reaches the device" -d /dev/null create b --like a
+err_has "filter 'b': not a kbloom device" "--like is accepted"
+expect 2 "create --like --counting reaches the device" -d /dev/null create b --like a --counting
+for opt in "--bits 1000" "--hashes 3" "--capacity 10" "--fpr 0.1"; do
+	# shellcheck disable=SC2086
+	expect 2 "create --like with $opt" -d /dev/null create b --like a $opt
+	err_has "cannot be given with it" "--like with $opt is refused before the device"
+done
+expect 2 "create --like with a bad name" -d /dev/null create b --like .a
+err_has "filter name '.a'" "--like name is checked"
+expect 2 "create --like without an argument" create b --like
+
+# --- remove, merge, estimate: argument checks ---
+
+expect 2 "remove reaches the device" -d /dev/null remove foo a b
+err_has "filter 'foo': not a kbloom device" "remove names the filter"
+printf 'a\n\n' >"$tmp/in"
+expect 2 "remove empty line" -d /dev/null remove foo <"$tmp/in"
+err_has "stdin: line 2: empty key" "remove shares the key checks"
+expect 2 "remove --batch 1 reaches the device" -d /dev/null remove foo --batch 1 --hex 00ff
+err_has "not a kbloom device" "remove --batch 1 is accepted"
+expect 2 "remove --count -j" -j -d /dev/null remove foo --count a
+json_ok "remove error JSON is valid"
+expect 2 "remove without NAME" remove
+expect 2 "merge reaches the device" -d /dev/null merge a b
+err_has "cannot merge 'b' into 'a': not a kbloom device" "merge names both filters"
+expect 2 "merge with one name" -d /dev/null merge a
+err_has "needs two filter names" "merge needs two names"
+expect 2 "merge with three names" -d /dev/null merge a b c
+err_has "unexpected argument 'c'" "merge takes two names"
+expect 2 "merge with a bad name" -d /dev/null merge a 'b/c'
+expect 2 "estimate reaches the device" -d /dev/null estimate a b
+err_has "cannot compare 'a' with 'b': not a kbloom device" "estimate names both filters"
+expect 2 "-j estimate error" -j -d /dev/null estimate a b
+json_ok "estimate error JSON is valid"
+expect 2 "estimate with one name" estimate a
+
+# --- save ---
+
+expect 2 "save reaches the device" -d /dev/null save foo "$tmp/s.img"
+err_has "filter 'foo': not a kbloom device" "save names the filter"
+[ ! -e "$tmp/s.img" ] && [ ! -e "$tmp/s.img.tmp" ]
+result $? "a failed save leaves no file behind"
+expect 2 "save --compress reaches the device" -d /dev/null save foo "$tmp/s.img" --compress
+expect 2 "save -j to stdout" -j -d /dev/null save foo -
+err_has "no JSON there" "save - refuses -j"
+expect 2 "save without FILE" save foo
+err_has "needs NAME and FILE" "save needs FILE"
+expect 2 "save with a bad name" save .foo "$tmp/s.img"
+expect 2 "load without FILE" load foo
+expect 2 "load --bogus" load foo x --bogus
+
+# --- images: valid ones ---
+
+MKIMAGE="$(dirname "$0")/mkimage.py"
+python3 "$MKIMAGE" --selftest >/dev/null
+result $? "mkimage.py's CRC32C passes its test vector"
+
+# img FILE ARGS...: write an image with mkimage.py.
+img() {
+	local f=$1
+
+	shift
+	python3 "$MKIMAGE" "$@" "$tmp/$f"
+}
+
+img v.img --fill 20
+expect 0 "inspect a valid plain image" inspect "$tmp/v.img"
+out_has "bits:           100" "inspect shows the bits"
+out_has "counting:       no" "inspect shows counting"
+! grep -qi seed "$tmp/out"
+result $? "inspect does not show the seed"
+expect 0 "inspect -j a valid image" -j inspect "$tmp/v.img"
+json_ok "inspect JSON is valid"
+json_is bits 100 "inspect JSON bits"
+json_is hashes 3 "inspect JSON hashes"
+json_is payload_bytes 16 "100 bits are 16 bytes of payload"
+json_is file_bytes 112 "96-byte header and the payload"
+json_is compression none "inspect JSON compression"
+json_is counting False "inspect JSON counting"
+expect 2 "load a valid image: only the device fails" load x "$tmp/v.img"
+err_has "/nonexistent/bloom" "valid image passes validation; the error is the device's"
+expect 2 "load a valid image, -d /nonexistent" -d /nonexistent load x "$tmp/v.img"
+err_has "bloomctl: /nonexistent: " "the error names /nonexistent"
+expect 2 "load a valid image, -d /dev/null" -d /dev/null load x "$tmp/v.img" --replace
+err_has "/dev/null: not a kbloom device" "load asks the module for its version"
+expect 2 "load from stdin" -d /nonexistent load x - <"$tmp/v.img"
+err_has "bloomctl: /nonexistent: " "a valid image on stdin passes validation"
+expect 0 "inspect from stdin" inspect - <"$tmp/v.img"
+out_has "image 'stdin'" "stdin is named stdin"
+
+img vc.img --counting --compress --fill 30
+expect 0 "inspect a compressed counting image" -j inspect "$tmp/vc.img"
+json_is counting True "counting image"
+json_is compression zlib "compressed image"
+json_is payload_bytes 56 "100 counters are 56 bytes of payload"
+json_is bits_set 27 "non-zero counters counted"
+json_is saturated 1 "counters at 15 counted"
+expect 2 "load a compressed image: only the device fails" -d /nonexistent load x "$tmp/vc.img"
+err_has "bloomctl: /nonexistent: " "compressed image passes validation"
+img vbig.img --bits 1048576 --hashes 7 --fill 50000 --compress
+expect 0 "inspect a 1 Mi-bit compressed image" -j inspect "$tmp/vbig.img"
+json_is payload_bytes 131072 "2^20 bits are 128 KiB"
+img vfull.img --bits 64 --hashes 1 --field adds=0
+python3 - "$tmp/vfull.img" "$MKIMAGE" <<'PY'
+import subprocess, sys
+# A full 64-bit filter: eight 0xff bytes, CRC recomputed by hand.
+sys.path.insert(0, __import__("os").path.dirname(sys.argv[2]))
+import mkimage
+d = bytearray(open(sys.argv[1], "rb").read())
+d[96:104] = b"\xff" * 8
+d[68:72] = b"\0\0\0\0"
+crc = mkimage.crc32c(bytes(d[96:]), mkimage.crc32c(bytes(d[:96])))
+d[68:72] = crc.to_bytes(4, "little")
+open(sys.argv[1], "wb").write(d)
+PY
+expect 0 "inspect a full filter" -j inspect "$tmp/vfull.img"
+json_is estimated_keys None "a full filter's key estimate is null"
+
+# --- images: one corruption each, each with its own message ---
+
+# bad DESC MESSAGE FILE: load and inspect must fail with MESSAGE, naming
+# the file, before the device is opened.
+bad() {
+	local desc=$1 msg=$2 f=$tmp/$3
+
+	expect 2 "load: $desc" -d /nonexistent load x "$f"
+	err_has "bloomctl: $f: $msg" "load: $desc: '$msg', naming the file"
+	! grep -qF /nonexistent "$tmp/err"
+	result $? "load: $desc: rejected before the device is opened"
+	expect 2 "inspect: $desc" -j inspect "$f"
+	json_ok "inspect: $desc: JSON error is valid"
+	err_has "$f: $msg" "inspect: $desc: same message"
+}
+
+img c.img --truncate 40
+bad "truncated header" "truncated: header needs 96 bytes, file has 40" c.img
+: >"$tmp/empty.img"
+bad "empty file" "truncated: header needs 96 bytes, file has 0" empty.img
+img c.img --field magic=XKBLOOM
+bad "bad magic" "bad magic: not a kbloom filter image" c.img
+printf 'hello\n' >"$tmp/text.img"
+bad "short text file" "bad magic" text.img
+img c.img --field version=2
+bad "unknown version" "unknown format version 2" c.img
+img c.img --field version=0
+bad "version 0" "unknown format version 0" c.img
+img c.img --field hash_scheme=2
+bad "unknown hash scheme" "unknown hash scheme 2" c.img
+img c.img --field layout=1
+bad "unknown layout" "unknown layout 1" c.img
+img c.img --field flags=2
+bad "unknown flags (LIKE is no image flag)" "unknown flags 0x2" c.img
+img c.img --field flags=0x80000000
+bad "unknown high flag" "unknown flags 0x80000000" c.img
+img c.img --field compression=2
+bad "unknown compression" "unknown compression 2" c.img
+img c.img --field reserved=1
+bad "reserved field" "reserved header field at offset 88 is not zero" c.img
+img c.img --field bits=63 --field payload_len=8 --field stored_len=8
+bad "bits below 64" "bits 63 out of range" c.img
+img c.img --field bits=0x1000000040 --field payload_len=0x200000008
+bad "bits above 2^36" "bits 68719476800 out of range" c.img
+img c.img --field hashes=0
+bad "hashes 0" "hashes 0 out of range" c.img
+img c.img --field hashes=33
+bad "hashes 33" "hashes 33 out of range" c.img
+img c.img --field fpr_ppb=1000000000
+bad "fpr_ppb of one" "fpr_ppb 1000000000 out of range" c.img
+img c.img --field payload_len=24 --field stored_len=24 --append 8
+bad "payload length too large for the bits" "payload length mismatch: header says 24 bytes, a plain filter of 100 bits needs 16" c.img
+img c.img --field payload_len=8 --field stored_len=8
+bad "payload length too small for the bits" "payload length mismatch: header says 8 bytes" c.img
+img c.img --field flags=1
+bad "counting flag without the counters" "payload length mismatch: header says 16 bytes, a counting filter of 100 bits needs 56" c.img
+img c.img --field stored_len=8
+bad "stored length disagrees, uncompressed" "stored length mismatch: header says 8 bytes stored, 16 uncompressed" c.img
+img c.img --compress --field stored_len=100000
+bad "stored length beyond any deflate" "stored length mismatch: 100000 compressed bytes" c.img
+img c.img --truncate 100
+bad "truncated payload" "truncated: header says 16 bytes of payload, file has 4 after the header" c.img
+img c.img --field stored_len=16 --compress --truncate 100
+bad "truncated compressed payload" "truncated: header says 16 bytes of payload" c.img
+img c.img --append 1
+bad "one byte of trailing garbage" "trailing garbage: 1 bytes after the payload" c.img
+img c.img --append 5000
+bad "trailing garbage" "trailing garbage: 5000 bytes after the payload" c.img
+img c.img --fill 20 --flip 100
+bad "a payload byte flipped" "bad CRC32C" c.img
+img c.img --fill 20 --flip 50
+bad "a header byte (adds) flipped" "bad CRC32C" c.img
+img c.img --fill 20 --flip 40
+bad "a seed byte flipped" "bad CRC32C" c.img
+img c.img --fill 20 --flip 68
+bad "the CRC itself flipped" "bad CRC32C" c.img
+img c.img --compress --fill 20 --flip 110
+bad "a compressed byte flipped" "bad CRC32C" c.img
+img c.img --compress --zlib-garbage
+bad "bad compression stream" "zlib decompression failed" c.img
+img c.img --compress --zlib-extra 8
+bad "stream decompresses to more" "decompressed size mismatch: the stream gives more than the 16 bytes" c.img
+img c.img --compress --zlib-short 8
+bad "stream decompresses to less" "decompressed size mismatch: the stream gives 8 bytes, the header says 16" c.img
+img c.img --compress --zlib-tail 3
+bad "junk after the zlib stream" "zlib decompression failed: 3 bytes after the end of the compressed stream" c.img
+python3 - "$tmp" "$MKIMAGE" <<'PY'
+import os, sys, zlib
+sys.path.insert(0, os.path.dirname(sys.argv[2]))
+import mkimage
+# A zlib stream cut short, with lengths and CRC that agree with it.
+d = bytearray(open(sys.argv[1] + "/vc.img", "rb").read())
+z = bytes(d[96:-10])
+d = d[:96] + z
+d[80:88] = len(z).to_bytes(8, "little")
+d[68:72] = b"\0\0\0\0"
+crc = mkimage.crc32c(z, mkimage.crc32c(bytes(d[:96])))
+d[68:72] = crc.to_bytes(4, "little")
+open(sys.argv[1] + "/c.img", "wb").write(d)
+PY
+bad "zlib stream cut short" "zlib decompression failed: the compressed stream ends early" c.img
+img c.img --pad
+bad "padding bit set" "non-zero padding: bit 100 of the payload is set, past the 100 bits" c.img
+img c.img --pad --counting
+bad "padding counter set" "non-zero padding: bit 400 of the payload is set, past the 100 counters" c.img
+img c.img --pad --compress
+bad "padding bit set, compressed" "non-zero padding" c.img
+expect 2 "load a missing file" -d /nonexistent load x "$tmp/nonexistent.img"
+err_has "$tmp/nonexistent.img: No such file" "missing file is named"
+expect 2 "load a directory" -d /nonexistent load x "$tmp"
+err_has "$tmp: " "directory is named"
+img c.img --truncate 40
+expect 2 "a corrupt image on stdin" -d /nonexistent load x - <"$tmp/c.img"
+err_has "bloomctl: stdin: truncated: header needs 96 bytes, file has 40" "stdin is named in the message"
+
+# Truncation at every byte offset must be caught, by the right check.
+for f in v.img vc.img; do
+	size=$(wc -c <"$tmp/$f")
+	bad_offsets=
+	for ((i = 0; i < size; i++)); do
+		head -c "$i" "$tmp/$f" >"$tmp/t.img"
+		"$BLOOMCTL" -d /nonexistent load x "$tmp/t.img" >/dev/null 2>"$tmp/err"
+		rc=$?
+		if [ "$i" -lt 96 ]; then
+			want="$tmp/t.img: truncated: header needs 96 bytes, file has $i"
+		else
+			want="$tmp/t.img: truncated: header says $((size - 96)) bytes of payload, file has $((i - 96)) after the header"
+		fi
+		if [ "$rc" != 2 ] || ! grep -qF -- "$want" "$tmp/err"; then
+			bad_offsets="$bad_offsets $i"
+		fi
+	done
+	[ -z "$bad_offsets" ]
+	result $? "$f truncated at each of its $size offsets: the truncation is reported${bad_offsets:+ (wrong at:$bad_offsets)}"
+done
+
+# Every single-byte change of the header is caught (the CRC covers it).
+size=$(wc -c <"$tmp/v.img")
+missed=
+for ((i = 0; i < size; i++)); do
+	img t.img --fill 20 --flip "$i"
+	"$BLOOMCTL" inspect "$tmp/t.img" >/dev/null 2>&1 && missed="$missed $i"
+done
+[ -z "$missed" ]
+result $? "a bit flipped at any of the $size offsets is caught${missed:+ (missed at:$missed)}"
 
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]
