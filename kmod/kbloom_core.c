@@ -301,7 +301,10 @@ static inline u64 kbloom_used_bits(u64 nbits, u32 flags)
  */
 size_t kbloom_core_bytes(u64 nbits, u32 flags)
 {
-	return array_size(DIV_ROUND_UP(kbloom_used_bits(nbits, flags), 64), 8);
+	/* In 64 bits first: array_size() would truncate on 32-bit. */
+	u64 bytes = DIV_ROUND_UP_ULL(kbloom_used_bits(nbits, flags), 64) * 8;
+
+	return bytes > SIZE_MAX ? SIZE_MAX : bytes;
 }
 EXPORT_SYMBOL_NS_GPL(kbloom_core_bytes, KBLOOM);
 

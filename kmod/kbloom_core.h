@@ -56,7 +56,8 @@ struct kbloom_core {
 /**
  * struct kbloom_probe - a key reduced to its probe sequence
  * @x: first position, in [0, m).
- * @y: step, in [1, m): never 0, so the k positions are not all one bit.
+ * @y: first step, in [1, m): never 0, so the k positions are not all one
+ *	bit. Later steps grow by 1, 2, ... modulo m and may pass through 0.
  *
  * Hashing a key once and probing from this lets a caller hash outside any
  * critical section and reuse the result.

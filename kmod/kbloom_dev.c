@@ -79,10 +79,8 @@ static u32 kbloom_uapi_flags(u32 core_flags)
 
 static long kbloom_ioc_create(void __user *argp)
 {
-	struct kbloom_filter *filter;
 	struct kbloom_create c;
 	struct kbloom_params p = {};
-	struct kbloom_core *core;
 	int ret;
 
 	if (!capable(CAP_SYS_ADMIN))
@@ -99,7 +97,7 @@ static long kbloom_ioc_create(void __user *argp)
 		if (c.bits || c.hashes || c.fpr_ppb || c.capacity ||
 		    !kbloom_name_valid(c.like))
 			return -EINVAL;
-		ret = kbloom_filter_create_like(c.name, c.like, p.flags);
+		ret = kbloom_filter_create_like(c.name, c.like, p.flags, &p);
 	} else {
 		if (!kbloom_zeroed(c.like, sizeof(c.like)))
 			return -EINVAL;
@@ -127,21 +125,18 @@ static long kbloom_ioc_create(void __user *argp)
 	if (ret)
 		return ret;
 
-	/* Report what was made; a racing destroy leaves the input as is. */
-	filter = kbloom_get(c.name);
-	if (filter) {
-		rcu_read_lock();
-		core = kbloom_filter_core(filter);
-		c.bits = core->nbits;
-		c.hashes = core->nhashes;
-		c.flags = (c.flags & KBLOOM_CREATE_LIKE) |
-			  kbloom_uapi_flags(core->flags);
-		rcu_read_unlock();
-		c.capacity = filter->capacity;
-		c.fpr_ppb = filter->fpr_ppb;
-		kbloom_put(filter);
+	/* Report what was made, from what it was made of. */
+	c.bits = p.nbits;
+	c.hashes = p.nhashes;
+	c.flags = (c.flags & KBLOOM_CREATE_LIKE) | kbloom_uapi_flags(p.flags);
+	c.capacity = p.capacity;
+	c.fpr_ppb = p.fpr_ppb;
+	if (copy_to_user(argp, &c, sizeof(c))) {
+		/* "On any error nothing is created": take it back. */
+		kbloom_filter_destroy(c.name);
+		return -EFAULT;
 	}
-	return copy_to_user(argp, &c, sizeof(c)) ? -EFAULT : 0;
+	return 0;
 }
 
 /* Copy in a struct kbloom_name and check it. */
@@ -202,19 +197,18 @@ static long kbloom_ioc_info(void __user *argp)
 	filter = kbloom_get(info.name);
 	if (!filter)
 		return -ENOENT;
-	mutex_lock(&filter->lock);
-	gen = kbloom_filter_gen(filter);
+	gen = kbloom_gen_get(filter);
 	info.bits = gen->core.nbits;
 	info.hashes = gen->core.nhashes;
 	info.flags = kbloom_uapi_flags(gen->core.flags);
-	info.capacity = filter->capacity;
-	info.fpr_ppb = filter->fpr_ppb;
+	info.capacity = gen->capacity;
+	info.fpr_ppb = gen->fpr_ppb;
 	info.hash_scheme = KBLOOM_HASH_SCHEME;
 	info.bits_set = kbloom_core_weight(&gen->core);
 	info.saturated = kbloom_core_saturated(&gen->core);
 	info.memory_bytes = gen->bytes;
+	kbloom_gen_put(gen);
 	kbloom_filter_totals(filter, &t);
-	mutex_unlock(&filter->lock);
 	info.adds = t.adds;
 	info.queries = t.queries;
 	info.hits = t.hits;
@@ -469,7 +463,7 @@ static long kbloom_ioc_merge(struct file *file, void __user *argp,
 			     bool compare)
 {
 	struct kbloom_filter *a, *b;
-	struct kbloom_core *ca, *cb;
+	struct kbloom_gen *ga, *gb;
 	struct kbloom_merge m;
 	int ret = 0;
 
@@ -491,22 +485,25 @@ static long kbloom_ioc_merge(struct file *file, void __user *argp,
 		ret = -ENOENT;
 		goto out_put;
 	}
-	/* Both locked: neither can be replaced by an image half-way. */
-	kbloom_filter_lock_two(a, b);
-	m.mismatch = kbloom_filter_mismatch(a, b);
+	/*
+	 * Both generations pinned: a replacement meanwhile is as if it came
+	 * after the merge (which then went into the old contents).
+	 */
+	ga = kbloom_gen_get(a);
+	gb = kbloom_gen_get(b);
+	m.mismatch = kbloom_gen_mismatch(ga, gb);
 	if (!m.mismatch) {
-		ca = kbloom_filter_core(a);
-		cb = kbloom_filter_core(b);
 		if (compare) {
-			m.bits_dst = kbloom_core_weight(ca);
-			m.bits_src = kbloom_core_weight(cb);
-			kbloom_core_compare(ca, cb, &m.bits_inter,
-					    &m.bits_union);
-		} else if (a != b) {
-			kbloom_core_merge(ca, cb);
+			m.bits_dst = kbloom_core_weight(&ga->core);
+			m.bits_src = kbloom_core_weight(&gb->core);
+			kbloom_core_compare(&ga->core, &gb->core,
+					    &m.bits_inter, &m.bits_union);
+		} else if (ga != gb) {
+			kbloom_core_merge(&ga->core, &gb->core);
 		}
 	}
-	kbloom_filter_unlock_two(a, b);
+	kbloom_gen_put(gb);
+	kbloom_gen_put(ga);
 	if (m.mismatch)
 		ret = -EINVAL;
 	/* Written back on -EINVAL too: mismatch says what differs. */
@@ -556,6 +553,8 @@ static int kbloom_copy_out(void __user *dst, const unsigned long *bitmap,
 					  READ_ONCE(bitmap[(off + i) / sizeof(long)]));
 		if (copy_to_user(dst + off, bounce, n))
 			return -EFAULT;
+		if (fatal_signal_pending(current))
+			return -EINTR;
 		cond_resched();
 	}
 	return 0;
@@ -611,9 +610,8 @@ static long kbloom_ioc_export(void __user *argp)
 	if (!filter)
 		return -ENOENT;
 
-	/* The lock keeps the generation from being replaced under the copy. */
-	mutex_lock(&filter->lock);
-	gen = kbloom_filter_gen(filter);
+	/* Pinned, not locked: the copy may fault and take its time. */
+	gen = kbloom_gen_get(filter);
 	if (img.payload_len < gen->bytes) {
 		ret = -ENOBUFS;
 	} else {
@@ -627,11 +625,11 @@ static long kbloom_ioc_export(void __user *argp)
 	img.flags = kbloom_uapi_flags(gen->core.flags);
 	memcpy(img.seed, gen->core.seed, sizeof(img.seed));
 	img.payload_len = gen->bytes;
+	img.capacity = gen->capacity;
+	img.fpr_ppb = gen->fpr_ppb;
+	kbloom_gen_put(gen);
 	kbloom_filter_totals(filter, &t);
-	mutex_unlock(&filter->lock);
 	img.adds = t.adds;
-	img.capacity = filter->capacity;
-	img.fpr_ppb = filter->fpr_ppb;
 	img.hash_scheme = KBLOOM_HASH_SCHEME;
 	kbloom_put(filter);
 	kvfree(bounce);
@@ -642,37 +640,34 @@ static long kbloom_ioc_export(void __user *argp)
 	return ret;
 }
 
-static long kbloom_ioc_import(void __user *argp)
+/* IMPORT from a checked copy of the argument, which holds the seed. */
+static int kbloom_import(const struct kbloom_image *img)
 {
 	struct kbloom_params p = {};
 	struct kbloom_filter *filter;
-	struct kbloom_image img;
 	struct kbloom_gen *gen;
 	bool replace;
 	u8 *bounce;
 	int ret;
 
-	ret = kbloom_get_image(argp, &img);
-	if (ret)
-		return ret;
-	if (img.import_flags & ~KBLOOM_IMPORT_REPLACE ||
-	    img.flags & ~KBLOOM_CREATE_COUNTING ||
-	    img.hash_scheme != KBLOOM_HASH_SCHEME)
+	if (img->import_flags & ~KBLOOM_IMPORT_REPLACE ||
+	    img->flags & ~KBLOOM_CREATE_COUNTING ||
+	    img->hash_scheme != KBLOOM_HASH_SCHEME)
 		return -EINVAL;
-	p.nbits = img.bits;
-	p.nhashes = img.hashes;
-	p.flags = kbloom_core_flags(img.flags);
-	p.capacity = img.capacity;
-	p.fpr_ppb = img.fpr_ppb;
-	p.adds = img.adds;
-	p.seed = img.seed;
+	p.nbits = img->bits;
+	p.nhashes = img->hashes;
+	p.flags = kbloom_core_flags(img->flags);
+	p.capacity = img->capacity;
+	p.fpr_ppb = img->fpr_ppb;
+	p.adds = img->adds;
+	p.seed = img->seed;
 	if (!kbloom_core_valid(p.nbits, p.nhashes, p.flags) ||
-	    img.payload_len != kbloom_core_bytes(p.nbits, p.flags))
+	    img->payload_len != kbloom_core_bytes(p.nbits, p.flags))
 		return -EINVAL;
 
 	/* Fail early, before allocating gigabytes, when the name is wrong. */
-	replace = img.import_flags & KBLOOM_IMPORT_REPLACE;
-	filter = kbloom_get(img.name);
+	replace = img->import_flags & KBLOOM_IMPORT_REPLACE;
+	filter = kbloom_get(img->name);
 	kbloom_put(filter);
 	if (replace && !filter)
 		return -ENOENT;
@@ -684,22 +679,34 @@ static long kbloom_ioc_import(void __user *argp)
 	if (!bounce)
 		return -ENOMEM;
 	gen = kbloom_gen_new(&p);
-	memzero_explicit(img.seed, sizeof(img.seed));
 	if (IS_ERR(gen)) {
 		ret = PTR_ERR(gen);
 		goto out_free_bounce;
 	}
-	ret = kbloom_copy_in(gen->core.bitmap, u64_to_user_ptr(img.payload),
+	ret = kbloom_copy_in(gen->core.bitmap, u64_to_user_ptr(img->payload),
 			     gen->bytes, bounce);
 	if (!ret && !kbloom_core_padding_clear(&gen->core))
 		ret = -EINVAL;
 	if (!ret)
-		ret = replace ? kbloom_filter_replace_gen(img.name, gen, &p) :
-				kbloom_filter_add_gen(img.name, gen, &p);
+		ret = replace ? kbloom_filter_replace_gen(img->name, gen, &p) :
+				kbloom_filter_add_gen(img->name, gen, &p);
 	if (ret)
 		kbloom_gen_destroy(gen);
 out_free_bounce:
 	kvfree(bounce);
+	return ret;
+}
+
+static long kbloom_ioc_import(void __user *argp)
+{
+	struct kbloom_image img;
+	int ret;
+
+	ret = kbloom_get_image(argp, &img);
+	if (!ret)
+		ret = kbloom_import(&img);
+	/* The seed was in our copy: do not leave it on the stack. */
+	memzero_explicit(&img, sizeof(img));
 	return ret;
 }
 

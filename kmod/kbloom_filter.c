@@ -7,15 +7,19 @@
  * table under RCU and take a reference with kobject_get_unless_zero(), so
  * the hot path never touches the mutex. A filter's contents live in a
  * generation (struct kbloom_gen) behind an RCU pointer; the hot path reads
- * it under rcu_read_lock(), code that sleeps while using it holds the
- * filter's own mutex, which a replacement takes too. kbloom_lock is taken
- * before a filter's lock, never after.
+ * it under rcu_read_lock(), code that sleeps while using it (popcounts,
+ * clear, merge, export) pins it with a reference instead, so no lock is
+ * held across a long scan or a copy to userspace. A filter's own mutex
+ * only orders a replacement of its generation against its destruction;
+ * kbloom_lock is taken before it, never after.
  *
  * Filters and generations are freed from a workqueue one grace period
  * after their last use (queue_rcu_work()): RCU readers may still be
  * looking at them, and the final kbloom_put() may come from softirq, where
- * vfree() and free_percpu() are not welcome. The memory budget is charged
- * per generation, from allocation to that free.
+ * vfree() and free_percpu() are not welcome. kbloom_live counts what is
+ * allocated, so that rmmod can wait for every free, however late the
+ * kobject core calls our release. The memory budget is charged per
+ * generation, from allocation to free.
  */
 
 #include <linux/ctype.h>
@@ -39,10 +43,20 @@ static DEFINE_MUTEX(kbloom_lock);
 static DEFINE_HASHTABLE(kbloom_table, 8);
 static u32 kbloom_count;		/* under kbloom_lock */
 static atomic64_t kbloom_mem_used = ATOMIC64_INIT(0);
+static atomic_t kbloom_live = ATOMIC_INIT(0);	/* filters + generations */
 static struct workqueue_struct *kbloom_wq;
 
 unsigned long kbloom_max_memory;
-unsigned long kbloom_max_filter_bytes = KBLOOM_MAX_BITS / 8;
+/* 8 GiB, or all a 32-bit machine can address. */
+unsigned long kbloom_max_filter_bytes =
+	KBLOOM_MAX_BITS / 8 > ULONG_MAX ? ULONG_MAX : KBLOOM_MAX_BITS / 8;
+
+/* One object fewer: kbloom_filter_flush() may be waiting for that. */
+static void kbloom_live_dec(void)
+{
+	atomic_dec(&kbloom_live);
+	wake_up_var(&kbloom_live);
+}
 
 static u32 kbloom_name_hash(const char *name)
 {
@@ -95,7 +109,8 @@ u32 kbloom_filter_count(void)
  * kbloom_gen_new() - allocate a zeroed generation
  * @p: its parameters, valid per kbloom_core_valid().
  *
- * Process context. Charged to the caller's memory cgroup and reserved
+ * Process context. The caller holds the one reference; it passes to the
+ * filter the generation is given to. Charged to the caller's memory cgroup and reserved
  * against the budget before the (possibly seconds long) allocation.
  *
  * Return: the generation, or ERR_PTR(-EFBIG) (over the per-filter limit),
@@ -136,6 +151,10 @@ struct kbloom_gen *kbloom_gen_new(const struct kbloom_params *p)
 			 seed);
 	memzero_explicit(seed, sizeof(seed));
 	gen->bytes = bytes;
+	gen->capacity = p->capacity;
+	gen->fpr_ppb = p->fpr_ppb;
+	refcount_set(&gen->ref, 1);
+	atomic_inc(&kbloom_live);
 	return gen;
 
 err_free_gen:
@@ -149,7 +168,7 @@ EXPORT_SYMBOL_NS_GPL(kbloom_gen_new, KBLOOM);
 /**
  * kbloom_gen_destroy() - free a generation nobody else can see
  * @gen: a generation from kbloom_gen_new() never published, or one whose
- *	grace period has passed.
+ *	last reference went a grace period ago.
  *
  * Process context.
  */
@@ -157,7 +176,9 @@ void kbloom_gen_destroy(struct kbloom_gen *gen)
 {
 	atomic64_sub(gen->bytes, &kbloom_mem_used);
 	vfree(gen->core.bitmap);
-	kfree(gen);
+	/* The seed lives in here: it must not linger in freed memory. */
+	kfree_sensitive(gen);
+	kbloom_live_dec();
 }
 EXPORT_SYMBOL_NS_GPL(kbloom_gen_destroy, KBLOOM);
 
@@ -167,17 +188,82 @@ static void kbloom_gen_free_work(struct work_struct *work)
 					free_work));
 }
 
+/**
+ * kbloom_gen_get() - pin a filter's current generation
+ * @filter: a held filter.
+ *
+ * For code that sleeps while it uses the contents: the generation stays
+ * valid until kbloom_gen_put(), even if the filter's contents are replaced
+ * or the filter destroyed meanwhile. Any context.
+ *
+ * Return: the generation.
+ */
+struct kbloom_gen *kbloom_gen_get(struct kbloom_filter *filter)
+{
+	struct kbloom_gen *gen;
+
+	rcu_read_lock();
+	/* A generation at zero was just replaced: the new one is there. */
+	do {
+		gen = rcu_dereference(filter->gen);
+	} while (!refcount_inc_not_zero(&gen->ref));
+	rcu_read_unlock();
+	return gen;
+}
+EXPORT_SYMBOL_NS_GPL(kbloom_gen_get, KBLOOM);
+
+/**
+ * kbloom_gen_put() - drop a reference to a generation
+ * @gen: the generation.
+ *
+ * Any context. The last reference frees it after a grace period, since
+ * the hot path may still be reading it under RCU.
+ */
+void kbloom_gen_put(struct kbloom_gen *gen)
+{
+	if (refcount_dec_and_test(&gen->ref)) {
+		INIT_RCU_WORK(&gen->free_work, kbloom_gen_free_work);
+		queue_rcu_work(kbloom_wq, &gen->free_work);
+	}
+}
+EXPORT_SYMBOL_NS_GPL(kbloom_gen_put, KBLOOM);
+
+/**
+ * kbloom_gen_mismatch() - why two generations cannot be merged
+ * @a: a pinned generation.
+ * @b: another.
+ *
+ * Return: KBLOOM_MISMATCH_* bits of what differs, 0 if compatible.
+ */
+u32 kbloom_gen_mismatch(const struct kbloom_gen *a, const struct kbloom_gen *b)
+{
+	const struct kbloom_core *ca = &a->core, *cb = &b->core;
+	u32 m = 0;
+
+	if (ca->nbits != cb->nbits)
+		m |= KBLOOM_MISMATCH_BITS;
+	if (ca->nhashes != cb->nhashes)
+		m |= KBLOOM_MISMATCH_HASHES;
+	if ((ca->flags ^ cb->flags) & KBLOOM_CORE_COUNTING)
+		m |= KBLOOM_MISMATCH_COUNTING;
+	if (ca->seed[0] != cb->seed[0] || ca->seed[1] != cb->seed[1])
+		m |= KBLOOM_MISMATCH_SEED;
+	return m;
+}
+EXPORT_SYMBOL_NS_GPL(kbloom_gen_mismatch, KBLOOM);
+
 static void kbloom_filter_free(struct work_struct *work)
 {
 	struct kbloom_filter *filter =
 		container_of(to_rcu_work(work), struct kbloom_filter, free_work);
 	struct kbloom_gen *gen = rcu_dereference_protected(filter->gen, 1);
 
-	/* A grace period has passed: nobody can be using the generation. */
 	if (gen)	/* NULL only if creation failed half-way */
-		kbloom_gen_destroy(gen);
+		kbloom_gen_put(gen);
+	mutex_destroy(&filter->lock);
 	free_percpu(filter->stats);
 	kfree(filter);
+	kbloom_live_dec();
 }
 
 /* kobject release: the last reference is gone, from any context. */
@@ -194,8 +280,10 @@ static struct kbloom_filter *kbloom_find_rcu(const char *name)
 {
 	struct kbloom_filter *filter;
 
+	/* Called under rcu_read_lock() to look up, or kbloom_lock to change. */
 	hash_for_each_possible_rcu(kbloom_table, filter, node,
-				   kbloom_name_hash(name))
+				   kbloom_name_hash(name),
+				   lockdep_is_held(&kbloom_lock))
 		if (!strcmp(filter->name, name))
 			return filter;
 	return NULL;
@@ -371,13 +459,13 @@ static void kbloom_stats_reset(struct kbloom_filter *filter, u64 adds)
 /**
  * kbloom_filter_add_gen() - create a named filter around a generation
  * @name: a name that passed kbloom_name_valid().
- * @gen: from kbloom_gen_new(), filled in; on success the filter owns it,
- *	on failure the caller still does.
- * @p: the informational parameters (capacity, fpr_ppb, adds).
+ * @gen: from kbloom_gen_new(), filled in; on success the filter owns the
+ *	caller's reference, on failure the caller still does.
+ * @p: the keys already in @gen (@p->adds), for the statistics.
  *
  * Process context.
  *
- * Return: 0, -ENOMEM or -EEXIST.
+ * Return: 0, -EEXIST, or an allocation or sysfs error.
  */
 int kbloom_filter_add_gen(const char *name, struct kbloom_gen *gen,
 			  const struct kbloom_params *p)
@@ -396,9 +484,8 @@ int kbloom_filter_add_gen(const char *name, struct kbloom_gen *gen,
 	}
 	mutex_init(&filter->lock);
 	RCU_INIT_POINTER(filter->gen, gen);
-	filter->capacity = p->capacity;
-	filter->fpr_ppb = p->fpr_ppb;
 	kbloom_stats_reset(filter, p->adds);
+	atomic_inc(&kbloom_live);
 	strscpy(filter->name, name, sizeof(filter->name));
 
 	mutex_lock(&kbloom_lock);
@@ -410,8 +497,8 @@ int kbloom_filter_add_gen(const char *name, struct kbloom_gen *gen,
 	if (ret) {
 		mutex_unlock(&kbloom_lock);
 		/*
-		 * The kobject owns the filter now and its release frees the
-		 * generation too: hand the caller a fresh one to free.
+		 * The kobject owns the filter now and its release frees it;
+		 * the generation stays the caller's.
 		 */
 		RCU_INIT_POINTER(filter->gen, NULL);
 		kobject_put(&filter->kobj);
@@ -420,11 +507,14 @@ int kbloom_filter_add_gen(const char *name, struct kbloom_gen *gen,
 	hash_add_rcu(kbloom_table, &filter->node, kbloom_name_hash(name));
 	WRITE_ONCE(kbloom_count, kbloom_count + 1);
 	mutex_unlock(&kbloom_lock);
+	kobject_uevent(&filter->kobj, KOBJ_ADD);
 	return 0;
 
 err_unlock:
 	mutex_unlock(&kbloom_lock);
+	mutex_destroy(&filter->lock);
 	free_percpu(filter->stats);
+	kbloom_live_dec();
 err_free_filter:
 	kfree(filter);
 	return ret;
@@ -460,38 +550,42 @@ EXPORT_SYMBOL_NS_GPL(kbloom_filter_create, KBLOOM);
  * @name: a name that passed kbloom_name_valid().
  * @like: the filter whose size, hashes, flags, capacity and seed to copy.
  * @flags: KBLOOM_CORE_* flags the caller expects @like to have.
+ * @used: out: the parameters of the new filter (its seed pointer is not
+ *	valid after return).
  *
  * The two can then be merged and compared. Process context.
  *
  * Return: as kbloom_filter_create(), -ENOENT if @like does not exist,
  * -EINVAL if it lacks one of @flags.
  */
-int kbloom_filter_create_like(const char *name, const char *like, u32 flags)
+int kbloom_filter_create_like(const char *name, const char *like, u32 flags,
+			      struct kbloom_params *used)
 {
 	struct kbloom_filter *model = kbloom_get(like);
 	struct kbloom_params p = {};
-	struct kbloom_core *core;
+	struct kbloom_gen *gen;
 	u32 seed[2];
 	int ret;
 
 	if (!model)
 		return -ENOENT;
-	mutex_lock(&model->lock);
-	core = kbloom_filter_core(model);
-	p.nbits = core->nbits;
-	p.nhashes = core->nhashes;
-	p.flags = core->flags;
-	memcpy(seed, core->seed, sizeof(seed));
-	mutex_unlock(&model->lock);
-	p.capacity = model->capacity;
-	p.fpr_ppb = model->fpr_ppb;
-	p.seed = seed;
+	gen = kbloom_gen_get(model);
+	p.nbits = gen->core.nbits;
+	p.nhashes = gen->core.nhashes;
+	p.flags = gen->core.flags;
+	p.capacity = gen->capacity;
+	p.fpr_ppb = gen->fpr_ppb;
+	memcpy(seed, gen->core.seed, sizeof(seed));
+	kbloom_gen_put(gen);
 	kbloom_put(model);
+	p.seed = seed;
 	if (flags & ~p.flags)
 		ret = -EINVAL;
 	else
 		ret = kbloom_filter_create(name, &p);
 	memzero_explicit(seed, sizeof(seed));
+	p.seed = NULL;
+	*used = p;
 	return ret;
 }
 EXPORT_SYMBOL_NS_GPL(kbloom_filter_create_like, KBLOOM);
@@ -499,14 +593,16 @@ EXPORT_SYMBOL_NS_GPL(kbloom_filter_create_like, KBLOOM);
 /**
  * kbloom_filter_replace_gen() - swap a filter's contents atomically
  * @name: the filter.
- * @gen: the new generation, filled in; on success the filter owns it.
- * @p: the new informational parameters (capacity, fpr_ppb, adds).
+ * @gen: the new generation, filled in; on success the filter owns the
+ *	caller's reference, on failure the caller still does.
+ * @p: the keys already in @gen (@p->adds), for the statistics.
  *
  * Lookups never miss the filter, and every operation runs wholly on the
  * old generation or wholly on the new one. The statistics start over.
- * Process context; waits for sleepers using the old generation.
+ * Process context.
  *
- * Return: 0 or -ENOENT.
+ * Return: 0, or -ENOENT if there is no such filter or it is destroyed
+ * before the swap.
  */
 int kbloom_filter_replace_gen(const char *name, struct kbloom_gen *gen,
 			      const struct kbloom_params *p)
@@ -517,16 +613,19 @@ int kbloom_filter_replace_gen(const char *name, struct kbloom_gen *gen,
 	if (!filter)
 		return -ENOENT;
 	mutex_lock(&filter->lock);
+	/* Destroyed since the lookup: the new contents would be lost. */
+	if (filter->dead) {
+		mutex_unlock(&filter->lock);
+		kbloom_put(filter);
+		return -ENOENT;
+	}
 	old = rcu_replace_pointer(filter->gen, gen,
 				  lockdep_is_held(&filter->lock));
-	WRITE_ONCE(filter->capacity, p->capacity);
-	WRITE_ONCE(filter->fpr_ppb, p->fpr_ppb);
 	kbloom_stats_reset(filter, p->adds);
 	mutex_unlock(&filter->lock);
 	kbloom_put(filter);
-	/* Hot-path readers may still be in the old one: free it later. */
-	INIT_RCU_WORK(&old->free_work, kbloom_gen_free_work);
-	queue_rcu_work(kbloom_wq, &old->free_work);
+	/* Hot-path readers may still be in the old one: freed later. */
+	kbloom_gen_put(old);
 	return 0;
 }
 EXPORT_SYMBOL_NS_GPL(kbloom_filter_replace_gen, KBLOOM);
@@ -535,9 +634,13 @@ EXPORT_SYMBOL_NS_GPL(kbloom_filter_replace_gen, KBLOOM);
 static void kbloom_filter_unlink(struct kbloom_filter *filter)
 {
 	lockdep_assert_held(&kbloom_lock);
+	/* Under the filter's lock: see kbloom_filter_replace_gen(). */
+	mutex_lock(&filter->lock);
 	WRITE_ONCE(filter->dead, true);
+	mutex_unlock(&filter->lock);
 	hash_del_rcu(&filter->node);
 	WRITE_ONCE(kbloom_count, kbloom_count - 1);
+	kobject_uevent(&filter->kobj, KOBJ_REMOVE);
 	/* Under the lock, so a new filter of this name can reuse the dir. */
 	kbloom_sysfs_del(filter);
 	kobject_put(&filter->kobj);
@@ -573,59 +676,12 @@ EXPORT_SYMBOL_NS_GPL(kbloom_filter_destroy, KBLOOM);
  */
 void kbloom_filter_clear(struct kbloom_filter *filter)
 {
-	mutex_lock(&filter->lock);
-	kbloom_core_clear(kbloom_filter_core(filter));
+	struct kbloom_gen *gen = kbloom_gen_get(filter);
+
+	kbloom_core_clear(&gen->core);
+	kbloom_gen_put(gen);
 	kbloom_stats_reset(filter, 0);
-	mutex_unlock(&filter->lock);
 }
-
-/**
- * kbloom_filter_mismatch() - why two filters cannot be merged
- * @a: a filter, locked.
- * @b: another, locked.
- *
- * Return: KBLOOM_MISMATCH_* bits of what differs, 0 if compatible.
- */
-u32 kbloom_filter_mismatch(struct kbloom_filter *a, struct kbloom_filter *b)
-{
-	struct kbloom_core *ca = kbloom_filter_core(a);
-	struct kbloom_core *cb = kbloom_filter_core(b);
-	u32 m = 0;
-
-	if (ca->nbits != cb->nbits)
-		m |= KBLOOM_MISMATCH_BITS;
-	if (ca->nhashes != cb->nhashes)
-		m |= KBLOOM_MISMATCH_HASHES;
-	if ((ca->flags ^ cb->flags) & KBLOOM_CORE_COUNTING)
-		m |= KBLOOM_MISMATCH_COUNTING;
-	if (ca->seed[0] != cb->seed[0] || ca->seed[1] != cb->seed[1])
-		m |= KBLOOM_MISMATCH_SEED;
-	return m;
-}
-EXPORT_SYMBOL_NS_GPL(kbloom_filter_mismatch, KBLOOM);
-
-/* Lock two filters (or one, twice named) in a fixed order: by address. */
-void kbloom_filter_lock_two(struct kbloom_filter *a, struct kbloom_filter *b)
-{
-	if (a == b) {
-		mutex_lock(&a->lock);
-		return;
-	}
-	if (a > b)
-		swap(a, b);
-	mutex_lock(&a->lock);
-	mutex_lock_nested(&b->lock, SINGLE_DEPTH_NESTING);
-}
-EXPORT_SYMBOL_NS_GPL(kbloom_filter_lock_two, KBLOOM);
-
-void kbloom_filter_unlock_two(struct kbloom_filter *a,
-			      struct kbloom_filter *b)
-{
-	if (a != b)
-		mutex_unlock(&b->lock);
-	mutex_unlock(&a->lock);
-}
-EXPORT_SYMBOL_NS_GPL(kbloom_filter_unlock_two, KBLOOM);
 
 /**
  * kbloom_filter_totals() - sum the per-CPU counters
@@ -686,17 +742,18 @@ int kbloom_filter_names(char **names, u32 *count)
 }
 
 /**
- * kbloom_filter_flush() - wait until every destroyed, unreferenced filter
- * has been freed
+ * kbloom_filter_flush() - wait until every destroyed filter and replaced
+ * generation has been freed
  *
- * Process context; may sleep for a grace period or more. For tests and
- * for teardown.
+ * Process context; may sleep for seconds (grace periods, and the kobject
+ * core may call our release late). Whoever calls it must hold no
+ * reference to a destroyed filter or a replaced generation, or it waits
+ * for ever: it is for tests and for teardown.
  */
 void kbloom_filter_flush(void)
 {
-	/* Let queued rcu_work reach the workqueue, then drain it. */
-	rcu_barrier();
-	flush_workqueue(kbloom_wq);
+	wait_var_event(&kbloom_live, atomic_read(&kbloom_live) ==
+				     2 * READ_ONCE(kbloom_count));
 }
 EXPORT_SYMBOL_NS_GPL(kbloom_filter_flush, KBLOOM);
 
@@ -719,6 +776,7 @@ void kbloom_filter_uninit(void)
 	hash_for_each_safe(kbloom_table, bkt, tmp, filter, node)
 		kbloom_filter_unlink(filter);
 	mutex_unlock(&kbloom_lock);
+	/* Every free runs on kbloom_wq: wait for all of them before it goes. */
 	kbloom_filter_flush();
 	destroy_workqueue(kbloom_wq);
 }

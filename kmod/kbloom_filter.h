@@ -11,6 +11,7 @@
 #include <linux/mutex.h>
 #include <linux/percpu.h>
 #include <linux/rcupdate.h>
+#include <linux/refcount.h>
 #include <linux/workqueue.h>
 #include <uapi/linux/kbloom.h>
 
@@ -30,7 +31,12 @@ struct kbloom_stats {
  * struct kbloom_gen - one generation of a filter's contents
  * @core: bits (or counters) and the parameters and seed they go with.
  * @bytes: memory of the storage, charged to the module's budget.
- * @free_work: frees the generation a grace period after it was replaced.
+ * @capacity: design n, 0 if created by bits.
+ * @fpr_ppb: design false-positive rate, 0 if created by bits.
+ * @ref: one for the filter that points to it, one for each user that
+ *	sleeps while using it (kbloom_gen_get()). The hot path takes none:
+ *	it relies on RCU.
+ * @free_work: frees the generation a grace period after the last put.
  *
  * A filter points to its current generation through an RCU pointer, so
  * its whole contents, parameters and seed included, can be swapped for
@@ -41,37 +47,36 @@ struct kbloom_stats {
 struct kbloom_gen {
 	struct kbloom_core core;
 	size_t bytes;
+	u64 capacity;
+	u32 fpr_ppb;
+	refcount_t ref;
 	struct rcu_work free_work;
 };
 
 /**
  * struct kbloom_filter - a named filter
- * @gen: the current generation. Read under rcu_read_lock() on the hot path,
- *	or under @lock by code that sleeps while using it.
+ * @gen: the current generation. Read under rcu_read_lock() on the hot path;
+ *	code that sleeps while using it pins it with kbloom_gen_get().
  * @stats: per-CPU counters.
  * @dead: set (under kbloom_lock) when destroyed; in-flight users then get
  *	-ENOENT. Read locklessly.
- * @lock: held by whoever uses @gen across a sleep (popcount, clear, merge,
- *	export) and by whoever replaces @gen, which therefore waits for them.
- *	Never taken on the hot path.
+ * @lock: serialises replacing @gen with destruction (@dead), so that a
+ *	replacement never lands in a destroyed filter. Held only for a few
+ *	stores; never taken on the hot path or by readers.
  * @kobj: /sys/kernel/bloom/filters/<name>, and the reference count: the
  *	table holds one reference, every user of the filter another.
  * @node: in the name table; RCU readers look filters up through it.
  * @free_work: frees the filter a grace period after the last reference.
- * @capacity: design n, 0 if created by bits.
- * @fpr_ppb: design false-positive rate, 0 if created by bits.
  * @name: NUL-terminated name.
  */
 struct kbloom_filter {
 	struct kbloom_gen __rcu *gen;
 	struct kbloom_stats __percpu *stats;
 	bool dead;
-	struct mutex lock;	/* pins @gen for sleepers; see above */
+	struct mutex lock;	/* see above */
 	struct kobject kobj;
 	struct hlist_node node;
 	struct rcu_work free_work;
-	u64 capacity;
-	u32 fpr_ppb;
 	char name[KBLOOM_NAME_MAX];
 };
 
@@ -101,15 +106,10 @@ struct kbloom_totals {
 	u64 hits;
 };
 
-/* The current generation: under rcu_read_lock() or filter->lock. */
-static inline struct kbloom_gen *kbloom_filter_gen(struct kbloom_filter *f)
-{
-	return rcu_dereference_check(f->gen, lockdep_is_held(&f->lock));
-}
-
+/* The current generation's core, for the hot path: under rcu_read_lock(). */
 static inline struct kbloom_core *kbloom_filter_core(struct kbloom_filter *f)
 {
-	return &kbloom_filter_gen(f)->core;
+	return &rcu_dereference(f->gen)->core;
 }
 
 int kbloom_filter_init(void);
@@ -119,22 +119,22 @@ void kbloom_filter_flush(void);
 bool kbloom_name_valid(const char *name);
 struct kbloom_gen *kbloom_gen_new(const struct kbloom_params *p);
 void kbloom_gen_destroy(struct kbloom_gen *gen);
+struct kbloom_gen *kbloom_gen_get(struct kbloom_filter *filter);
+void kbloom_gen_put(struct kbloom_gen *gen);
+u32 kbloom_gen_mismatch(const struct kbloom_gen *a, const struct kbloom_gen *b);
 int kbloom_filter_add_gen(const char *name, struct kbloom_gen *gen,
 			  const struct kbloom_params *p);
 int kbloom_filter_replace_gen(const char *name, struct kbloom_gen *gen,
 			      const struct kbloom_params *p);
 int kbloom_filter_create(const char *name, const struct kbloom_params *p);
-int kbloom_filter_create_like(const char *name, const char *like, u32 flags);
+int kbloom_filter_create_like(const char *name, const char *like, u32 flags,
+			      struct kbloom_params *used);
 int kbloom_filter_destroy(const char *name);
 void kbloom_filter_release(struct kobject *kobj);
 void kbloom_filter_clear(struct kbloom_filter *filter);
 void kbloom_filter_totals(struct kbloom_filter *filter,
 			  struct kbloom_totals *t);
 int kbloom_filter_names(char **names, u32 *count);
-u32 kbloom_filter_mismatch(struct kbloom_filter *a, struct kbloom_filter *b);
-void kbloom_filter_lock_two(struct kbloom_filter *a, struct kbloom_filter *b);
-void kbloom_filter_unlock_two(struct kbloom_filter *a,
-			      struct kbloom_filter *b);
 
 u64 kbloom_memory_used(void);
 u64 kbloom_memory_budget(void);

@@ -2,9 +2,10 @@
 /*
  * sysfs for kbloom.
  *
- * Each filter's kobject is also its reference count (see kbloom_filter.c),
- * so a show() in progress keeps the filter alive, and kobject_del() on
- * destroy waits for show()s to finish before the directory goes.
+ * Each filter's kobject is also its reference count (see kbloom_filter.c).
+ * A show() in progress holds a kernfs active reference to its file, and
+ * kobject_del() on destroy waits for those to drain before the directory
+ * goes, so show() always finds its filter alive.
  */
 
 #include <linux/kobject.h>
@@ -19,21 +20,19 @@ static struct kobject *kbloom_filters_kobj;
 #define to_filter(k) container_of(k, struct kbloom_filter, kobj)
 
 /*
- * Under the filter's lock, so the generation cannot be replaced while a
- * value (a popcount of up to 8 GiB, say) is read from it.
+ * Values come from a pinned generation, so that all of one value (a
+ * popcount of up to 8 GiB, say) is read from one set of contents, and no
+ * lock is held meanwhile: these files are world-readable.
  */
 #define KBLOOM_FILTER_ATTR(_name, _fmt, _expr)				\
 static ssize_t _name##_show(struct kobject *kobj,			\
 			    struct kobj_attribute *attr, char *buf)	\
 {									\
-	struct kbloom_filter *filter = to_filter(kobj);		\
-	struct kbloom_gen *gen __maybe_unused;				\
+	struct kbloom_gen *gen = kbloom_gen_get(to_filter(kobj));	\
 	ssize_t ret;							\
 									\
-	mutex_lock(&filter->lock);					\
-	gen = kbloom_filter_gen(filter);				\
 	ret = sysfs_emit(buf, _fmt "\n", _expr);			\
-	mutex_unlock(&filter->lock);					\
+	kbloom_gen_put(gen);						\
 	return ret;							\
 }									\
 static struct kobj_attribute kbloom_attr_##_name = __ATTR_RO(_name)
@@ -54,8 +53,8 @@ KBLOOM_FILTER_ATTR(bits, "%llu", gen->core.nbits);
 KBLOOM_FILTER_ATTR(hashes, "%u", gen->core.nhashes);
 KBLOOM_FILTER_ATTR(counting, "%d",
 		   !!(gen->core.flags & KBLOOM_CORE_COUNTING));
-KBLOOM_FILTER_ATTR(capacity, "%llu", filter->capacity);
-KBLOOM_FILTER_ATTR(fpr_ppb, "%u", filter->fpr_ppb);
+KBLOOM_FILTER_ATTR(capacity, "%llu", gen->capacity);
+KBLOOM_FILTER_ATTR(fpr_ppb, "%u", gen->fpr_ppb);
 KBLOOM_FILTER_ATTR(memory_bytes, "%zu", gen->bytes);
 /* Popcounts of the whole storage on each read: exact, never stale. */
 KBLOOM_FILTER_ATTR(bits_set, "%llu", kbloom_core_weight(&gen->core));

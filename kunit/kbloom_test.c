@@ -9,6 +9,7 @@
 #include <kunit/test.h>
 #include <linux/bottom_half.h>
 #include <linux/cpumask.h>
+#include <linux/delay.h>
 #include <linux/jhash.h>
 #include <linux/kthread.h>
 #include <linux/math64.h>
@@ -514,7 +515,8 @@ static void kbloom_registry_destroy_while_referenced(struct kunit *test)
 	KUNIT_EXPECT_TRUE(test, kbloom_core_test(kbloom_filter_core(f), key,
 						 len));
 	rcu_read_unlock();
-	kbloom_filter_flush();
+	/* Not freed while referenced (flushing now would wait for ever). */
+	msleep(100);
 	KUNIT_EXPECT_GT(test, kbloom_memory_used(), before);
 	/* The same name can be created again at once. */
 	KUNIT_EXPECT_EQ(test,
@@ -554,34 +556,40 @@ static void kbloom_registry_usable_from_softirq(struct kunit *test)
 /* A filter made --like another shares its seed: they merge and compare. */
 static void kbloom_registry_like_shares_seed(struct kunit *test)
 {
+	struct kbloom_params used;
 	struct kbloom_filter *a, *b;
+	struct kbloom_gen *ga, *gb;
 
 	KUNIT_ASSERT_EQ(test,
 			kbloom_filter_create("kunit_a", &kbloom_test_params), 0);
-	KUNIT_ASSERT_EQ(test, kbloom_filter_create_like("kunit_b", "kunit_a", 0),
-			0);
+	KUNIT_ASSERT_EQ(test, kbloom_filter_create_like("kunit_b", "kunit_a", 0,
+							&used), 0);
+	KUNIT_EXPECT_EQ(test, used.nbits, kbloom_test_params.nbits);
+	KUNIT_EXPECT_EQ(test, used.nhashes, kbloom_test_params.nhashes);
 	KUNIT_EXPECT_EQ(test, kbloom_filter_create_like("kunit_c", "kunit_a",
-							KBLOOM_CORE_COUNTING),
-			-EINVAL);
+							KBLOOM_CORE_COUNTING,
+							&used), -EINVAL);
 	KUNIT_EXPECT_EQ(test, kbloom_filter_create_like("kunit_c", "kunit_none",
-							0), -ENOENT);
+							0, &used), -ENOENT);
 	KUNIT_ASSERT_EQ(test,
 			kbloom_filter_create("kunit_c", &kbloom_test_params), 0);
 	a = kbloom_get("kunit_a");
 	b = kbloom_get("kunit_b");
 	KUNIT_ASSERT_NOT_NULL(test, a);
 	KUNIT_ASSERT_NOT_NULL(test, b);
-	kbloom_filter_lock_two(a, b);
-	KUNIT_EXPECT_EQ(test, kbloom_filter_mismatch(a, b), 0U);
-	kbloom_filter_unlock_two(a, b);
+	ga = kbloom_gen_get(a);
+	gb = kbloom_gen_get(b);
+	KUNIT_EXPECT_EQ(test, kbloom_gen_mismatch(ga, gb), 0U);
+	kbloom_gen_put(gb);
 	kbloom_put(b);
 	b = kbloom_get("kunit_c");
 	KUNIT_ASSERT_NOT_NULL(test, b);
-	kbloom_filter_lock_two(b, a);
+	gb = kbloom_gen_get(b);
 	/* Independent filters: different random seeds (2^-64 to collide). */
-	KUNIT_EXPECT_EQ(test, kbloom_filter_mismatch(a, b),
+	KUNIT_EXPECT_EQ(test, kbloom_gen_mismatch(ga, gb),
 			(u32)KBLOOM_MISMATCH_SEED);
-	kbloom_filter_unlock_two(b, a);
+	kbloom_gen_put(gb);
+	kbloom_gen_put(ga);
 	kbloom_put(a);
 	kbloom_put(b);
 	KUNIT_EXPECT_EQ(test, kbloom_filter_destroy("kunit_a"), 0);

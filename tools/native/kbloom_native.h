@@ -23,6 +23,7 @@ typedef uint64_t u64;
 #define BIT(nr)			(1UL << (nr))
 #define BIT_ULL(nr)		(1ULL << (nr))
 #define DIV_ROUND_UP(n, d)	(((n) + (d) - 1) / (d))
+#define DIV_ROUND_UP_ULL(n, d)	DIV_ROUND_UP((unsigned long long)(n), (d))
 #define READ_ONCE(x)		__atomic_load_n(&(x), __ATOMIC_RELAXED)
 #define BITS_PER_LONG		(sizeof(unsigned long) * CHAR_BIT)
 #define BIT_WORD(nr)		((nr) / BITS_PER_LONG)

@@ -135,7 +135,9 @@ struct kbloom_version {
  * taken), -EFBIG (larger than the
  * module's per-filter limit, the max_filter_bytes parameter), -ENOSPC (the
  * module's memory budget, the max_memory parameter, would be exceeded),
- * -ENOMEM (the allocation failed). On any error nothing is created.
+ * -ENOMEM (the allocation failed), -EFAULT (also when the result cannot be
+ * written back: the filter is then destroyed again). On any error nothing
+ * is created.
  */
 struct kbloom_create {
 	char name[KBLOOM_NAME_MAX];
@@ -212,7 +214,7 @@ struct kbloom_info {
  *	only the first @count names were written: call again, larger.
  * @reserved: must be 0.
  *
- * Errors: -EINVAL, -EFAULT.
+ * Errors: -EINVAL, -EFAULT, -ENOMEM.
  */
 struct kbloom_list {
 	__u64 names;
@@ -232,7 +234,9 @@ struct kbloom_list {
  *	because the filter reports it absent (nothing was changed). Removing
  *	a key that was never added but tests present (a false positive)
  *	takes counts that belong to other keys and can make them absent:
- *	remove only keys you added.
+ *	remove only keys you added. The absence check and the decrements are
+ *	each atomic but not together: two racing removes of a key added
+ *	once can both succeed.
  * @reserved: must be 0.
  *
  * KBLOOM_IOC_ADD, KBLOOM_IOC_TEST_AND_ADD and KBLOOM_IOC_REMOVE need the
@@ -372,7 +376,9 @@ struct kbloom_merge {
  *
  * Errors: -EPERM, -EINVAL (bad name, parameters, hash scheme, payload
  * size or padding, flags, reserved), -ENOBUFS (EXPORT buffer too small),
- * -EEXIST, -ENOENT, -EFBIG, -ENOSPC, -ENOMEM, -EFAULT.
+ * -EEXIST, -ENOENT (also: destroyed during the call), -EFBIG, -ENOSPC,
+ * -ENOMEM, -EFAULT, -EINTR (a fatal signal arrived during the copy;
+ * nothing was created or replaced).
  */
 struct kbloom_image {
 	char name[KBLOOM_NAME_MAX];
