@@ -141,7 +141,7 @@ fi
 
 say "Debian's stock kernel ($stock_image)"
 if [ -f "$build/stock/kmod/kbloom.ko" ]; then
-	run_vm stock "$stock_image" "$build/stock" "kbloom_speed_keys=1000000 kbloom_speed_min=5"
+	run_vm stock "$stock_image" "$build/stock" "kbloom_speed_keys=1000000 kbloom_speed_min=4"
 else
 	fail "no module for the stock kernel"
 fi
