@@ -137,6 +137,17 @@ void kbloom_sysfs_del(struct kbloom_filter *filter)
 	kobject_del(&filter->kobj);
 }
 
+/*
+ * kobject_del() first: the last kobject_put() may run its cleanup late
+ * (CONFIG_DEBUG_KOBJECT_RELEASE does it on purpose), and the directories
+ * must be gone when rmmod returns, or an immediate insmod finds them.
+ */
+static void kbloom_sysfs_remove(struct kobject *kobj)
+{
+	kobject_del(kobj);
+	kobject_put(kobj);
+}
+
 int kbloom_sysfs_init(void)
 {
 	int ret;
@@ -146,7 +157,7 @@ int kbloom_sysfs_init(void)
 		return -ENOMEM;
 	ret = sysfs_create_group(kbloom_root_kobj, &kbloom_global_group);
 	if (ret)
-		goto err_put_root;
+		goto err_remove_root;
 	kbloom_filters_kobj = kobject_create_and_add("filters",
 						     kbloom_root_kobj);
 	if (!kbloom_filters_kobj) {
@@ -157,14 +168,14 @@ int kbloom_sysfs_init(void)
 
 err_remove_group:
 	sysfs_remove_group(kbloom_root_kobj, &kbloom_global_group);
-err_put_root:
-	kobject_put(kbloom_root_kobj);
+err_remove_root:
+	kbloom_sysfs_remove(kbloom_root_kobj);
 	return ret;
 }
 
 void kbloom_sysfs_uninit(void)
 {
-	kobject_put(kbloom_filters_kobj);
+	kbloom_sysfs_remove(kbloom_filters_kobj);
 	sysfs_remove_group(kbloom_root_kobj, &kbloom_global_group);
-	kobject_put(kbloom_root_kobj);
+	kbloom_sysfs_remove(kbloom_root_kobj);
 }
