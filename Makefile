@@ -35,6 +35,10 @@ checkpatch: $(KSRC)/scripts/checkpatch.pl
 check:
 	bash tools/check.sh
 
+# The hot path natively (the module's own core), no VM.
+bench:
+	$(MAKE) -C tools/native bench
+
 demo:
 	bash tools/demo.sh
 
@@ -48,4 +52,4 @@ clean:
 	$(MAKE) -C tools/selftest clean
 	rm -rf build build.native.log
 
-.PHONY: all modules tools sparse checkpatch check demo shell clean
+.PHONY: all modules tools sparse checkpatch check bench demo shell clean
