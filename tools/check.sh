@@ -128,7 +128,7 @@ run_vm() { # LABEL IMAGE MODULE_DIR APPEND
 say "debug kernel (KUnit, KASAN, lockdep, UBSAN, kmemleak)"
 if kdir=$("$top/tools/vm/kernel.sh"); then
 	if build_module "$kdir" "$build/debug"; then
-		run_vm debug "$kdir/arch/x86/boot/bzImage" "$build/debug" "kbloom_speed_keys=100000 kbloom_speed_min=20"
+		run_vm debug "$kdir/arch/x86/boot/bzImage" "$build/debug" "kbloom_speed_keys=1000000 kbloom_speed_min=20"
 		say "tests of the tests: deliberately broken builds must fail"
 		"$top/tools/mutate.sh" "$kdir" "$build/mutants" > "$build/mutants.log" 2>&1
 		count_tap "$build/mutants.log" "mutants caught"
