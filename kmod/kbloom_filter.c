@@ -325,6 +325,16 @@ void kbloom_put(struct kbloom_filter *filter)
 }
 EXPORT_SYMBOL_NS_GPL(kbloom_put, KBLOOM);
 
+/* What every in-kernel API call checks first: the length, then liveness. */
+static inline int kbloom_api_check(struct kbloom_filter *filter, u32 len)
+{
+	if (unlikely(!len || len > KBLOOM_KEY_MAX))
+		return -EINVAL;
+	if (unlikely(READ_ONCE(filter->dead)))
+		return -ENOENT;
+	return 0;
+}
+
 /**
  * kbloom_add() - insert a key
  * @filter: a filter held with kbloom_get().
@@ -338,10 +348,11 @@ EXPORT_SYMBOL_NS_GPL(kbloom_put, KBLOOM);
  */
 int kbloom_add(struct kbloom_filter *filter, const void *key, u32 len)
 {
-	if (unlikely(!len || len > KBLOOM_KEY_MAX))
-		return -EINVAL;
-	if (unlikely(READ_ONCE(filter->dead)))
-		return -ENOENT;
+	int ret;
+
+	ret = kbloom_api_check(filter, len);
+	if (unlikely(ret))
+		return ret;
 	rcu_read_lock();
 	kbloom_core_add(kbloom_filter_core(filter), key, len);
 	rcu_read_unlock();
@@ -364,11 +375,11 @@ EXPORT_SYMBOL_NS_GPL(kbloom_add, KBLOOM);
 int kbloom_test(struct kbloom_filter *filter, const void *key, u32 len)
 {
 	bool hit;
+	int ret;
 
-	if (unlikely(!len || len > KBLOOM_KEY_MAX))
-		return -EINVAL;
-	if (unlikely(READ_ONCE(filter->dead)))
-		return -ENOENT;
+	ret = kbloom_api_check(filter, len);
+	if (unlikely(ret))
+		return ret;
 	rcu_read_lock();
 	hit = kbloom_core_test(kbloom_filter_core(filter), key, len);
 	rcu_read_unlock();
@@ -395,11 +406,11 @@ int kbloom_test_and_add(struct kbloom_filter *filter, const void *key,
 			u32 len)
 {
 	bool seen;
+	int ret;
 
-	if (unlikely(!len || len > KBLOOM_KEY_MAX))
-		return -EINVAL;
-	if (unlikely(READ_ONCE(filter->dead)))
-		return -ENOENT;
+	ret = kbloom_api_check(filter, len);
+	if (unlikely(ret))
+		return ret;
 	rcu_read_lock();
 	seen = kbloom_core_test_and_add(kbloom_filter_core(filter), key, len);
 	rcu_read_unlock();
@@ -428,12 +439,11 @@ EXPORT_SYMBOL_NS_GPL(kbloom_test_and_add, KBLOOM);
 int kbloom_remove(struct kbloom_filter *filter, const void *key, u32 len)
 {
 	struct kbloom_core *core;
-	int ret = 0;
+	int ret;
 
-	if (unlikely(!len || len > KBLOOM_KEY_MAX))
-		return -EINVAL;
-	if (unlikely(READ_ONCE(filter->dead)))
-		return -ENOENT;
+	ret = kbloom_api_check(filter, len);
+	if (unlikely(ret))
+		return ret;
 	rcu_read_lock();
 	core = kbloom_filter_core(filter);
 	if (!(core->flags & KBLOOM_CORE_COUNTING))
