@@ -9,6 +9,14 @@
  * reference with kbloom_put() when done. A filter destroyed from userspace
  * while you hold it stays valid memory; the calls then return -ENOENT.
  *
+ * A long-lived user (a netfilter rule) also pins the filter with
+ * kbloom_pin() (process context): while pinned, destroying the filter from
+ * userspace fails with -EBUSY, and sysfs "rules" counts the pins. Unpin
+ * with kbloom_unpin() before kbloom_put().
+ *
+ * kbloom_get() takes a reference on kbloom.ko as well: rmmod kbloom is
+ * refused (the module is in use) while any in-kernel reference is held.
+ *
  * Symbols are in the KBLOOM namespace: MODULE_IMPORT_NS(KBLOOM).
  */
 #ifndef _KBLOOM_H
@@ -25,5 +33,8 @@ int kbloom_test(struct kbloom_filter *filter, const void *key, u32 len);
 int kbloom_test_and_add(struct kbloom_filter *filter, const void *key,
 			u32 len);
 int kbloom_remove(struct kbloom_filter *filter, const void *key, u32 len);
+int kbloom_pin(struct kbloom_filter *filter);
+void kbloom_unpin(struct kbloom_filter *filter);
+bool kbloom_is_counting(struct kbloom_filter *filter);
 
 #endif /* _KBLOOM_H */

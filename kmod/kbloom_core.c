@@ -15,6 +15,8 @@
 #include <linux/overflow.h>
 #include <linux/prefetch.h>
 #include <linux/sched.h>
+#include <linux/sched/signal.h>
+#include <linux/siphash.h>
 #include <linux/string.h>
 #include <asm/unaligned.h>
 #endif
@@ -105,6 +107,46 @@ u64 kbloom_hash64(const void *key, u32 len, const u32 seed[2])
 }
 EXPORT_SYMBOL_NS_GPL(kbloom_hash64, KBLOOM);
 
+/**
+ * kbloom_siphash64() - SipHash-2-4 of a key
+ * @key: the key bytes.
+ * @len: its length.
+ * @seed: four secret seed words: the 128-bit SipHash key is
+ *	seed[0] | seed[1] << 32, seed[2] | seed[3] << 32, so it is the same
+ *	numbers, and the same positions, on every architecture.
+ *
+ * The kernel's siphash(), a keyed pseudo-random function: unlike jhash,
+ * someone who does not know the seed cannot find keys that set chosen
+ * bits, however many keys they choose (a packet stream) and however many
+ * answers they see.
+ *
+ * Return: the 64-bit SipHash.
+ */
+u64 kbloom_siphash64(const void *key, u32 len, const u32 seed[4])
+{
+	siphash_key_t k = {{ (u64)seed[1] << 32 | seed[0],
+			     (u64)seed[3] << 32 | seed[2] }};
+
+	return siphash(key, len, &k);
+}
+EXPORT_SYMBOL_NS_GPL(kbloom_siphash64, KBLOOM);
+
+/**
+ * kbloom_core_hash() - the filter's 64-bit hash of a key
+ * @core: the filter (its hash scheme and seed).
+ * @key: the key bytes.
+ * @len: its length, at least 1.
+ *
+ * Return: kbloom_siphash64() or kbloom_hash64(), by the filter's scheme.
+ */
+u64 kbloom_core_hash(const struct kbloom_core *core, const void *key, u32 len)
+{
+	if (core->flags & KBLOOM_CORE_SIPHASH)
+		return kbloom_siphash64(key, len, core->seed);
+	return kbloom_hash64(key, len, core->seed);
+}
+EXPORT_SYMBOL_NS_GPL(kbloom_core_hash, KBLOOM);
+
 /*
  * Map a 64-bit hash onto [0, range) by multiply-high (Lemire's reduction):
  * no division on the hot path, and range need not be a power of two. The
@@ -129,7 +171,7 @@ static inline u64 kbloom_reduce(u64 h, u64 range)
 void kbloom_core_probe(const struct kbloom_core *core, const void *key,
 		       u32 len, struct kbloom_probe *probe)
 {
-	u64 h = kbloom_hash64(key, len, core->seed);
+	u64 h = kbloom_core_hash(core, key, len);
 
 	probe->x = kbloom_reduce(h, core->nbits);
 	probe->y = 1 + kbloom_reduce(rol64(h, 32), core->nbits - 1);
@@ -153,6 +195,25 @@ static inline void kbloom_probe_next(struct kbloom_probe *p, u64 m, u32 i)
 	p->y += i;
 	if (p->y >= m)
 		p->y -= m;
+}
+
+/* Report transitions to the caller, who may not want to know (@d NULL). */
+static inline void kbloom_delta_set(struct kbloom_delta *d)
+{
+	if (d)
+		d->set++;
+}
+
+static inline void kbloom_delta_cleared(struct kbloom_delta *d)
+{
+	if (d)
+		d->cleared++;
+}
+
+static inline void kbloom_delta_stuck(struct kbloom_delta *d)
+{
+	if (d)
+		d->stuck++;
 }
 
 /*
@@ -196,20 +257,28 @@ static inline unsigned int kbloom_counter_read(const struct kbloom_core *core,
  * how many keys it counts, and decrementing it could make one of them
  * vanish, a false negative.
  */
-static inline void kbloom_counter_inc(struct kbloom_core *core, u64 pos)
+static inline void kbloom_counter_inc(struct kbloom_core *core, u64 pos,
+				      struct kbloom_delta *d)
 {
 	unsigned long *w = kbloom_cell_word(core, pos), old, new;
-	unsigned int shift = kbloom_counter_shift(pos);
+	unsigned int shift = kbloom_counter_shift(pos), n;
 
 	old = READ_ONCE(*w);
 	do {
-		if (((old >> shift) & 0xf) == KBLOOM_COUNTER_STUCK)
+		n = (old >> shift) & 0xf;
+		if (n == KBLOOM_COUNTER_STUCK)
 			return;
 		new = old + (1UL << shift);
 	} while (!try_cmpxchg(w, &old, new));
+	/* The successful swap saw n: exactly one caller makes each change. */
+	if (n == 0)
+		kbloom_delta_set(d);
+	else if (n + 1 == KBLOOM_COUNTER_STUCK)
+		kbloom_delta_stuck(d);
 }
 
-static inline void kbloom_counter_dec(struct kbloom_core *core, u64 pos)
+static inline void kbloom_counter_dec(struct kbloom_core *core, u64 pos,
+				      struct kbloom_delta *d)
 {
 	unsigned long *w = kbloom_cell_word(core, pos), old, new;
 	unsigned int shift = kbloom_counter_shift(pos), n;
@@ -222,6 +291,8 @@ static inline void kbloom_counter_dec(struct kbloom_core *core, u64 pos)
 			return;
 		new = old - (1UL << shift);
 	} while (!try_cmpxchg(w, &old, new));
+	if (n == 1)
+		kbloom_delta_cleared(d);
 }
 
 /* Is position @pos set (bit set, or counter non-zero)? */
@@ -282,6 +353,39 @@ bool kbloom_core_valid(u64 nbits, u32 nhashes, u32 flags)
 }
 EXPORT_SYMBOL_NS_GPL(kbloom_core_valid, KBLOOM);
 
+/**
+ * kbloom_params_valid() - could CREATE have made a filter like this?
+ * @nbits: m.
+ * @nhashes: k.
+ * @flags: KBLOOM_CORE_* bits.
+ * @capacity: design n (informational; 0 if none).
+ * @fpr_ppb: design rate in parts per billion, 0 if sized by bits.
+ *
+ * The one rule for every way a filter comes to be (create, create like,
+ * image load, and bloomctl's image reader, which builds this same source):
+ * m, k and the flags within the core's limits, and a filter that claims a
+ * design rate is exactly what sizing gives for its capacity and rate, so
+ * that what loads can always be saved again and the rate it reports is
+ * the rate it has.
+ *
+ * Return: true if valid.
+ */
+bool kbloom_params_valid(u64 nbits, u32 nhashes, u32 flags, u64 capacity,
+			 u32 fpr_ppb)
+{
+	u64 m;
+	u32 k;
+
+	if (!kbloom_core_valid(nbits, nhashes, flags))
+		return false;
+	if (!fpr_ppb)
+		return true;
+	if (kbloom_size(capacity, fpr_ppb, &m, &k))
+		return false;
+	return m == nbits && k == nhashes;
+}
+EXPORT_SYMBOL_NS_GPL(kbloom_params_valid, KBLOOM);
+
 /* Bits of storage a position takes. */
 static inline u64 kbloom_used_bits(u64 nbits, u32 flags)
 {
@@ -327,8 +431,8 @@ bool kbloom_core_compatible(const struct kbloom_core *a,
 			    const struct kbloom_core *b)
 {
 	return a->nbits == b->nbits && a->nhashes == b->nhashes &&
-	       a->flags == b->flags && a->seed[0] == b->seed[0] &&
-	       a->seed[1] == b->seed[1];
+	       a->flags == b->flags &&
+	       !memcmp(a->seed, b->seed, sizeof(a->seed));
 }
 EXPORT_SYMBOL_NS_GPL(kbloom_core_compatible, KBLOOM);
 
@@ -339,10 +443,11 @@ EXPORT_SYMBOL_NS_GPL(kbloom_core_compatible, KBLOOM);
  * @nbits: m, valid per kbloom_core_valid().
  * @nhashes: k, valid per kbloom_core_valid().
  * @flags: KBLOOM_CORE_* bits.
- * @seed: the hash seed.
+ * @seed: the hash seed: four words with KBLOOM_CORE_SIPHASH, else two (the
+ *	other two are then zero).
  */
 void kbloom_core_init(struct kbloom_core *core, unsigned long *bitmap,
-		      u64 nbits, u32 nhashes, u32 flags, const u32 seed[2])
+		      u64 nbits, u32 nhashes, u32 flags, const u32 *seed)
 {
 	core->bitmap = bitmap;
 	core->nbits = nbits;
@@ -350,6 +455,8 @@ void kbloom_core_init(struct kbloom_core *core, unsigned long *bitmap,
 	core->flags = flags;
 	core->seed[0] = seed[0];
 	core->seed[1] = seed[1];
+	core->seed[2] = flags & KBLOOM_CORE_SIPHASH ? seed[2] : 0;
+	core->seed[3] = flags & KBLOOM_CORE_SIPHASH ? seed[3] : 0;
 }
 EXPORT_SYMBOL_NS_GPL(kbloom_core_init, KBLOOM);
 
@@ -358,15 +465,20 @@ EXPORT_SYMBOL_NS_GPL(kbloom_core_init, KBLOOM);
  * @core: the filter.
  * @key: the key bytes.
  * @len: its length, at least 1.
+ * @d: if not NULL, counts the positions this call occupied (and, for
+ *	counting filters, saturated or freed).
  *
  * Lock-free and safe in any context: set_bit() is an atomic read-modify-
  * write, so concurrent adders never lose each other's bits. A bit already
  * set is only read, not written: once a filter fills up, most probes hit
  * set bits, and skipping the locked write keeps those cache lines shared
  * between CPUs instead of bouncing them. Bits are only ever cleared by
- * kbloom_core_clear(), so a bit seen set stays set.
+ * kbloom_core_clear(), so a bit seen set stays set. The bit is then set
+ * with test_and_set_bit(), which costs what set_bit() does and tells
+ * whether this call was the one that set it, for @d.
  */
-void kbloom_core_add(struct kbloom_core *core, const void *key, u32 len)
+void kbloom_core_add(struct kbloom_core *core, const void *key, u32 len,
+		     struct kbloom_delta *d)
 {
 	u64 pos[KBLOOM_CORE_MAX_HASHES];
 	u32 i;
@@ -374,12 +486,13 @@ void kbloom_core_add(struct kbloom_core *core, const void *key, u32 len)
 	kbloom_core_fill(core, key, len, pos);
 	if (kbloom_counting(core)) {
 		for (i = 0; i < core->nhashes; i++)
-			kbloom_counter_inc(core, pos[i]);
+			kbloom_counter_inc(core, pos[i], d);
 		return;
 	}
 	for (i = 0; i < core->nhashes; i++)
-		if (!test_bit(pos[i], core->bitmap))
-			set_bit(pos[i], core->bitmap);
+		if (!test_bit(pos[i], core->bitmap) &&
+		    !test_and_set_bit(pos[i], core->bitmap))
+			kbloom_delta_set(d);
 }
 EXPORT_SYMBOL_NS_GPL(kbloom_core_add, KBLOOM);
 
@@ -413,6 +526,8 @@ EXPORT_SYMBOL_NS_GPL(kbloom_core_test, KBLOOM);
  * @core: the filter.
  * @key: the key bytes.
  * @len: its length, at least 1.
+ * @d: if not NULL, counts the positions this call occupied (and, for
+ *	counting filters, saturated or freed).
  *
  * The "seen before?" primitive. Each of the k bits is set atomically with
  * test_and_set_bit(), and exactly one caller flips each bit from 0 to 1, so
@@ -424,7 +539,7 @@ EXPORT_SYMBOL_NS_GPL(kbloom_core_test, KBLOOM);
  * positive), false if the key is new.
  */
 bool kbloom_core_test_and_add(struct kbloom_core *core, const void *key,
-			      u32 len)
+			      u32 len, struct kbloom_delta *d)
 {
 	u64 pos[KBLOOM_CORE_MAX_HASHES];
 	bool seen = true;
@@ -436,13 +551,15 @@ bool kbloom_core_test_and_add(struct kbloom_core *core, const void *key,
 			if (!kbloom_counter_read(core, pos[i]))
 				seen = false;
 		for (i = 0; i < core->nhashes; i++)
-			kbloom_counter_inc(core, pos[i]);
+			kbloom_counter_inc(core, pos[i], d);
 		return seen;
 	}
 	for (i = 0; i < core->nhashes; i++)
 		if (!test_bit(pos[i], core->bitmap) &&
-		    !test_and_set_bit(pos[i], core->bitmap))
+		    !test_and_set_bit(pos[i], core->bitmap)) {
 			seen = false;
+			kbloom_delta_set(d);
+		}
 	return seen;
 }
 EXPORT_SYMBOL_NS_GPL(kbloom_core_test_and_add, KBLOOM);
@@ -452,6 +569,8 @@ EXPORT_SYMBOL_NS_GPL(kbloom_core_test_and_add, KBLOOM);
  * @core: a counting filter.
  * @key: the key bytes.
  * @len: its length, at least 1.
+ * @d: if not NULL, counts the positions this call occupied (and, for
+ *	counting filters, saturated or freed).
  *
  * A key the filter reports absent was never added (or was removed as
  * often): decrementing its counters would take counts that belong to other
@@ -460,7 +579,8 @@ EXPORT_SYMBOL_NS_GPL(kbloom_core_test_and_add, KBLOOM);
  *
  * Return: true if removed, false if refused because the key is absent.
  */
-bool kbloom_core_remove(struct kbloom_core *core, const void *key, u32 len)
+bool kbloom_core_remove(struct kbloom_core *core, const void *key, u32 len,
+			struct kbloom_delta *d)
 {
 	u64 pos[KBLOOM_CORE_MAX_HASHES];
 	u32 i;
@@ -470,34 +590,28 @@ bool kbloom_core_remove(struct kbloom_core *core, const void *key, u32 len)
 		if (!kbloom_counter_read(core, pos[i]))
 			return false;
 	for (i = 0; i < core->nhashes; i++)
-		kbloom_counter_dec(core, pos[i]);
+		kbloom_counter_dec(core, pos[i], d);
 	return true;
 }
 EXPORT_SYMBOL_NS_GPL(kbloom_core_remove, KBLOOM);
 
 /*
- * Work through a bitmap of up to 8 GiB in 1 MiB pieces, yielding between
- * them, so neither clear nor popcount holds a CPU for seconds.
+ * Work through a bitmap of up to 8 GiB in 1 MiB pieces: between pieces,
+ * yield the CPU and give up if the caller has been killed, so that no pass
+ * over a filter holds a CPU for seconds or outlives its caller.
  */
 #define KBLOOM_CHUNK_LONGS	((1U << 20) / sizeof(unsigned long))
 
-/**
- * kbloom_core_clear() - zero every bit
- * @core: the filter.
- *
- * May sleep. Keys added concurrently may or may not survive.
- */
-void kbloom_core_clear(struct kbloom_core *core)
+/* After word @i: 0 to go on, -EINTR to stop. */
+static inline int kbloom_core_yield(size_t i)
 {
-	size_t longs = kbloom_core_longs(core), off, n;
-
-	for (off = 0; off < longs; off += n) {
-		n = min_t(size_t, longs - off, KBLOOM_CHUNK_LONGS);
-		memset(core->bitmap + off, 0, n * sizeof(unsigned long));
-		cond_resched();
-	}
+	if ((i + 1) % KBLOOM_CHUNK_LONGS)
+		return 0;
+	if (fatal_signal_pending(current))
+		return -EINTR;
+	cond_resched();
+	return 0;
 }
-EXPORT_SYMBOL_NS_GPL(kbloom_core_clear, KBLOOM);
 
 /* The lowest bit of every counter of a word: 0x1111...1, any word size. */
 #define KBLOOM_COUNTER_LSBS	(~0UL / 0xf)
@@ -516,61 +630,106 @@ static inline unsigned long kbloom_stuck_counters(unsigned long w)
 	return w & (w >> 1) & (w >> 2) & (w >> 3) & KBLOOM_COUNTER_LSBS;
 }
 
+/* @w reduced to one set bit per occupied position. */
+static inline unsigned long kbloom_occupied_word(const struct kbloom_core *core,
+						 unsigned long w)
+{
+	return kbloom_counting(core) ? kbloom_nonzero_counters(w) : w;
+}
+
 /* Word @i of @core reduced to one set bit per occupied position. */
 static inline unsigned long kbloom_occupied(const struct kbloom_core *core,
 					    size_t i)
 {
-	unsigned long w = READ_ONCE(core->bitmap[i]);
+	return kbloom_occupied_word(core, READ_ONCE(core->bitmap[i]));
+}
 
-	return kbloom_counting(core) ? kbloom_nonzero_counters(w) : w;
+/* Positions stuck in @w (0 for a plain filter). */
+static inline unsigned long kbloom_stuck_word(const struct kbloom_core *core,
+					      unsigned long w)
+{
+	return kbloom_counting(core) ? kbloom_stuck_counters(w) : 0;
+}
+
+/* Account the change of one word from @old to @new in @d. */
+static inline void kbloom_delta_word(const struct kbloom_core *core,
+				     unsigned long old, unsigned long new,
+				     struct kbloom_delta *d)
+{
+	unsigned long o = kbloom_occupied_word(core, old);
+	unsigned long n = kbloom_occupied_word(core, new);
+	unsigned long so = kbloom_stuck_word(core, old);
+	unsigned long sn = kbloom_stuck_word(core, new);
+
+	d->set += hweight_long(n & ~o);
+	d->cleared += hweight_long(o & ~n);
+	d->stuck += hweight_long(sn & ~so);
+	d->unstuck += hweight_long(so & ~sn);
 }
 
 /**
- * kbloom_core_weight() - positions set (X; the fill ratio is X / m)
+ * kbloom_core_clear() - zero every bit
  * @core: the filter.
+ * @d: out: the positions this call freed (and stuck counters it reset).
  *
- * Bits set, or non-zero counters. May sleep: a bitmap of up to 8 GiB is
- * counted in pieces. Padding past m is always zero, so whole words count.
+ * Each non-zero word is swapped for zero atomically, so @d is exactly
+ * what was cleared even while others add: a key added concurrently may or
+ * may not survive, but the accounting of its bits stays right. May sleep.
  *
- * Return: the count, a snapshot if others are adding.
+ * Return: 0, or -EINTR if the caller got a fatal signal (the filter is
+ * then partly cleared, and @d says how much).
  */
-u64 kbloom_core_weight(const struct kbloom_core *core)
+int kbloom_core_clear(struct kbloom_core *core, struct kbloom_delta *d)
 {
 	size_t longs = kbloom_core_longs(core), i;
-	u64 weight = 0;
+	unsigned long old;
+	int ret;
 
 	for (i = 0; i < longs; i++) {
-		weight += hweight_long(kbloom_occupied(core, i));
-		if (!((i + 1) % KBLOOM_CHUNK_LONGS))
-			cond_resched();
+		if (READ_ONCE(core->bitmap[i])) {
+			old = xchg(&core->bitmap[i], 0);
+			kbloom_delta_word(core, old, 0, d);
+		}
+		ret = kbloom_core_yield(i);
+		if (ret)
+			return ret;
 	}
-	return weight;
+	return 0;
 }
-EXPORT_SYMBOL_NS_GPL(kbloom_core_weight, KBLOOM);
+EXPORT_SYMBOL_NS_GPL(kbloom_core_clear, KBLOOM);
 
 /**
- * kbloom_core_saturated() - counters stuck at KBLOOM_COUNTER_STUCK
- * @core: the filter; 0 for a plain one.
+ * kbloom_core_count() - count occupied positions and stuck counters
+ * @core: the filter.
+ * @occupied: out: bits set, or non-zero counters (X; the fill is X / m).
+ * @stuck: out: counters stuck at KBLOOM_COUNTER_STUCK (0 if plain).
  *
- * May sleep.
+ * A full scan, for code that builds a filter wholesale (an image load)
+ * and the tests; readers use the counters the filter layer keeps. Padding
+ * past m is always zero, so whole words count. May sleep.
  *
- * Return: the count.
+ * Return: 0, or -EINTR if the caller got a fatal signal.
  */
-u64 kbloom_core_saturated(const struct kbloom_core *core)
+int kbloom_core_count(const struct kbloom_core *core, u64 *occupied,
+		      u64 *stuck)
 {
 	size_t longs = kbloom_core_longs(core), i;
-	u64 n = 0;
+	unsigned long w;
+	int ret;
 
-	if (!kbloom_counting(core))
-		return 0;
+	*occupied = 0;
+	*stuck = 0;
 	for (i = 0; i < longs; i++) {
-		n += hweight_long(kbloom_stuck_counters(READ_ONCE(core->bitmap[i])));
-		if (!((i + 1) % KBLOOM_CHUNK_LONGS))
-			cond_resched();
+		w = READ_ONCE(core->bitmap[i]);
+		*occupied += hweight_long(kbloom_occupied_word(core, w));
+		*stuck += hweight_long(kbloom_stuck_word(core, w));
+		ret = kbloom_core_yield(i);
+		if (ret)
+			return ret;
 	}
-	return n;
+	return 0;
 }
-EXPORT_SYMBOL_NS_GPL(kbloom_core_saturated, KBLOOM);
+EXPORT_SYMBOL_NS_GPL(kbloom_core_count, KBLOOM);
 
 /* Counter-wise a + b, saturating at KBLOOM_COUNTER_STUCK. */
 static unsigned long kbloom_counters_add(unsigned long a, unsigned long b)
@@ -589,15 +748,21 @@ static unsigned long kbloom_counters_add(unsigned long a, unsigned long b)
  * kbloom_core_merge() - make @dst the union of @dst and @src
  * @dst: the filter that receives.
  * @src: a compatible filter (kbloom_core_compatible()), unchanged.
+ * @d: out: the transitions the merge made in @dst.
  *
  * Bits are ORed, counters added with saturation. Each word is updated by
- * compare-and-swap, so adds to @dst running at the same time are kept.
- * May sleep.
+ * compare-and-swap, so adds to @dst running at the same time are kept and
+ * @d is exact. May sleep.
+ *
+ * Return: 0, or -EINTR if the caller got a fatal signal: a prefix of @src
+ * was merged, which loses no key of @dst.
  */
-void kbloom_core_merge(struct kbloom_core *dst, const struct kbloom_core *src)
+int kbloom_core_merge(struct kbloom_core *dst, const struct kbloom_core *src,
+		      struct kbloom_delta *d)
 {
 	size_t longs = kbloom_core_longs(dst), i;
 	unsigned long s, old, new;
+	int ret;
 
 	for (i = 0; i < longs; i++) {
 		s = READ_ONCE(src->bitmap[i]);
@@ -608,10 +773,13 @@ void kbloom_core_merge(struct kbloom_core *dst, const struct kbloom_core *src)
 				      kbloom_counters_add(old, s) : old | s;
 			} while (new != old &&
 				 !try_cmpxchg(&dst->bitmap[i], &old, new));
+			kbloom_delta_word(dst, old, new, d);
 		}
-		if (!((i + 1) % KBLOOM_CHUNK_LONGS))
-			cond_resched();
+		ret = kbloom_core_yield(i);
+		if (ret)
+			return ret;
 	}
+	return 0;
 }
 EXPORT_SYMBOL_NS_GPL(kbloom_core_merge, KBLOOM);
 
@@ -623,13 +791,16 @@ EXPORT_SYMBOL_NS_GPL(kbloom_core_merge, KBLOOM);
  * @either: out: positions set in @a or in @b (the union's weight).
  *
  * With the weights of @a and @b, enough to estimate the sizes of the union
- * and intersection of the two key sets. May sleep.
+ * and intersection of the two key sets. One pass over both. May sleep.
+ *
+ * Return: 0, or -EINTR if the caller got a fatal signal.
  */
-void kbloom_core_compare(const struct kbloom_core *a,
-			 const struct kbloom_core *b, u64 *both, u64 *either)
+int kbloom_core_compare(const struct kbloom_core *a,
+			const struct kbloom_core *b, u64 *both, u64 *either)
 {
 	size_t longs = kbloom_core_longs(a), i;
 	unsigned long wa, wb;
+	int ret;
 
 	*both = 0;
 	*either = 0;
@@ -638,9 +809,11 @@ void kbloom_core_compare(const struct kbloom_core *a,
 		wb = kbloom_occupied(b, i);
 		*both += hweight_long(wa & wb);
 		*either += hweight_long(wa | wb);
-		if (!((i + 1) % KBLOOM_CHUNK_LONGS))
-			cond_resched();
+		ret = kbloom_core_yield(i);
+		if (ret)
+			return ret;
 	}
+	return 0;
 }
 EXPORT_SYMBOL_NS_GPL(kbloom_core_compare, KBLOOM);
 

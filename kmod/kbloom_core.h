@@ -22,7 +22,8 @@
 
 /* Flags of a core. */
 #define KBLOOM_CORE_COUNTING	BIT(0)	/* 4-bit counters, not bits */
-#define KBLOOM_CORE_FLAGS	KBLOOM_CORE_COUNTING
+#define KBLOOM_CORE_SIPHASH	BIT(1)	/* SipHash-2-4, 128-bit key; else jhash */
+#define KBLOOM_CORE_FLAGS	(KBLOOM_CORE_COUNTING | KBLOOM_CORE_SIPHASH)
 /* A saturated counter sticks: never decremented again. */
 #define KBLOOM_COUNTER_STUCK	15
 
@@ -39,18 +40,39 @@
  * @nhashes: k, from 1 to KBLOOM_CORE_MAX_HASHES.
  * @flags: KBLOOM_CORE_* bits.
  * @seed: the per-filter hash seed; secret, so that nobody can compute which
- *	keys collide in a given filter.
+ *	keys collide in a given filter. jhash uses the first two words (the
+ *	last two are zero), SipHash all four as its 128-bit key.
  *
- * The core is laid out so that later layouts (cache-line blocked, counting)
- * are a matter of another probe or storage function selected per filter,
- * not a new structure.
+ * The core is laid out so that other layouts (cache-line blocked) are a
+ * matter of another probe or storage function selected per filter by a
+ * flag, as counting and the hash scheme are, not a new structure.
  */
 struct kbloom_core {
 	unsigned long *bitmap;
 	u64 nbits;
 	u32 nhashes;
 	u32 flags;
-	u32 seed[2];
+	u32 seed[4];
+};
+
+/**
+ * struct kbloom_delta - what an operation did to a filter's occupancy
+ * @set: positions that went from free to occupied (a bit 0 -> 1, or a
+ *	counter 0 -> 1).
+ * @cleared: positions that went from occupied to free.
+ * @stuck: counters that reached KBLOOM_COUNTER_STUCK.
+ * @unstuck: stuck counters cleared (only a clear does that).
+ *
+ * Operations report exactly the transitions they made, each observed by
+ * the atomic operation that made it, so the filter layer keeps "bits set"
+ * and "saturated" as counters that are exact however callers race,
+ * instead of scanning the storage to answer a read.
+ */
+struct kbloom_delta {
+	u64 set;
+	u64 cleared;
+	u64 stuck;
+	u64 unstuck;
 };
 
 /**
@@ -68,30 +90,38 @@ struct kbloom_probe {
 };
 
 u64 kbloom_hash64(const void *key, u32 len, const u32 seed[2]);
+u64 kbloom_siphash64(const void *key, u32 len, const u32 seed[4]);
+u64 kbloom_core_hash(const struct kbloom_core *core, const void *key,
+		     u32 len);
 void kbloom_core_probe(const struct kbloom_core *core, const void *key,
 		       u32 len, struct kbloom_probe *probe);
 void kbloom_core_positions(const struct kbloom_core *core, const void *key,
 			   u32 len, u64 *pos);
 
 void kbloom_core_init(struct kbloom_core *core, unsigned long *bitmap,
-		      u64 nbits, u32 nhashes, u32 flags, const u32 seed[2]);
+		      u64 nbits, u32 nhashes, u32 flags, const u32 *seed);
 bool kbloom_core_valid(u64 nbits, u32 nhashes, u32 flags);
+bool kbloom_params_valid(u64 nbits, u32 nhashes, u32 flags, u64 capacity,
+			 u32 fpr_ppb);
 size_t kbloom_core_bytes(u64 nbits, u32 flags);
 bool kbloom_core_compatible(const struct kbloom_core *a,
 			    const struct kbloom_core *b);
 
-void kbloom_core_add(struct kbloom_core *core, const void *key, u32 len);
+void kbloom_core_add(struct kbloom_core *core, const void *key, u32 len,
+		     struct kbloom_delta *d);
 bool kbloom_core_test(const struct kbloom_core *core, const void *key,
 		      u32 len);
 bool kbloom_core_test_and_add(struct kbloom_core *core, const void *key,
-			      u32 len);
-bool kbloom_core_remove(struct kbloom_core *core, const void *key, u32 len);
-void kbloom_core_clear(struct kbloom_core *core);
-u64 kbloom_core_weight(const struct kbloom_core *core);
-u64 kbloom_core_saturated(const struct kbloom_core *core);
-void kbloom_core_merge(struct kbloom_core *dst, const struct kbloom_core *src);
-void kbloom_core_compare(const struct kbloom_core *a,
-			 const struct kbloom_core *b, u64 *both, u64 *either);
+			      u32 len, struct kbloom_delta *d);
+bool kbloom_core_remove(struct kbloom_core *core, const void *key, u32 len,
+			struct kbloom_delta *d);
+int kbloom_core_clear(struct kbloom_core *core, struct kbloom_delta *d);
+int kbloom_core_count(const struct kbloom_core *core, u64 *occupied,
+		      u64 *stuck);
+int kbloom_core_merge(struct kbloom_core *dst, const struct kbloom_core *src,
+		      struct kbloom_delta *d);
+int kbloom_core_compare(const struct kbloom_core *a,
+			const struct kbloom_core *b, u64 *both, u64 *either);
 bool kbloom_core_padding_clear(const struct kbloom_core *core);
 
 int kbloom_size(u64 capacity, u32 fpr_ppb, u64 *nbits, u32 *nhashes);

@@ -8,6 +8,13 @@
  * calls stream keys through a bounded kernel buffer in chunks, yielding
  * between chunks, so one call with a million keys neither pins a huge
  * allocation nor holds the CPU.
+ *
+ * A write to userspace that can fail comes before the change it reports,
+ * never after: a command that changes a filter first proves it can write
+ * its answer (writing zeroes or the unchanged argument back), and a batch
+ * counts a chunk in @done before it writes the chunk's results. So an
+ * -EFAULT means "nothing happened" or "exactly @done keys happened", and
+ * retrying never applies a key twice.
  */
 
 #include <linux/capability.h>
@@ -47,14 +54,54 @@ static bool kbloom_op_writes(enum kbloom_op op)
 	return op != KBLOOM_OP_QUERY;
 }
 
+/*
+ * Commands that change the set of filters or their contents wholesale:
+ * a read-write fd and CAP_SYS_ADMIN, in that order.
+ */
+static int kbloom_check_admin(struct file *file)
+{
+	if (!(file->f_mode & FMODE_WRITE))
+		return -EBADF;
+	if (!capable(CAP_SYS_ADMIN))
+		return -EPERM;
+	return 0;
+}
+
+/*
+ * The hash scheme of filters created without choosing one. SipHash: a
+ * filter is most often fed from the network, by whoever sends packets,
+ * and only a keyed PRF keeps them from aiming keys at chosen bits. It
+ * costs a few nanoseconds a key more than jhash (README, "Hash schemes",
+ * measured by `make bench`), small beside the cache misses of a filter
+ * larger than the caches; filters of trusted keys can choose jhash.
+ */
+#define KBLOOM_HASH_DEFAULT	KBLOOM_HASH_SIPHASH
+
+static u32 kbloom_scheme_flags(u32 scheme)
+{
+	return scheme == KBLOOM_HASH_SIPHASH ? KBLOOM_CORE_SIPHASH : 0;
+}
+
+static u32 kbloom_flags_scheme(u32 core_flags)
+{
+	return core_flags & KBLOOM_CORE_SIPHASH ? KBLOOM_HASH_SIPHASH :
+						  KBLOOM_HASH_JHASH;
+}
+
+static bool kbloom_scheme_valid(u32 scheme)
+{
+	return scheme == KBLOOM_HASH_JHASH || scheme == KBLOOM_HASH_SIPHASH;
+}
+
 static long kbloom_ioc_version(void __user *argp)
 {
 	struct kbloom_version v = {
 		.api_version = KBLOOM_API_VERSION,
-		.hash_scheme = KBLOOM_HASH_SCHEME,
+		.hash_scheme = KBLOOM_HASH_DEFAULT,
 		.features = KBLOOM_FEATURE_BATCH | KBLOOM_FEATURE_TEST_AND_ADD |
 			    KBLOOM_FEATURE_SIZING | KBLOOM_FEATURE_COUNTING |
-			    KBLOOM_FEATURE_MERGE | KBLOOM_FEATURE_IMAGE,
+			    KBLOOM_FEATURE_MERGE | KBLOOM_FEATURE_IMAGE |
+			    KBLOOM_FEATURE_SIPHASH,
 		.min_bits = KBLOOM_MIN_BITS,
 		.max_bits = KBLOOM_MAX_BITS,
 		.max_hashes = KBLOOM_MAX_HASHES,
@@ -77,28 +124,39 @@ static u32 kbloom_uapi_flags(u32 core_flags)
 	return core_flags & KBLOOM_CORE_COUNTING ? KBLOOM_CREATE_COUNTING : 0;
 }
 
-static long kbloom_ioc_create(void __user *argp)
+static long kbloom_ioc_create(struct file *file, void __user *argp)
 {
+	struct kbloom_filter *filter;
 	struct kbloom_create c;
 	struct kbloom_params p = {};
 	int ret;
 
-	if (!capable(CAP_SYS_ADMIN))
-		return -EPERM;
+	ret = kbloom_check_admin(file);
+	if (ret)
+		return ret;
 	if (copy_from_user(&c, argp, sizeof(c)))
 		return -EFAULT;
 	if (c.flags & ~(KBLOOM_CREATE_COUNTING | KBLOOM_CREATE_LIKE) ||
-	    c.reserved0 || !kbloom_name_valid(c.name))
+	    !kbloom_name_valid(c.name))
 		return -EINVAL;
+	/* The answer must be deliverable before there is anything to undo. */
+	if (copy_to_user(argp, &c, sizeof(c)))
+		return -EFAULT;
 
 	p.flags = kbloom_core_flags(c.flags);
 	if (c.flags & KBLOOM_CREATE_LIKE) {
-		/* Everything comes from the model. */
+		/* Everything comes from the model, the hash scheme included. */
 		if (c.bits || c.hashes || c.fpr_ppb || c.capacity ||
-		    !kbloom_name_valid(c.like))
+		    c.hash_scheme || !kbloom_name_valid(c.like))
 			return -EINVAL;
-		ret = kbloom_filter_create_like(c.name, c.like, p.flags, &p);
+		ret = kbloom_filter_create_like(c.name, c.like, p.flags, &p,
+						&filter);
 	} else {
+		if (!c.hash_scheme)
+			c.hash_scheme = KBLOOM_HASH_DEFAULT;
+		if (!kbloom_scheme_valid(c.hash_scheme))
+			return -EINVAL;
+		p.flags |= kbloom_scheme_flags(c.hash_scheme);
 		if (!kbloom_zeroed(c.like, sizeof(c.like)))
 			return -EINVAL;
 		p.capacity = c.capacity;
@@ -118,9 +176,10 @@ static long kbloom_ioc_create(void __user *argp)
 			p.nhashes = c.hashes ? c.hashes :
 				    kbloom_optimal_hashes(c.bits, c.capacity);
 		}
-		if (!kbloom_core_valid(p.nbits, p.nhashes, p.flags))
+		if (!kbloom_params_valid(p.nbits, p.nhashes, p.flags,
+					 p.capacity, p.fpr_ppb))
 			return -EINVAL;
-		ret = kbloom_filter_create(c.name, &p);
+		ret = kbloom_filter_create(c.name, &p, &filter);
 	}
 	if (ret)
 		return ret;
@@ -131,12 +190,18 @@ static long kbloom_ioc_create(void __user *argp)
 	c.flags = (c.flags & KBLOOM_CREATE_LIKE) | kbloom_uapi_flags(p.flags);
 	c.capacity = p.capacity;
 	c.fpr_ppb = p.fpr_ppb;
+	c.hash_scheme = kbloom_flags_scheme(p.flags);
 	if (copy_to_user(argp, &c, sizeof(c))) {
-		/* "On any error nothing is created": take it back. */
-		kbloom_filter_destroy(c.name);
-		return -EFAULT;
+		/*
+		 * Unmapped since the check above. "On any error nothing is
+		 * created": take back this filter, not whatever may have
+		 * taken its name since.
+		 */
+		kbloom_filter_unlink_this(filter);
+		ret = -EFAULT;
 	}
-	return 0;
+	kbloom_filter_put(filter);
+	return ret;
 }
 
 /* Copy in a struct kbloom_name and check it. */
@@ -150,36 +215,38 @@ static int kbloom_get_name(void __user *argp, struct kbloom_name *n)
 	return 0;
 }
 
-static long kbloom_ioc_destroy(void __user *argp)
+static long kbloom_ioc_destroy(struct file *file, void __user *argp)
 {
 	struct kbloom_name n;
 	int ret;
 
-	if (!capable(CAP_SYS_ADMIN))
-		return -EPERM;
+	ret = kbloom_check_admin(file);
+	if (ret)
+		return ret;
 	ret = kbloom_get_name(argp, &n);
 	if (ret)
 		return ret;
 	return kbloom_filter_destroy(n.name);
 }
 
-static long kbloom_ioc_clear(void __user *argp)
+static long kbloom_ioc_clear(struct file *file, void __user *argp)
 {
 	struct kbloom_filter *filter;
 	struct kbloom_name n;
 	int ret;
 
-	if (!capable(CAP_SYS_ADMIN))
-		return -EPERM;
+	ret = kbloom_check_admin(file);
+	if (ret)
+		return ret;
 	ret = kbloom_get_name(argp, &n);
 	if (ret)
 		return ret;
-	filter = kbloom_get(n.name);
+	filter = kbloom_filter_get(n.name);
 	if (!filter)
 		return -ENOENT;
-	kbloom_filter_clear(filter);
-	kbloom_put(filter);
-	return 0;
+	ret = kbloom_filter_clear(filter);
+	kbloom_filter_put(filter);
+	return ret;
 }
 
 static long kbloom_ioc_info(void __user *argp)
@@ -194,7 +261,7 @@ static long kbloom_ioc_info(void __user *argp)
 	if (!kbloom_zeroed(info.reserved, sizeof(info.reserved)) ||
 	    !kbloom_name_valid(info.name))
 		return -EINVAL;
-	filter = kbloom_get(info.name);
+	filter = kbloom_filter_get(info.name);
 	if (!filter)
 		return -ENOENT;
 	gen = kbloom_gen_get(filter);
@@ -203,16 +270,16 @@ static long kbloom_ioc_info(void __user *argp)
 	info.flags = kbloom_uapi_flags(gen->core.flags);
 	info.capacity = gen->capacity;
 	info.fpr_ppb = gen->fpr_ppb;
-	info.hash_scheme = KBLOOM_HASH_SCHEME;
-	info.bits_set = kbloom_core_weight(&gen->core);
-	info.saturated = kbloom_core_saturated(&gen->core);
+	info.hash_scheme = kbloom_flags_scheme(gen->core.flags);
+	/* Counters, not scans: O(1) whoever asks. */
+	kbloom_gen_occupancy(gen, &info.bits_set, &info.saturated);
 	info.memory_bytes = gen->bytes;
 	kbloom_gen_put(gen);
 	kbloom_filter_totals(filter, &t);
 	info.adds = t.adds;
 	info.queries = t.queries;
 	info.hits = t.hits;
-	kbloom_put(filter);
+	kbloom_filter_put(filter);
 	return copy_to_user(argp, &info, sizeof(info)) ? -EFAULT : 0;
 }
 
@@ -243,18 +310,18 @@ static long kbloom_ioc_list(void __user *argp)
 
 /* Run one operation on one key; return the result bit. */
 static bool kbloom_do(struct kbloom_core *core, enum kbloom_op op,
-		      const void *key, u32 len)
+		      const void *key, u32 len, struct kbloom_delta *d)
 {
 	switch (op) {
 	case KBLOOM_OP_ADD:
-		kbloom_core_add(core, key, len);
+		kbloom_core_add(core, key, len, d);
 		return false;
 	case KBLOOM_OP_QUERY:
 		return kbloom_core_test(core, key, len);
 	case KBLOOM_OP_TEST_AND_ADD:
-		return kbloom_core_test_and_add(core, key, len);
+		return kbloom_core_test_and_add(core, key, len, d);
 	case KBLOOM_OP_REMOVE:
-		return kbloom_core_remove(core, key, len);
+		return kbloom_core_remove(core, key, len, d);
 	}
 	return false;
 }
@@ -273,19 +340,18 @@ static void kbloom_count_op(struct kbloom_filter *filter, enum kbloom_op op,
 {
 	if (op == KBLOOM_OP_REMOVE)
 		return;
-	if (op != KBLOOM_OP_QUERY)
-		this_cpu_add(filter->stats->adds, n);
-	if (op != KBLOOM_OP_ADD) {
-		this_cpu_add(filter->stats->queries, n);
-		this_cpu_add(filter->stats->hits, hits);
-	}
+	kbloom_filter_account(filter, op != KBLOOM_OP_QUERY ? n : 0,
+			      op != KBLOOM_OP_ADD ? n : 0,
+			      op != KBLOOM_OP_ADD ? hits : 0);
 }
 
 static long kbloom_ioc_key(struct file *file, void __user *argp,
 			   enum kbloom_op op)
 {
+	struct kbloom_key __user *uk = argp;
 	struct kbloom_filter *filter;
-	struct kbloom_core *core;
+	struct kbloom_delta d = {};
+	struct kbloom_gen *gen;
 	struct kbloom_key k;
 	void *key;
 	int ret = 0;
@@ -297,24 +363,32 @@ static long kbloom_ioc_key(struct file *file, void __user *argp,
 	if (!kbloom_zeroed(k.reserved, sizeof(k.reserved)) ||
 	    !kbloom_name_valid(k.name) || !k.len || k.len > KBLOOM_KEY_MAX)
 		return -EINVAL;
+	/*
+	 * A change must not happen unreported: prove @result writable
+	 * first. Only an unmap racing with this call can still lose the
+	 * answer, never the change.
+	 */
+	if (kbloom_op_writes(op) && put_user(0, &uk->result))
+		return -EFAULT;
 	key = memdup_user(u64_to_user_ptr(k.key), k.len);
 	if (IS_ERR(key))
 		return PTR_ERR(key);
-	filter = kbloom_get(k.name);
+	filter = kbloom_filter_get(k.name);
 	if (!filter) {
 		ret = -ENOENT;
 		goto out_free_key;
 	}
 	rcu_read_lock();
-	core = kbloom_filter_core(filter);
-	ret = kbloom_op_check(core, op);
+	gen = kbloom_filter_gen(filter);
+	ret = kbloom_op_check(&gen->core, op);
 	if (!ret)
-		k.result = kbloom_do(core, op, key, k.len);
+		k.result = kbloom_do(&gen->core, op, key, k.len, &d);
+	kbloom_gen_account(gen, &d);
 	rcu_read_unlock();
 	if (!ret)
 		kbloom_count_op(filter, op, 1, k.result);
-	kbloom_put(filter);
-	if (!ret && copy_to_user(argp, &k, sizeof(k)))
+	kbloom_filter_put(filter);
+	if (!ret && put_user(k.result, &uk->result))
 		ret = -EFAULT;
 out_free_key:
 	kfree(key);
@@ -349,7 +423,9 @@ static int kbloom_batch_chunk(struct kbloom_filter *filter, enum kbloom_op op,
 {
 	u32 n = min_t(u32, b->count - b->done, KBLOOM_CHUNK_KEYS);
 	const u32 __user *ulens = u64_to_user_ptr(b->lens);
-	struct kbloom_core *core;
+	u8 __user *uresults = u64_to_user_ptr(b->results) + b->done / 8;
+	struct kbloom_delta d = {};
+	struct kbloom_gen *gen;
 	u32 i, hits = 0, len;
 	size_t bytes = 0;
 	int ret = 0, err;
@@ -380,28 +456,39 @@ static int kbloom_batch_chunk(struct kbloom_filter *filter, enum kbloom_op op,
 		return -EFAULT;
 
 	memset(c->results, 0, DIV_ROUND_UP(n, 8));
+	/*
+	 * Zero this chunk's result bytes before applying any of its keys:
+	 * if they cannot be written, fail with nothing of the chunk done
+	 * (the bytes are the caller's output, so zeroing them changes
+	 * nothing the caller may rely on).
+	 */
+	if (b->results && n &&
+	    copy_to_user(uresults, c->results, DIV_ROUND_UP(n, 8)))
+		return -EFAULT;
+
 	/* One generation for the whole chunk: see kbloom_filter_replace_gen(). */
 	rcu_read_lock();
-	core = kbloom_filter_core(filter);
-	err = kbloom_op_check(core, op);
+	gen = kbloom_filter_gen(filter);
+	err = kbloom_op_check(&gen->core, op);
 	for (key = c->keys, i = 0; !err && i < n; key += c->lens[i], i++) {
-		if (kbloom_do(core, op, key, c->lens[i])) {
+		if (kbloom_do(&gen->core, op, key, c->lens[i], &d)) {
 			c->results[i / 8] |= 1U << (i % 8);
 			hits++;
 		}
 	}
+	kbloom_gen_account(gen, &d);
 	rcu_read_unlock();
 	if (err)
 		return err;
 	kbloom_count_op(filter, op, n, hits);
-
-	if (b->results && n &&
-	    copy_to_user(u64_to_user_ptr(b->results) + b->done / 8,
-			 c->results, DIV_ROUND_UP(n, 8)))
-		return -EFAULT;
+	/* Applied: counted in @done before anything else can fail. */
 	b->done += n;
 	b->hits += hits;
 	*key_off += bytes;
+
+	if (b->results && n &&
+	    copy_to_user(uresults, c->results, DIV_ROUND_UP(n, 8)))
+		return -EFAULT;
 	return ret;
 }
 
@@ -427,11 +514,14 @@ static long kbloom_ioc_batch(struct file *file, void __user *argp,
 
 	b.done = 0;
 	b.hits = 0;
+	/* @done must be deliverable before any key is applied. */
+	if (copy_to_user(argp, &b, sizeof(b)))
+		return -EFAULT;
 
 	chunk = kvmalloc(sizeof(*chunk), GFP_KERNEL);
 	if (!chunk)
 		return -ENOMEM;
-	filter = kbloom_get(b.name);
+	filter = kbloom_filter_get(b.name);
 	if (!filter) {
 		ret = -ENOENT;
 		goto out_free_chunk;
@@ -450,7 +540,7 @@ static long kbloom_ioc_batch(struct file *file, void __user *argp,
 		}
 		cond_resched();
 	}
-	kbloom_put(filter);
+	kbloom_filter_put(filter);
 	/* Written back even on error: done tells how far the call got. */
 	if (copy_to_user(argp, &b, sizeof(b)))
 		ret = -EFAULT;
@@ -463,11 +553,14 @@ static long kbloom_ioc_merge(struct file *file, void __user *argp,
 			     bool compare)
 {
 	struct kbloom_filter *a, *b;
+	struct kbloom_delta d = {};
 	struct kbloom_gen *ga, *gb;
 	struct kbloom_merge m;
+	u64 stuck;
 	int ret = 0;
 
-	if (!compare && !(file->f_mode & FMODE_WRITE))
+	/* Both walk whole filters: not for every reader. */
+	if (!(file->f_mode & FMODE_WRITE))
 		return -EBADF;
 	if (copy_from_user(&m, argp, sizeof(m)))
 		return -EFAULT;
@@ -478,9 +571,13 @@ static long kbloom_ioc_merge(struct file *file, void __user *argp,
 	m.bits_src = 0;
 	m.bits_union = 0;
 	m.bits_inter = 0;
+	m.mismatch = 0;
+	/* A merge must be reportable before it is done (counters add up). */
+	if (copy_to_user(argp, &m, sizeof(m)))
+		return -EFAULT;
 
-	a = kbloom_get(m.dst);
-	b = kbloom_get(m.src);
+	a = kbloom_filter_get(m.dst);
+	b = kbloom_filter_get(m.src);
 	if (!a || !b) {
 		ret = -ENOENT;
 		goto out_put;
@@ -492,26 +589,25 @@ static long kbloom_ioc_merge(struct file *file, void __user *argp,
 	ga = kbloom_gen_get(a);
 	gb = kbloom_gen_get(b);
 	m.mismatch = kbloom_gen_mismatch(ga, gb);
-	if (!m.mismatch) {
-		if (compare) {
-			m.bits_dst = kbloom_core_weight(&ga->core);
-			m.bits_src = kbloom_core_weight(&gb->core);
-			kbloom_core_compare(&ga->core, &gb->core,
-					    &m.bits_inter, &m.bits_union);
-		} else if (ga != gb) {
-			kbloom_core_merge(&ga->core, &gb->core);
-		}
+	if (m.mismatch) {
+		ret = -EINVAL;
+	} else if (compare) {
+		kbloom_gen_occupancy(ga, &m.bits_dst, &stuck);
+		kbloom_gen_occupancy(gb, &m.bits_src, &stuck);
+		ret = kbloom_core_compare(&ga->core, &gb->core, &m.bits_inter,
+					  &m.bits_union);
+	} else if (ga != gb) {
+		ret = kbloom_core_merge(&ga->core, &gb->core, &d);
+		kbloom_gen_account(ga, &d);
 	}
 	kbloom_gen_put(gb);
 	kbloom_gen_put(ga);
-	if (m.mismatch)
-		ret = -EINVAL;
 	/* Written back on -EINVAL too: mismatch says what differs. */
-	if (copy_to_user(argp, &m, sizeof(m)))
+	if ((!ret || ret == -EINVAL) && copy_to_user(argp, &m, sizeof(m)))
 		ret = -EFAULT;
 out_put:
-	kbloom_put(a);
-	kbloom_put(b);
+	kbloom_filter_put(a);
+	kbloom_filter_put(b);
 	return ret;
 }
 
@@ -585,9 +681,7 @@ static int kbloom_get_image(void __user *argp, struct kbloom_image *img)
 		return -EPERM;
 	if (copy_from_user(img, argp, sizeof(*img)))
 		return -EFAULT;
-	if (img->reserved0 || !kbloom_zeroed(img->reserved,
-					     sizeof(img->reserved)) ||
-	    !kbloom_name_valid(img->name))
+	if (img->reserved0 || img->reserved || !kbloom_name_valid(img->name))
 		return -EINVAL;
 	return 0;
 }
@@ -606,7 +700,9 @@ static long kbloom_ioc_export(void __user *argp)
 		return ret;
 	if (img.import_flags)
 		return -EINVAL;
-	filter = kbloom_get(img.name);
+	if (img.seed_hi[0] || img.seed_hi[1])
+		return -EINVAL;
+	filter = kbloom_filter_get(img.name);
 	if (!filter)
 		return -ENOENT;
 
@@ -623,20 +719,23 @@ static long kbloom_ioc_export(void __user *argp)
 	img.bits = gen->core.nbits;
 	img.hashes = gen->core.nhashes;
 	img.flags = kbloom_uapi_flags(gen->core.flags);
-	memcpy(img.seed, gen->core.seed, sizeof(img.seed));
+	img.seed[0] = gen->core.seed[0];
+	img.seed[1] = gen->core.seed[1];
+	img.seed_hi[0] = gen->core.seed[2];
+	img.seed_hi[1] = gen->core.seed[3];
 	img.payload_len = gen->bytes;
 	img.capacity = gen->capacity;
 	img.fpr_ppb = gen->fpr_ppb;
+	img.hash_scheme = kbloom_flags_scheme(gen->core.flags);
 	kbloom_gen_put(gen);
 	kbloom_filter_totals(filter, &t);
 	img.adds = t.adds;
-	img.hash_scheme = KBLOOM_HASH_SCHEME;
-	kbloom_put(filter);
+	kbloom_filter_put(filter);
 	kvfree(bounce);
 
 	if ((!ret || ret == -ENOBUFS) && copy_to_user(argp, &img, sizeof(img)))
 		ret = -EFAULT;
-	memzero_explicit(img.seed, sizeof(img.seed));
+	memzero_explicit(&img, sizeof(img));
 	return ret;
 }
 
@@ -646,39 +745,53 @@ static int kbloom_import(const struct kbloom_image *img)
 	struct kbloom_params p = {};
 	struct kbloom_filter *filter;
 	struct kbloom_gen *gen;
+	u32 seed[4];
 	bool replace;
 	u8 *bounce;
 	int ret;
 
 	if (img->import_flags & ~KBLOOM_IMPORT_REPLACE ||
 	    img->flags & ~KBLOOM_CREATE_COUNTING ||
-	    img->hash_scheme != KBLOOM_HASH_SCHEME)
+	    !kbloom_scheme_valid(img->hash_scheme) ||
+	    (img->hash_scheme == KBLOOM_HASH_JHASH &&
+	     (img->seed_hi[0] || img->seed_hi[1])))
 		return -EINVAL;
 	p.nbits = img->bits;
 	p.nhashes = img->hashes;
-	p.flags = kbloom_core_flags(img->flags);
+	p.flags = kbloom_core_flags(img->flags) |
+		  kbloom_scheme_flags(img->hash_scheme);
 	p.capacity = img->capacity;
 	p.fpr_ppb = img->fpr_ppb;
 	p.adds = img->adds;
-	p.seed = img->seed;
-	if (!kbloom_core_valid(p.nbits, p.nhashes, p.flags) ||
+	/* Exactly what CREATE would have accepted: see kbloom_params_valid(). */
+	if (!kbloom_params_valid(p.nbits, p.nhashes, p.flags, p.capacity,
+				 p.fpr_ppb) ||
 	    img->payload_len != kbloom_core_bytes(p.nbits, p.flags))
 		return -EINVAL;
 
 	/* Fail early, before allocating gigabytes, when the name is wrong. */
 	replace = img->import_flags & KBLOOM_IMPORT_REPLACE;
-	filter = kbloom_get(img->name);
-	kbloom_put(filter);
+	filter = kbloom_filter_get(img->name);
+	kbloom_filter_put(filter);
 	if (replace && !filter)
 		return -ENOENT;
 	if (!replace && filter)
 		return -EEXIST;
+	if (!replace && kbloom_filter_count() >= READ_ONCE(kbloom_max_filters))
+		return -EDQUOT;
+
+	seed[0] = img->seed[0];
+	seed[1] = img->seed[1];
+	seed[2] = img->seed_hi[0];
+	seed[3] = img->seed_hi[1];
+	p.seed = seed;
 
 	/* Everything is checked in a private generation before it is used. */
 	bounce = kvmalloc(KBLOOM_BOUNCE_BYTES, GFP_KERNEL);
 	if (!bounce)
 		return -ENOMEM;
 	gen = kbloom_gen_new(&p);
+	memzero_explicit(seed, sizeof(seed));
 	if (IS_ERR(gen)) {
 		ret = PTR_ERR(gen);
 		goto out_free_bounce;
@@ -688,8 +801,10 @@ static int kbloom_import(const struct kbloom_image *img)
 	if (!ret && !kbloom_core_padding_clear(&gen->core))
 		ret = -EINVAL;
 	if (!ret)
+		ret = kbloom_gen_recount(gen);
+	if (!ret)
 		ret = replace ? kbloom_filter_replace_gen(img->name, gen, &p) :
-				kbloom_filter_add_gen(img->name, gen, &p);
+				kbloom_filter_add_gen(img->name, gen, &p, NULL);
 	if (ret)
 		kbloom_gen_destroy(gen);
 out_free_bounce:
@@ -697,11 +812,13 @@ out_free_bounce:
 	return ret;
 }
 
-static long kbloom_ioc_import(void __user *argp)
+static long kbloom_ioc_import(struct file *file, void __user *argp)
 {
 	struct kbloom_image img;
 	int ret;
 
+	if (!(file->f_mode & FMODE_WRITE))
+		return -EBADF;
 	ret = kbloom_get_image(argp, &img);
 	if (!ret)
 		ret = kbloom_import(&img);
@@ -719,11 +836,11 @@ static long kbloom_ioctl(struct file *file, unsigned int cmd,
 	case KBLOOM_IOC_VERSION:
 		return kbloom_ioc_version(argp);
 	case KBLOOM_IOC_CREATE:
-		return kbloom_ioc_create(argp);
+		return kbloom_ioc_create(file, argp);
 	case KBLOOM_IOC_DESTROY:
-		return kbloom_ioc_destroy(argp);
+		return kbloom_ioc_destroy(file, argp);
 	case KBLOOM_IOC_CLEAR:
-		return kbloom_ioc_clear(argp);
+		return kbloom_ioc_clear(file, argp);
 	case KBLOOM_IOC_INFO:
 		return kbloom_ioc_info(argp);
 	case KBLOOM_IOC_LIST:
@@ -751,7 +868,7 @@ static long kbloom_ioctl(struct file *file, unsigned int cmd,
 	case KBLOOM_IOC_EXPORT:
 		return kbloom_ioc_export(argp);
 	case KBLOOM_IOC_IMPORT:
-		return kbloom_ioc_import(argp);
+		return kbloom_ioc_import(file, argp);
 	default:
 		return -ENOTTY;
 	}

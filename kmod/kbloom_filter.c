@@ -18,8 +18,11 @@
  * looking at them, and the final kbloom_put() may come from softirq, where
  * vfree() and free_percpu() are not welcome. kbloom_live counts what is
  * allocated, so that rmmod can wait for every free, however late the
- * kobject core calls our release. The memory budget is charged per
- * generation, from allocation to free.
+ * kobject core calls our release; in-kernel users hold a reference on the
+ * module with every filter reference they hold (kbloom_get()), so rmmod
+ * is refused, not blocked, while one is held. The memory budget is
+ * charged per generation and per filter, from allocation to free, with
+ * what they really cost, not only the bits.
  */
 
 #include <linux/ctype.h>
@@ -33,6 +36,7 @@
 #include <linux/slab.h>
 #include <linux/sort.h>
 #include <linux/string.h>
+#include <linux/u64_stats_sync.h>
 #include <linux/vmalloc.h>
 
 #include "kbloom.h"
@@ -47,6 +51,7 @@ static atomic_t kbloom_live = ATOMIC_INIT(0);	/* filters + generations */
 static struct workqueue_struct *kbloom_wq;
 
 unsigned long kbloom_max_memory;
+unsigned int kbloom_max_filters = 4096;
 /* 8 GiB, or all a 32-bit machine can address. */
 unsigned long kbloom_max_filter_bytes =
 	KBLOOM_MAX_BITS / 8 > ULONG_MAX ? ULONG_MAX : KBLOOM_MAX_BITS / 8;
@@ -105,6 +110,55 @@ u32 kbloom_filter_count(void)
 	return READ_ONCE(kbloom_count);
 }
 
+/* Take @bytes from the budget, or fail with -ENOSPC. */
+static int kbloom_charge(size_t bytes)
+{
+	if (atomic64_add_return(bytes, &kbloom_mem_used) >
+	    kbloom_memory_budget()) {
+		atomic64_sub(bytes, &kbloom_mem_used);
+		return -ENOSPC;
+	}
+	return 0;
+}
+
+static void kbloom_uncharge(size_t bytes)
+{
+	atomic64_sub(bytes, &kbloom_mem_used);
+}
+
+/*
+ * What a generation of @bytes of storage costs: vmalloc maps whole pages
+ * and keeps an array of them plus its own descriptors, and every
+ * generation has its structure and its per-CPU counters. A 64-bit filter
+ * costs a page and more, not 8 bytes.
+ */
+static size_t kbloom_gen_charge(size_t bytes)
+{
+	size_t pages = DIV_ROUND_UP(bytes, PAGE_SIZE);
+
+	if (pages > SIZE_MAX / PAGE_SIZE - 1)
+		return SIZE_MAX;
+	return pages * PAGE_SIZE + pages * sizeof(struct page *) +
+	       sizeof(struct vm_struct) + sizeof(struct vmap_area) +
+	       kmalloc_size_roundup(sizeof(struct kbloom_gen)) +
+	       num_possible_cpus() * sizeof(struct kbloom_occupancy);
+}
+
+/*
+ * What a filter costs beyond its generation: its structure, its per-CPU
+ * traffic counters, and its sysfs directory (a kernfs node per file, the
+ * directory and the name).
+ */
+#define KBLOOM_SYSFS_NODES	20
+
+static size_t kbloom_filter_charge(void)
+{
+	return kmalloc_size_roundup(sizeof(struct kbloom_filter)) +
+	       num_possible_cpus() * sizeof(struct kbloom_stats) +
+	       KBLOOM_SYSFS_NODES * sizeof(struct kernfs_node) +
+	       KBLOOM_NAME_MAX;
+}
+
 /**
  * kbloom_gen_new() - allocate a zeroed generation
  * @p: its parameters, valid per kbloom_core_valid().
@@ -119,29 +173,34 @@ u32 kbloom_filter_count(void)
 struct kbloom_gen *kbloom_gen_new(const struct kbloom_params *p)
 {
 	size_t bytes = kbloom_core_bytes(p->nbits, p->flags);
+	size_t charge = kbloom_gen_charge(bytes);
 	struct kbloom_gen *gen;
 	unsigned long *bitmap;
-	u32 seed[2];
+	u32 seed[4];
 	int ret;
 
 	if (bytes > READ_ONCE(kbloom_max_filter_bytes))
 		return ERR_PTR(-EFBIG);
-	if (atomic64_add_return(bytes, &kbloom_mem_used) >
-	    kbloom_memory_budget()) {
-		ret = -ENOSPC;
-		goto err_unreserve;
-	}
+	ret = kbloom_charge(charge);
+	if (ret)
+		return ERR_PTR(ret);
 	gen = kzalloc(sizeof(*gen), GFP_KERNEL_ACCOUNT);
 	if (!gen) {
 		ret = -ENOMEM;
-		goto err_unreserve;
+		goto err_uncharge;
+	}
+	gen->occ = alloc_percpu_gfp(struct kbloom_occupancy,
+				    GFP_KERNEL_ACCOUNT);
+	if (!gen->occ) {
+		ret = -ENOMEM;
+		goto err_free_gen;
 	}
 	/* No warning: a failure here is an answer to userspace, not a bug. */
 	bitmap = __vmalloc(bytes, GFP_KERNEL_ACCOUNT | __GFP_ZERO |
 			   __GFP_NOWARN);
 	if (!bitmap) {
 		ret = -ENOMEM;
-		goto err_free_gen;
+		goto err_free_occ;
 	}
 	if (p->seed)
 		memcpy(seed, p->seed, sizeof(seed));
@@ -151,16 +210,19 @@ struct kbloom_gen *kbloom_gen_new(const struct kbloom_params *p)
 			 seed);
 	memzero_explicit(seed, sizeof(seed));
 	gen->bytes = bytes;
+	gen->charge = charge;
 	gen->capacity = p->capacity;
 	gen->fpr_ppb = p->fpr_ppb;
 	refcount_set(&gen->ref, 1);
 	atomic_inc(&kbloom_live);
 	return gen;
 
+err_free_occ:
+	free_percpu(gen->occ);
 err_free_gen:
 	kfree(gen);
-err_unreserve:
-	atomic64_sub(bytes, &kbloom_mem_used);
+err_uncharge:
+	kbloom_uncharge(charge);
 	return ERR_PTR(ret);
 }
 EXPORT_SYMBOL_NS_GPL(kbloom_gen_new, KBLOOM);
@@ -174,8 +236,9 @@ EXPORT_SYMBOL_NS_GPL(kbloom_gen_new, KBLOOM);
  */
 void kbloom_gen_destroy(struct kbloom_gen *gen)
 {
-	atomic64_sub(gen->bytes, &kbloom_mem_used);
+	kbloom_uncharge(gen->charge);
 	vfree(gen->core.bitmap);
+	free_percpu(gen->occ);
 	/* The seed lives in here: it must not linger in freed memory. */
 	kfree_sensitive(gen);
 	kbloom_live_dec();
@@ -246,11 +309,107 @@ u32 kbloom_gen_mismatch(const struct kbloom_gen *a, const struct kbloom_gen *b)
 		m |= KBLOOM_MISMATCH_HASHES;
 	if ((ca->flags ^ cb->flags) & KBLOOM_CORE_COUNTING)
 		m |= KBLOOM_MISMATCH_COUNTING;
-	if (ca->seed[0] != cb->seed[0] || ca->seed[1] != cb->seed[1])
+	if ((ca->flags ^ cb->flags) & KBLOOM_CORE_SIPHASH)
+		m |= KBLOOM_MISMATCH_HASH_SCHEME;
+	if (memcmp(ca->seed, cb->seed, sizeof(ca->seed)))
 		m |= KBLOOM_MISMATCH_SEED;
 	return m;
 }
 EXPORT_SYMBOL_NS_GPL(kbloom_gen_mismatch, KBLOOM);
+
+/* u64_stats_add() takes an unsigned long: feed it 64-bit amounts in parts. */
+static void kbloom_stat_add(u64_stats_t *stat, u64 v)
+{
+	while (v > ULONG_MAX) {
+		u64_stats_add(stat, ULONG_MAX);
+		v -= ULONG_MAX;
+	}
+	u64_stats_add(stat, v);
+}
+
+/**
+ * kbloom_gen_account() - record what an operation did to a generation
+ * @gen: the generation the operation ran on.
+ * @d: its transitions.
+ *
+ * Any context: the counters are this CPU's, updated with interrupts off
+ * where a 64-bit update is not atomic (32-bit), so a softirq on the same
+ * CPU cannot interleave.
+ */
+void kbloom_gen_account(struct kbloom_gen *gen, const struct kbloom_delta *d)
+{
+	struct kbloom_occupancy *o;
+	unsigned long flags;
+
+	if (!(d->set | d->cleared | d->stuck | d->unstuck))
+		return;
+	o = get_cpu_ptr(gen->occ);
+	flags = u64_stats_update_begin_irqsave(&o->syncp);
+	kbloom_stat_add(&o->set, d->set);
+	kbloom_stat_add(&o->cleared, d->cleared);
+	kbloom_stat_add(&o->stuck, d->stuck);
+	kbloom_stat_add(&o->unstuck, d->unstuck);
+	u64_stats_update_end_irqrestore(&o->syncp, flags);
+	put_cpu_ptr(gen->occ);
+}
+EXPORT_SYMBOL_NS_GPL(kbloom_gen_account, KBLOOM);
+
+/**
+ * kbloom_gen_occupancy() - positions occupied and counters stuck
+ * @gen: a pinned generation.
+ * @occupied: out: bits set, or non-zero counters.
+ * @stuck: out: saturated counters (0 for a plain filter).
+ *
+ * O(number of CPUs), whatever the filter's size: this is what sysfs and
+ * INFO report, so reading them costs nobody a scan. Exact once the
+ * operations counted have returned.
+ */
+void kbloom_gen_occupancy(struct kbloom_gen *gen, u64 *occupied, u64 *stuck)
+{
+	u64 set = 0, cleared = 0, st = 0, unst = 0;
+	int cpu;
+
+	for_each_possible_cpu(cpu) {
+		const struct kbloom_occupancy *o = per_cpu_ptr(gen->occ, cpu);
+		u64 a, b, c, d;
+		unsigned int start;
+
+		do {
+			start = u64_stats_fetch_begin(&o->syncp);
+			a = u64_stats_read(&o->set);
+			b = u64_stats_read(&o->cleared);
+			c = u64_stats_read(&o->stuck);
+			d = u64_stats_read(&o->unstuck);
+		} while (u64_stats_fetch_retry(&o->syncp, start));
+		set += a;
+		cleared += b;
+		st += c;
+		unst += d;
+	}
+	/* A CPU's "cleared" may count a bit another CPU's "set" has not yet. */
+	*occupied = set > cleared ? set - cleared : 0;
+	*stuck = st > unst ? st - unst : 0;
+}
+EXPORT_SYMBOL_NS_GPL(kbloom_gen_occupancy, KBLOOM);
+
+/**
+ * kbloom_gen_recount() - set a private generation's counters from a scan
+ * @gen: a generation filled wholesale (an image) and not yet published.
+ *
+ * Process context; may sleep.
+ *
+ * Return: 0 or -EINTR.
+ */
+int kbloom_gen_recount(struct kbloom_gen *gen)
+{
+	struct kbloom_delta d = {};
+	int ret;
+
+	ret = kbloom_core_count(&gen->core, &d.set, &d.stuck);
+	if (!ret)
+		kbloom_gen_account(gen, &d);
+	return ret;
+}
 
 static void kbloom_filter_free(struct work_struct *work)
 {
@@ -260,6 +419,7 @@ static void kbloom_filter_free(struct work_struct *work)
 
 	if (gen)	/* NULL only if creation failed half-way */
 		kbloom_gen_put(gen);
+	kbloom_uncharge(filter->charge);
 	mutex_destroy(&filter->lock);
 	free_percpu(filter->stats);
 	kfree(filter);
@@ -290,15 +450,16 @@ static struct kbloom_filter *kbloom_find_rcu(const char *name)
 }
 
 /**
- * kbloom_get() - look a filter up by name and take a reference
+ * kbloom_filter_get() - look a filter up by name and take a reference
  * @name: the filter's name.
  *
- * Any context; RCU-safe against concurrent destruction.
+ * For kbloom's own callers, which run while the module is pinned anyway
+ * (an open /dev/bloom, a sysfs file). Any context; RCU-safe against
+ * concurrent destruction.
  *
- * Return: the filter, to be released with kbloom_put(), or NULL if there is
- * no filter of that name.
+ * Return: the filter, to be released with kbloom_filter_put(), or NULL.
  */
-struct kbloom_filter *kbloom_get(const char *name)
+struct kbloom_filter *kbloom_filter_get(const char *name)
 {
 	struct kbloom_filter *filter;
 
@@ -307,6 +468,37 @@ struct kbloom_filter *kbloom_get(const char *name)
 	if (filter && !kobject_get_unless_zero(&filter->kobj))
 		filter = NULL;
 	rcu_read_unlock();
+	return filter;
+}
+EXPORT_SYMBOL_NS_GPL(kbloom_filter_get, KBLOOM);
+
+void kbloom_filter_put(struct kbloom_filter *filter)
+{
+	if (filter)
+		kobject_put(&filter->kobj);
+}
+EXPORT_SYMBOL_NS_GPL(kbloom_filter_put, KBLOOM);
+
+/**
+ * kbloom_get() - look a filter up by name and take a reference
+ * @name: the filter's name.
+ *
+ * For other modules. Any context; RCU-safe against concurrent destruction.
+ * The reference also holds kbloom.ko: rmmod is refused while it is held,
+ * rather than waiting for ever for a user that leaked it.
+ *
+ * Return: the filter, to be released with kbloom_put(), or NULL if there is
+ * no filter of that name.
+ */
+struct kbloom_filter *kbloom_get(const char *name)
+{
+	struct kbloom_filter *filter;
+
+	if (!try_module_get(THIS_MODULE))
+		return NULL;
+	filter = kbloom_filter_get(name);
+	if (!filter)
+		module_put(THIS_MODULE);
 	return filter;
 }
 EXPORT_SYMBOL_NS_GPL(kbloom_get, KBLOOM);
@@ -320,10 +512,101 @@ EXPORT_SYMBOL_NS_GPL(kbloom_get, KBLOOM);
  */
 void kbloom_put(struct kbloom_filter *filter)
 {
-	if (filter)
+	if (filter) {
 		kobject_put(&filter->kobj);
+		module_put(THIS_MODULE);
+	}
 }
 EXPORT_SYMBOL_NS_GPL(kbloom_put, KBLOOM);
+
+/**
+ * kbloom_pin() - keep a filter from being destroyed from userspace
+ * @filter: a filter held with kbloom_get().
+ *
+ * For users whose lifetime an administrator configures, such as a
+ * netfilter rule: while pinned, KBLOOM_IOC_DESTROY fails with -EBUSY (so
+ * the rule cannot silently stop working) and sysfs "rules" counts the
+ * pins. Process context.
+ *
+ * Return: 0, or -ENOENT if the filter has been destroyed already.
+ */
+int kbloom_pin(struct kbloom_filter *filter)
+{
+	int ret = 0;
+
+	mutex_lock(&kbloom_lock);
+	if (filter->dead)
+		ret = -ENOENT;
+	else
+		filter->pins++;
+	mutex_unlock(&kbloom_lock);
+	return ret;
+}
+EXPORT_SYMBOL_NS_GPL(kbloom_pin, KBLOOM);
+
+/**
+ * kbloom_unpin() - undo kbloom_pin()
+ * @filter: a pinned filter.
+ *
+ * Process context.
+ */
+void kbloom_unpin(struct kbloom_filter *filter)
+{
+	mutex_lock(&kbloom_lock);
+	if (!WARN_ON_ONCE(!filter->pins))
+		filter->pins--;
+	mutex_unlock(&kbloom_lock);
+}
+EXPORT_SYMBOL_NS_GPL(kbloom_unpin, KBLOOM);
+
+unsigned int kbloom_filter_pins(struct kbloom_filter *filter)
+{
+	return READ_ONCE(filter->pins);
+}
+EXPORT_SYMBOL_NS_GPL(kbloom_filter_pins, KBLOOM);
+
+/**
+ * kbloom_is_counting() - can keys be removed from this filter?
+ * @filter: a held filter.
+ *
+ * Any context.
+ *
+ * Return: true for a counting filter.
+ */
+bool kbloom_is_counting(struct kbloom_filter *filter)
+{
+	bool counting;
+
+	rcu_read_lock();
+	counting = kbloom_filter_core(filter)->flags & KBLOOM_CORE_COUNTING;
+	rcu_read_unlock();
+	return counting;
+}
+EXPORT_SYMBOL_NS_GPL(kbloom_is_counting, KBLOOM);
+
+/**
+ * kbloom_filter_account() - count traffic in a filter's statistics
+ * @filter: the filter.
+ * @adds: keys added.
+ * @queries: keys looked up.
+ * @hits: lookups that answered "maybe present".
+ *
+ * Any context; this CPU's counters only.
+ */
+void kbloom_filter_account(struct kbloom_filter *filter, u32 adds,
+			   u32 queries, u32 hits)
+{
+	struct kbloom_stats *s;
+	unsigned long flags;
+
+	s = get_cpu_ptr(filter->stats);
+	flags = u64_stats_update_begin_irqsave(&s->syncp);
+	u64_stats_add(&s->adds, adds);
+	u64_stats_add(&s->queries, queries);
+	u64_stats_add(&s->hits, hits);
+	u64_stats_update_end_irqrestore(&s->syncp, flags);
+	put_cpu_ptr(filter->stats);
+}
 
 /* What every in-kernel API call checks first: the length, then liveness. */
 static inline int kbloom_api_check(struct kbloom_filter *filter, u32 len)
@@ -348,15 +631,19 @@ static inline int kbloom_api_check(struct kbloom_filter *filter, u32 len)
  */
 int kbloom_add(struct kbloom_filter *filter, const void *key, u32 len)
 {
+	struct kbloom_delta d = {};
+	struct kbloom_gen *gen;
 	int ret;
 
 	ret = kbloom_api_check(filter, len);
 	if (unlikely(ret))
 		return ret;
 	rcu_read_lock();
-	kbloom_core_add(kbloom_filter_core(filter), key, len);
+	gen = kbloom_filter_gen(filter);
+	kbloom_core_add(&gen->core, key, len, &d);
+	kbloom_gen_account(gen, &d);
 	rcu_read_unlock();
-	this_cpu_inc(filter->stats->adds);
+	kbloom_filter_account(filter, 1, 0, 0);
 	return 0;
 }
 EXPORT_SYMBOL_NS_GPL(kbloom_add, KBLOOM);
@@ -383,9 +670,7 @@ int kbloom_test(struct kbloom_filter *filter, const void *key, u32 len)
 	rcu_read_lock();
 	hit = kbloom_core_test(kbloom_filter_core(filter), key, len);
 	rcu_read_unlock();
-	this_cpu_inc(filter->stats->queries);
-	if (hit)
-		this_cpu_inc(filter->stats->hits);
+	kbloom_filter_account(filter, 0, 1, hit);
 	return hit;
 }
 EXPORT_SYMBOL_NS_GPL(kbloom_test, KBLOOM);
@@ -405,6 +690,8 @@ EXPORT_SYMBOL_NS_GPL(kbloom_test, KBLOOM);
 int kbloom_test_and_add(struct kbloom_filter *filter, const void *key,
 			u32 len)
 {
+	struct kbloom_delta d = {};
+	struct kbloom_gen *gen;
 	bool seen;
 	int ret;
 
@@ -412,12 +699,11 @@ int kbloom_test_and_add(struct kbloom_filter *filter, const void *key,
 	if (unlikely(ret))
 		return ret;
 	rcu_read_lock();
-	seen = kbloom_core_test_and_add(kbloom_filter_core(filter), key, len);
+	gen = kbloom_filter_gen(filter);
+	seen = kbloom_core_test_and_add(&gen->core, key, len, &d);
+	kbloom_gen_account(gen, &d);
 	rcu_read_unlock();
-	this_cpu_inc(filter->stats->adds);
-	this_cpu_inc(filter->stats->queries);
-	if (seen)
-		this_cpu_inc(filter->stats->hits);
+	kbloom_filter_account(filter, 1, 1, seen);
 	return seen;
 }
 EXPORT_SYMBOL_NS_GPL(kbloom_test_and_add, KBLOOM);
@@ -438,32 +724,62 @@ EXPORT_SYMBOL_NS_GPL(kbloom_test_and_add, KBLOOM);
  */
 int kbloom_remove(struct kbloom_filter *filter, const void *key, u32 len)
 {
-	struct kbloom_core *core;
+	struct kbloom_delta d = {};
+	struct kbloom_gen *gen;
 	int ret;
 
 	ret = kbloom_api_check(filter, len);
 	if (unlikely(ret))
 		return ret;
 	rcu_read_lock();
-	core = kbloom_filter_core(filter);
-	if (!(core->flags & KBLOOM_CORE_COUNTING))
+	gen = kbloom_filter_gen(filter);
+	if (!(gen->core.flags & KBLOOM_CORE_COUNTING))
 		ret = -EOPNOTSUPP;
-	else if (!kbloom_core_remove(core, key, len))
+	else if (!kbloom_core_remove(&gen->core, key, len, &d))
 		ret = -ENOENT;
+	kbloom_gen_account(gen, &d);
 	rcu_read_unlock();
 	return ret;
 }
 EXPORT_SYMBOL_NS_GPL(kbloom_remove, KBLOOM);
 
-/* Start the per-CPU counters over, with @adds keys already in. */
-static void kbloom_stats_reset(struct kbloom_filter *filter, u64 adds)
+/* Sum the per-CPU counters as they are, without the baseline. */
+static void kbloom_stats_sum(struct kbloom_filter *filter,
+			     struct kbloom_totals *t)
 {
 	int cpu;
 
-	for_each_possible_cpu(cpu)
-		memset(per_cpu_ptr(filter->stats, cpu), 0,
-		       sizeof(struct kbloom_stats));
-	per_cpu_ptr(filter->stats, raw_smp_processor_id())->adds = adds;
+	memset(t, 0, sizeof(*t));
+	for_each_possible_cpu(cpu) {
+		const struct kbloom_stats *s = per_cpu_ptr(filter->stats, cpu);
+		u64 a, q, h;
+		unsigned int start;
+
+		do {
+			start = u64_stats_fetch_begin(&s->syncp);
+			a = u64_stats_read(&s->adds);
+			q = u64_stats_read(&s->queries);
+			h = u64_stats_read(&s->hits);
+		} while (u64_stats_fetch_retry(&s->syncp, start));
+		t->adds += a;
+		t->queries += q;
+		t->hits += h;
+	}
+}
+
+/*
+ * Start the statistics over, with @adds keys already in. The per-CPU
+ * counters belong to their CPUs and are never written from here: the
+ * current sums become the baseline that reads subtract. An increment
+ * racing with this lands either in the baseline (and is not reported
+ * after the reset) or after it (and is); none is lost or torn.
+ * Caller holds filter->lock.
+ */
+static void kbloom_stats_reset(struct kbloom_filter *filter, u64 adds)
+{
+	lockdep_assert_held(&filter->lock);
+	kbloom_stats_sum(filter, &filter->base);
+	filter->base.adds -= adds;
 }
 
 /**
@@ -472,29 +788,41 @@ static void kbloom_stats_reset(struct kbloom_filter *filter, u64 adds)
  * @gen: from kbloom_gen_new(), filled in; on success the filter owns the
  *	caller's reference, on failure the caller still does.
  * @p: the keys already in @gen (@p->adds), for the statistics.
+ * @filterp: if not NULL, on success, the new filter with a reference the
+ *	caller drops with kbloom_filter_put().
  *
  * Process context.
  *
- * Return: 0, -EEXIST, or an allocation or sysfs error.
+ * Return: 0, -EEXIST, -EDQUOT (max_filters reached), -ENOSPC (its
+ * bookkeeping would exceed the budget), or an allocation or sysfs error.
  */
 int kbloom_filter_add_gen(const char *name, struct kbloom_gen *gen,
-			  const struct kbloom_params *p)
+			  const struct kbloom_params *p,
+			  struct kbloom_filter **filterp)
 {
+	size_t charge = kbloom_filter_charge();
 	struct kbloom_filter *filter;
 	int ret;
 
+	ret = kbloom_charge(charge);
+	if (ret)
+		return ret;
 	filter = kzalloc(sizeof(*filter), GFP_KERNEL_ACCOUNT);
-	if (!filter)
-		return -ENOMEM;
+	if (!filter) {
+		ret = -ENOMEM;
+		goto err_uncharge;
+	}
 	filter->stats = alloc_percpu_gfp(struct kbloom_stats,
 					 GFP_KERNEL_ACCOUNT);
 	if (!filter->stats) {
 		ret = -ENOMEM;
 		goto err_free_filter;
 	}
+	filter->charge = charge;
 	mutex_init(&filter->lock);
 	RCU_INIT_POINTER(filter->gen, gen);
-	kbloom_stats_reset(filter, p->adds);
+	/* Fresh counters are zero: the baseline only carries the image's adds. */
+	filter->base.adds = -p->adds;
 	atomic_inc(&kbloom_live);
 	strscpy(filter->name, name, sizeof(filter->name));
 
@@ -503,12 +831,16 @@ int kbloom_filter_add_gen(const char *name, struct kbloom_gen *gen,
 		ret = -EEXIST;
 		goto err_unlock;
 	}
+	if (kbloom_count >= READ_ONCE(kbloom_max_filters)) {
+		ret = -EDQUOT;
+		goto err_unlock;
+	}
 	ret = kbloom_sysfs_add(filter);
 	if (ret) {
 		mutex_unlock(&kbloom_lock);
 		/*
-		 * The kobject owns the filter now and its release frees it;
-		 * the generation stays the caller's.
+		 * The kobject owns the filter now and its release frees it
+		 * (and returns its charge); the generation stays the caller's.
 		 */
 		RCU_INIT_POINTER(filter->gen, NULL);
 		kobject_put(&filter->kobj);
@@ -516,8 +848,13 @@ int kbloom_filter_add_gen(const char *name, struct kbloom_gen *gen,
 	}
 	hash_add_rcu(kbloom_table, &filter->node, kbloom_name_hash(name));
 	WRITE_ONCE(kbloom_count, kbloom_count + 1);
-	mutex_unlock(&kbloom_lock);
+	/* Under the lock: a racing destroy cannot free it under us. */
 	kobject_uevent(&filter->kobj, KOBJ_ADD);
+	if (filterp) {
+		kobject_get(&filter->kobj);
+		*filterp = filter;
+	}
+	mutex_unlock(&kbloom_lock);
 	return 0;
 
 err_unlock:
@@ -527,6 +864,8 @@ err_unlock:
 	kbloom_live_dec();
 err_free_filter:
 	kfree(filter);
+err_uncharge:
+	kbloom_uncharge(charge);
 	return ret;
 }
 EXPORT_SYMBOL_NS_GPL(kbloom_filter_add_gen, KBLOOM);
@@ -535,20 +874,27 @@ EXPORT_SYMBOL_NS_GPL(kbloom_filter_add_gen, KBLOOM);
  * kbloom_filter_create() - create a named, empty filter
  * @name: a name that passed kbloom_name_valid().
  * @p: its parameters, valid per kbloom_core_valid().
+ * @filterp: as for kbloom_filter_add_gen().
  *
  * Process context.
  *
  * Return: 0, -EFBIG (over the per-filter limit), -ENOSPC (over the budget),
- * -ENOMEM, -EEXIST. On error nothing is left behind.
+ * -EDQUOT (max_filters reached), -ENOMEM, -EEXIST. On error nothing is
+ * left behind.
  */
-int kbloom_filter_create(const char *name, const struct kbloom_params *p)
+int kbloom_filter_create(const char *name, const struct kbloom_params *p,
+			 struct kbloom_filter **filterp)
 {
-	struct kbloom_gen *gen = kbloom_gen_new(p);
+	struct kbloom_gen *gen;
 	int ret;
 
+	/* Checked again under the lock; this spares a doomed allocation. */
+	if (kbloom_filter_count() >= READ_ONCE(kbloom_max_filters))
+		return -EDQUOT;
+	gen = kbloom_gen_new(p);
 	if (IS_ERR(gen))
 		return PTR_ERR(gen);
-	ret = kbloom_filter_add_gen(name, gen, p);
+	ret = kbloom_filter_add_gen(name, gen, p, filterp);
 	if (ret)
 		kbloom_gen_destroy(gen);
 	return ret;
@@ -562,6 +908,7 @@ EXPORT_SYMBOL_NS_GPL(kbloom_filter_create, KBLOOM);
  * @flags: KBLOOM_CORE_* flags the caller expects @like to have.
  * @used: out: the parameters of the new filter (its seed pointer is not
  *	valid after return).
+ * @filterp: as for kbloom_filter_add_gen().
  *
  * The two can then be merged and compared. Process context.
  *
@@ -569,12 +916,13 @@ EXPORT_SYMBOL_NS_GPL(kbloom_filter_create, KBLOOM);
  * -EINVAL if it lacks one of @flags.
  */
 int kbloom_filter_create_like(const char *name, const char *like, u32 flags,
-			      struct kbloom_params *used)
+			      struct kbloom_params *used,
+			      struct kbloom_filter **filterp)
 {
-	struct kbloom_filter *model = kbloom_get(like);
+	struct kbloom_filter *model = kbloom_filter_get(like);
 	struct kbloom_params p = {};
 	struct kbloom_gen *gen;
-	u32 seed[2];
+	u32 seed[4];
 	int ret;
 
 	if (!model)
@@ -587,12 +935,12 @@ int kbloom_filter_create_like(const char *name, const char *like, u32 flags,
 	p.fpr_ppb = gen->fpr_ppb;
 	memcpy(seed, gen->core.seed, sizeof(seed));
 	kbloom_gen_put(gen);
-	kbloom_put(model);
+	kbloom_filter_put(model);
 	p.seed = seed;
 	if (flags & ~p.flags)
 		ret = -EINVAL;
 	else
-		ret = kbloom_filter_create(name, &p);
+		ret = kbloom_filter_create(name, &p, filterp);
 	memzero_explicit(seed, sizeof(seed));
 	p.seed = NULL;
 	*used = p;
@@ -617,7 +965,7 @@ EXPORT_SYMBOL_NS_GPL(kbloom_filter_create_like, KBLOOM);
 int kbloom_filter_replace_gen(const char *name, struct kbloom_gen *gen,
 			      const struct kbloom_params *p)
 {
-	struct kbloom_filter *filter = kbloom_get(name);
+	struct kbloom_filter *filter = kbloom_filter_get(name);
 	struct kbloom_gen *old;
 
 	if (!filter)
@@ -626,14 +974,14 @@ int kbloom_filter_replace_gen(const char *name, struct kbloom_gen *gen,
 	/* Destroyed since the lookup: the new contents would be lost. */
 	if (filter->dead) {
 		mutex_unlock(&filter->lock);
-		kbloom_put(filter);
+		kbloom_filter_put(filter);
 		return -ENOENT;
 	}
 	old = rcu_replace_pointer(filter->gen, gen,
 				  lockdep_is_held(&filter->lock));
 	kbloom_stats_reset(filter, p->adds);
 	mutex_unlock(&filter->lock);
-	kbloom_put(filter);
+	kbloom_filter_put(filter);
 	/* Hot-path readers may still be in the old one: freed later. */
 	kbloom_gen_put(old);
 	return 0;
@@ -663,54 +1011,94 @@ static void kbloom_filter_unlink(struct kbloom_filter *filter)
  * Process context. Users holding a reference keep valid memory and get
  * -ENOENT from then on.
  *
- * Return: 0 or -ENOENT.
+ * Return: 0, -ENOENT, or -EBUSY if the filter is pinned (kbloom_pin()).
  */
 int kbloom_filter_destroy(const char *name)
 {
 	struct kbloom_filter *filter;
+	int ret = 0;
 
 	mutex_lock(&kbloom_lock);
 	filter = kbloom_find_rcu(name);
-	if (filter)
+	if (!filter)
+		ret = -ENOENT;
+	else if (filter->pins)
+		ret = -EBUSY;
+	else
 		kbloom_filter_unlink(filter);
 	mutex_unlock(&kbloom_lock);
-	return filter ? 0 : -ENOENT;
+	return ret;
 }
 EXPORT_SYMBOL_NS_GPL(kbloom_filter_destroy, KBLOOM);
+
+/**
+ * kbloom_filter_unlink_this() - destroy this very filter, if it still exists
+ * @filter: a held filter.
+ *
+ * Unlike kbloom_filter_destroy(), never touches another filter that has
+ * since taken the same name. Process context.
+ *
+ * Return: 0, -ENOENT if it was destroyed already, -EBUSY if pinned.
+ */
+int kbloom_filter_unlink_this(struct kbloom_filter *filter)
+{
+	int ret = 0;
+
+	mutex_lock(&kbloom_lock);
+	if (filter->dead)
+		ret = -ENOENT;
+	else if (filter->pins)
+		ret = -EBUSY;
+	else
+		kbloom_filter_unlink(filter);
+	mutex_unlock(&kbloom_lock);
+	return ret;
+}
+EXPORT_SYMBOL_NS_GPL(kbloom_filter_unlink_this, KBLOOM);
 
 /**
  * kbloom_filter_clear() - zero a filter's bits and counters
  * @filter: a held filter.
  *
  * Process context; may sleep.
+ *
+ * Return: 0, or -EINTR if a fatal signal stopped it part-way (the
+ * statistics then stay as they were).
  */
-void kbloom_filter_clear(struct kbloom_filter *filter)
+int kbloom_filter_clear(struct kbloom_filter *filter)
 {
 	struct kbloom_gen *gen = kbloom_gen_get(filter);
+	struct kbloom_delta d = {};
+	int ret;
 
-	kbloom_core_clear(&gen->core);
+	ret = kbloom_core_clear(&gen->core, &d);
+	kbloom_gen_account(gen, &d);
 	kbloom_gen_put(gen);
+	if (ret)
+		return ret;
+	mutex_lock(&filter->lock);
 	kbloom_stats_reset(filter, 0);
+	mutex_unlock(&filter->lock);
+	return 0;
 }
+EXPORT_SYMBOL_NS_GPL(kbloom_filter_clear, KBLOOM);
 
 /**
- * kbloom_filter_totals() - sum the per-CPU counters
+ * kbloom_filter_totals() - a filter's statistics
  * @filter: a held filter.
- * @t: the sums.
+ * @t: the sums of the per-CPU counters since the last reset.
+ *
+ * Process context (takes the filter's mutex for the baseline).
  */
 void kbloom_filter_totals(struct kbloom_filter *filter,
 			  struct kbloom_totals *t)
 {
-	int cpu;
-
-	memset(t, 0, sizeof(*t));
-	for_each_possible_cpu(cpu) {
-		const struct kbloom_stats *s = per_cpu_ptr(filter->stats, cpu);
-
-		t->adds += READ_ONCE(s->adds);
-		t->queries += READ_ONCE(s->queries);
-		t->hits += READ_ONCE(s->hits);
-	}
+	mutex_lock(&filter->lock);
+	kbloom_stats_sum(filter, t);
+	t->adds -= filter->base.adds;
+	t->queries -= filter->base.queries;
+	t->hits -= filter->base.hits;
+	mutex_unlock(&filter->lock);
 }
 
 static int kbloom_name_cmp(const void *a, const void *b)

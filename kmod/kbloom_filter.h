@@ -12,27 +12,47 @@
 #include <linux/percpu.h>
 #include <linux/rcupdate.h>
 #include <linux/refcount.h>
+#include <linux/u64_stats_sync.h>
 #include <linux/workqueue.h>
 #include <uapi/linux/kbloom.h>
 
 #include "kbloom_core.h"
 
 /*
- * Hot-path counters, one set per CPU so that no shared cache line is
- * written per packet. Summed when read; reads may lag writers slightly.
+ * Hot-path counters of a filter's traffic, one set per CPU so that no
+ * shared cache line is written per packet. Summed when read, with
+ * u64_stats_sync so that a 32-bit reader never sees a torn value.
  */
 struct kbloom_stats {
-	u64 adds;
-	u64 queries;
-	u64 hits;
+	u64_stats_t adds;
+	u64_stats_t queries;
+	u64_stats_t hits;
+	struct u64_stats_sync syncp;
+};
+
+/*
+ * A generation's occupancy transitions (struct kbloom_delta), per CPU:
+ * "bits set" is set - cleared and "saturated" is stuck - unstuck, kept as
+ * the operations happen so that reading them costs O(1), not a scan.
+ */
+struct kbloom_occupancy {
+	u64_stats_t set;
+	u64_stats_t cleared;
+	u64_stats_t stuck;
+	u64_stats_t unstuck;
+	struct u64_stats_sync syncp;
 };
 
 /**
  * struct kbloom_gen - one generation of a filter's contents
  * @core: bits (or counters) and the parameters and seed they go with.
- * @bytes: memory of the storage, charged to the module's budget.
+ * @bytes: size of the storage (what an image's payload is).
+ * @charge: what the generation is charged against the module's budget:
+ *	the storage rounded up to pages, vmalloc's bookkeeping of it, this
+ *	structure and its per-CPU counters.
  * @capacity: design n, 0 if created by bits.
  * @fpr_ppb: design false-positive rate, 0 if created by bits.
+ * @occ: per-CPU occupancy counters of @core.
  * @ref: one for the filter that points to it, one for each user that
  *	sleeps while using it (kbloom_gen_get()). The hot path takes none:
  *	it relies on RCU.
@@ -47,22 +67,37 @@ struct kbloom_stats {
 struct kbloom_gen {
 	struct kbloom_core core;
 	size_t bytes;
+	size_t charge;
 	u64 capacity;
 	u32 fpr_ppb;
+	struct kbloom_occupancy __percpu *occ;
 	refcount_t ref;
 	struct rcu_work free_work;
+};
+
+/* Sums of a filter's struct kbloom_stats. */
+struct kbloom_totals {
+	u64 adds;
+	u64 queries;
+	u64 hits;
 };
 
 /**
  * struct kbloom_filter - a named filter
  * @gen: the current generation. Read under rcu_read_lock() on the hot path;
  *	code that sleeps while using it pins it with kbloom_gen_get().
- * @stats: per-CPU counters.
+ * @stats: per-CPU traffic counters.
+ * @base: under @lock: what the counters held when the statistics were last
+ *	started over (clear, image load), subtracted when they are read. The
+ *	per-CPU counters themselves are only ever written by their own CPU.
+ * @charge: what the filter itself (not its generation) is charged.
+ * @pins: under kbloom_lock: long-lived in-kernel users (kbloom_pin(), a
+ *	netfilter rule); destroying a pinned filter fails with -EBUSY.
  * @dead: set (under kbloom_lock) when destroyed; in-flight users then get
  *	-ENOENT. Read locklessly.
  * @lock: serialises replacing @gen with destruction (@dead), so that a
- *	replacement never lands in a destroyed filter. Held only for a few
- *	stores; never taken on the hot path or by readers.
+ *	replacement never lands in a destroyed filter, and guards @base.
+ *	Never taken on the hot path.
  * @kobj: /sys/kernel/bloom/filters/<name>, and the reference count: the
  *	table holds one reference, every user of the filter another.
  * @node: in the name table; RCU readers look filters up through it.
@@ -72,6 +107,9 @@ struct kbloom_gen {
 struct kbloom_filter {
 	struct kbloom_gen __rcu *gen;
 	struct kbloom_stats __percpu *stats;
+	struct kbloom_totals base;
+	size_t charge;
+	unsigned int pins;
 	bool dead;
 	struct mutex lock;	/* see above */
 	struct kobject kobj;
@@ -84,11 +122,11 @@ struct kbloom_filter {
  * struct kbloom_params - what a new generation is made from
  * @nbits: m.
  * @nhashes: k.
- * @flags: KBLOOM_CORE_* bits.
+ * @flags: KBLOOM_CORE_* bits (counting, hash scheme).
  * @capacity: design n, informational.
  * @fpr_ppb: design rate, informational.
  * @adds: keys already in it (loaded images), informational.
- * @seed: the hash seed to use, or NULL for a fresh random one.
+ * @seed: the four hash seed words to use, or NULL for a fresh random one.
  */
 struct kbloom_params {
 	u64 nbits;
@@ -100,16 +138,16 @@ struct kbloom_params {
 	const u32 *seed;
 };
 
-struct kbloom_totals {
-	u64 adds;
-	u64 queries;
-	u64 hits;
-};
+/* The current generation, for the hot path: under rcu_read_lock(). */
+static inline struct kbloom_gen *kbloom_filter_gen(struct kbloom_filter *f)
+{
+	return rcu_dereference(f->gen);
+}
 
 /* The current generation's core, for the hot path: under rcu_read_lock(). */
 static inline struct kbloom_core *kbloom_filter_core(struct kbloom_filter *f)
 {
-	return &rcu_dereference(f->gen)->core;
+	return &kbloom_filter_gen(f)->core;
 }
 
 int kbloom_filter_init(void);
@@ -122,18 +160,31 @@ void kbloom_gen_destroy(struct kbloom_gen *gen);
 struct kbloom_gen *kbloom_gen_get(struct kbloom_filter *filter);
 void kbloom_gen_put(struct kbloom_gen *gen);
 u32 kbloom_gen_mismatch(const struct kbloom_gen *a, const struct kbloom_gen *b);
+void kbloom_gen_account(struct kbloom_gen *gen, const struct kbloom_delta *d);
+void kbloom_gen_occupancy(struct kbloom_gen *gen, u64 *occupied, u64 *stuck);
+int kbloom_gen_recount(struct kbloom_gen *gen);
+
+struct kbloom_filter *kbloom_filter_get(const char *name);
+void kbloom_filter_put(struct kbloom_filter *filter);
 int kbloom_filter_add_gen(const char *name, struct kbloom_gen *gen,
-			  const struct kbloom_params *p);
+			  const struct kbloom_params *p,
+			  struct kbloom_filter **filterp);
 int kbloom_filter_replace_gen(const char *name, struct kbloom_gen *gen,
 			      const struct kbloom_params *p);
-int kbloom_filter_create(const char *name, const struct kbloom_params *p);
+int kbloom_filter_create(const char *name, const struct kbloom_params *p,
+			 struct kbloom_filter **filterp);
 int kbloom_filter_create_like(const char *name, const char *like, u32 flags,
-			      struct kbloom_params *used);
+			      struct kbloom_params *used,
+			      struct kbloom_filter **filterp);
 int kbloom_filter_destroy(const char *name);
+int kbloom_filter_unlink_this(struct kbloom_filter *filter);
 void kbloom_filter_release(struct kobject *kobj);
-void kbloom_filter_clear(struct kbloom_filter *filter);
+int kbloom_filter_clear(struct kbloom_filter *filter);
+void kbloom_filter_account(struct kbloom_filter *filter, u32 adds, u32 queries,
+			   u32 hits);
 void kbloom_filter_totals(struct kbloom_filter *filter,
 			  struct kbloom_totals *t);
+unsigned int kbloom_filter_pins(struct kbloom_filter *filter);
 int kbloom_filter_names(char **names, u32 *count);
 
 u64 kbloom_memory_used(void);
@@ -142,5 +193,6 @@ u32 kbloom_filter_count(void);
 
 extern unsigned long kbloom_max_memory;
 extern unsigned long kbloom_max_filter_bytes;
+extern unsigned int kbloom_max_filters;
 
 #endif /* _KBLOOM_FILTER_H */

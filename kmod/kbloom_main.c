@@ -16,6 +16,8 @@ MODULE_PARM_DESC(max_memory,
 module_param_named(max_filter_bytes, kbloom_max_filter_bytes, ulong, 0644);
 MODULE_PARM_DESC(max_filter_bytes,
 		 "Bytes one filter may use (default 8 GiB, 2^36 bits)");
+module_param_named(max_filters, kbloom_max_filters, uint, 0644);
+MODULE_PARM_DESC(max_filters, "Most filters at once (default 4096)");
 
 static int __init kbloom_init(void)
 {

@@ -6,6 +6,16 @@
  * A show() in progress holds a kernfs active reference to its file, and
  * kobject_del() on destroy waits for those to drain before the directory
  * goes, so show() always finds its filter alive.
+ *
+ * Every file costs O(1) to read, whatever the filter's size: "bits_set"
+ * and "saturated" are counters kept as bits change, not scans. The
+ * filter's shape and fill (bits, hashes, bits_set, ...) are world-readable
+ * for monitoring; its traffic (adds, queries, hits), which tells what the
+ * filter is used for and how often, is root's (0400), like the device.
+ *
+ * The filters live in a kset, "filters", so that creating and destroying
+ * one sends a uevent (SUBSYSTEM=bloom, ACTION=add/remove, DEVPATH
+ * /kernel/bloom/filters/<name>) that udev rules can act on.
  */
 
 #include <linux/kobject.h>
@@ -15,7 +25,7 @@
 #include "kbloom_sysfs.h"
 
 static struct kobject *kbloom_root_kobj;
-static struct kobject *kbloom_filters_kobj;
+static struct kset *kbloom_filters_kset;
 
 #define to_filter(k) container_of(k, struct kbloom_filter, kobj)
 
@@ -37,7 +47,21 @@ static ssize_t _name##_show(struct kobject *kobj,			\
 }									\
 static struct kobj_attribute kbloom_attr_##_name = __ATTR_RO(_name)
 
-/* The sum over CPUs of one counter; @member names the counter. */
+/* One of the occupancy counters of the current generation. */
+#define KBLOOM_OCCUPANCY_ATTR(_name, _which)				\
+static ssize_t _name##_show(struct kobject *kobj,			\
+			    struct kobj_attribute *attr, char *buf)	\
+{									\
+	struct kbloom_gen *gen = kbloom_gen_get(to_filter(kobj));	\
+	u64 occupied, stuck;						\
+									\
+	kbloom_gen_occupancy(gen, &occupied, &stuck);			\
+	kbloom_gen_put(gen);						\
+	return sysfs_emit(buf, "%llu\n", _which);			\
+}									\
+static struct kobj_attribute kbloom_attr_##_name = __ATTR_RO(_name)
+
+/* The sum over CPUs of one counter; @member names the counter. Root's. */
 #define KBLOOM_TOTAL_ATTR(_name, _member)				\
 static ssize_t _name##_show(struct kobject *kobj,			\
 			    struct kobj_attribute *attr, char *buf)	\
@@ -47,31 +71,46 @@ static ssize_t _name##_show(struct kobject *kobj,			\
 	kbloom_filter_totals(to_filter(kobj), &t);			\
 	return sysfs_emit(buf, "%llu\n", t._member);			\
 }									\
-static struct kobj_attribute kbloom_attr_##_name = __ATTR_RO(_name)
+static struct kobj_attribute kbloom_attr_##_name = __ATTR_RO_MODE(_name, 0400)
 
 KBLOOM_FILTER_ATTR(bits, "%llu", gen->core.nbits);
 KBLOOM_FILTER_ATTR(hashes, "%u", gen->core.nhashes);
 KBLOOM_FILTER_ATTR(counting, "%d",
 		   !!(gen->core.flags & KBLOOM_CORE_COUNTING));
+KBLOOM_FILTER_ATTR(hash_scheme, "%u",
+		   gen->core.flags & KBLOOM_CORE_SIPHASH ?
+		   KBLOOM_HASH_SIPHASH : KBLOOM_HASH_JHASH);
 KBLOOM_FILTER_ATTR(capacity, "%llu", gen->capacity);
 KBLOOM_FILTER_ATTR(fpr_ppb, "%u", gen->fpr_ppb);
 KBLOOM_FILTER_ATTR(memory_bytes, "%zu", gen->bytes);
-/* Popcounts of the whole storage on each read: exact, never stale. */
-KBLOOM_FILTER_ATTR(bits_set, "%llu", kbloom_core_weight(&gen->core));
-KBLOOM_FILTER_ATTR(saturated, "%llu", kbloom_core_saturated(&gen->core));
+KBLOOM_FILTER_ATTR(memory_charged, "%zu",
+		   gen->charge + to_filter(kobj)->charge);
+KBLOOM_OCCUPANCY_ATTR(bits_set, occupied);
+KBLOOM_OCCUPANCY_ATTR(saturated, stuck);
 KBLOOM_TOTAL_ATTR(adds, adds);
 KBLOOM_TOTAL_ATTR(queries, queries);
 KBLOOM_TOTAL_ATTR(hits, hits);
+
+static ssize_t rules_show(struct kobject *kobj, struct kobj_attribute *attr,
+			  char *buf)
+{
+	return sysfs_emit(buf, "%u\n", kbloom_filter_pins(to_filter(kobj)));
+}
+
+static struct kobj_attribute kbloom_attr_rules = __ATTR_RO(rules);
 
 static struct attribute *kbloom_filter_attrs[] = {
 	&kbloom_attr_bits.attr,
 	&kbloom_attr_hashes.attr,
 	&kbloom_attr_counting.attr,
+	&kbloom_attr_hash_scheme.attr,
 	&kbloom_attr_capacity.attr,
 	&kbloom_attr_fpr_ppb.attr,
 	&kbloom_attr_memory_bytes.attr,
+	&kbloom_attr_memory_charged.attr,
 	&kbloom_attr_bits_set.attr,
 	&kbloom_attr_saturated.attr,
+	&kbloom_attr_rules.attr,
 	&kbloom_attr_adds.attr,
 	&kbloom_attr_queries.attr,
 	&kbloom_attr_hits.attr,
@@ -128,14 +167,25 @@ static const struct attribute_group kbloom_global_group = {
  */
 int kbloom_sysfs_add(struct kbloom_filter *filter)
 {
-	return kobject_init_and_add(&filter->kobj, &kbloom_filter_ktype,
-				    kbloom_filters_kobj, "%s", filter->name);
+	filter->kobj.kset = kbloom_filters_kset;
+	return kobject_init_and_add(&filter->kobj, &kbloom_filter_ktype, NULL,
+				    "%s", filter->name);
 }
 
 void kbloom_sysfs_del(struct kbloom_filter *filter)
 {
 	kobject_del(&filter->kobj);
 }
+
+/* Filters' uevents say SUBSYSTEM=bloom, whatever the kset is called. */
+static const char *kbloom_uevent_name(struct kobject *kobj)
+{
+	return "bloom";
+}
+
+static const struct kset_uevent_ops kbloom_uevent_ops = {
+	.name = kbloom_uevent_name,
+};
 
 /*
  * kobject_del() first: the last kobject_put() may run its cleanup late
@@ -158,9 +208,10 @@ int kbloom_sysfs_init(void)
 	ret = sysfs_create_group(kbloom_root_kobj, &kbloom_global_group);
 	if (ret)
 		goto err_remove_root;
-	kbloom_filters_kobj = kobject_create_and_add("filters",
-						     kbloom_root_kobj);
-	if (!kbloom_filters_kobj) {
+	kbloom_filters_kset = kset_create_and_add("filters",
+						  &kbloom_uevent_ops,
+						  kbloom_root_kobj);
+	if (!kbloom_filters_kset) {
 		ret = -ENOMEM;
 		goto err_remove_group;
 	}
@@ -175,7 +226,7 @@ err_remove_root:
 
 void kbloom_sysfs_uninit(void)
 {
-	kbloom_sysfs_remove(kbloom_filters_kobj);
+	kset_unregister(kbloom_filters_kset);
 	sysfs_remove_group(kbloom_root_kobj, &kbloom_global_group);
 	kbloom_sysfs_remove(kbloom_root_kobj);
 }

@@ -6,7 +6,8 @@
 struct kbloom_vector {
 	const char *key;
 	u32 len;
-	u32 seed[2];
+	u32 flags;
+	u32 seed[4];
 	u64 nbits;
 	u32 nhashes;
 	u64 hash;
@@ -17,7 +18,8 @@ static const struct kbloom_vector kbloom_vectors[] = {
 	{
 		.key = "\x61",
 		.len = 1,
-		.seed = { 0x00000000, 0x00000000 },
+		.flags = 0,
+		.seed = { 0x00000000, 0x00000000, 0x00000000, 0x00000000 },
 		.nbits = 64ULL,
 		.nhashes = 1,
 		.hash = 0x582647ac58d68708ULL,
@@ -28,7 +30,8 @@ static const struct kbloom_vector kbloom_vectors[] = {
 	{
 		.key = "\x61\x62\x63",
 		.len = 3,
-		.seed = { 0x00000001, 0x00000002 },
+		.flags = 0,
+		.seed = { 0x00000001, 0x00000002, 0x00000000, 0x00000000 },
 		.nbits = 64ULL,
 		.nhashes = 7,
 		.hash = 0xae70e3db4a347e6eULL,
@@ -41,7 +44,8 @@ static const struct kbloom_vector kbloom_vectors[] = {
 	{
 		.key = "\x61\x62\x63\x64",
 		.len = 4,
-		.seed = { 0xdeadbeef, 0x12345678 },
+		.flags = 0,
+		.seed = { 0xdeadbeef, 0x12345678, 0x00000000, 0x00000000 },
 		.nbits = 1000ULL,
 		.nhashes = 7,
 		.hash = 0x79d540b847d139edULL,
@@ -54,7 +58,8 @@ static const struct kbloom_vector kbloom_vectors[] = {
 	{
 		.key = "\x68\x65\x6c\x6c\x6f\x2c\x20\x77\x6f\x72\x6c\x64",
 		.len = 12,
-		.seed = { 0x0000002a, 0x00000000 },
+		.flags = 0,
+		.seed = { 0x0000002a, 0x00000000, 0x00000000, 0x00000000 },
 		.nbits = 9585059ULL,
 		.nhashes = 7,
 		.hash = 0x8ea4c474b4a4b616ULL,
@@ -67,7 +72,8 @@ static const struct kbloom_vector kbloom_vectors[] = {
 	{
 		.key = "\x68\x65\x6c\x6c\x6f\x2c\x20\x77\x6f\x72\x6c\x64\x21",
 		.len = 13,
-		.seed = { 0x0000002a, 0x00000001 },
+		.flags = 0,
+		.seed = { 0x0000002a, 0x00000001, 0x00000000, 0x00000000 },
 		.nbits = 9585059ULL,
 		.nhashes = 10,
 		.hash = 0x6137760187deb85eULL,
@@ -81,7 +87,8 @@ static const struct kbloom_vector kbloom_vectors[] = {
 	{
 		.key = "\x00\x01\x02\x03\x04\x05\x06\x07\x08\x09\x0a\x0b\x0c\x0d\x0e\x0f\x10\x11\x12\x13\x14\x15\x16\x17",
 		.len = 24,
-		.seed = { 0x00000007, 0x00000009 },
+		.flags = 0,
+		.seed = { 0x00000007, 0x00000009, 0x00000000, 0x00000000 },
 		.nbits = 4099ULL,
 		.nhashes = 32,
 		.hash = 0xecf35e4f381506c7ULL,
@@ -102,7 +109,8 @@ static const struct kbloom_vector kbloom_vectors[] = {
 	{
 		.key = "\x74\x68\x65\x20\x71\x75\x69\x63\x6b\x20\x62\x72\x6f\x77\x6e\x20\x66\x6f\x78\x20\x6a\x75\x6d\x70\x73\x20\x6f\x76\x65\x72\x20\x74\x68\x65\x20\x6c\x61\x7a\x79\x20\x64\x6f\x67",
 		.len = 43,
-		.seed = { 0xffffffff, 0xffffffff },
+		.flags = 0,
+		.seed = { 0xffffffff, 0xffffffff, 0x00000000, 0x00000000 },
 		.nbits = 4294967313ULL,
 		.nhashes = 5,
 		.hash = 0xff1e9174d90ebe58ULL,
@@ -114,7 +122,8 @@ static const struct kbloom_vector kbloom_vectors[] = {
 	{
 		.key = "\x31\x39\x32\x2e\x31\x36\x38\x2e\x31\x2e\x31\x3a\x34\x34\x33\x2d\x3e\x31\x30\x2e\x30\x2e\x30\x2e\x37\x3a\x35\x31\x32\x33\x34\x2f\x74\x63\x70",
 		.len = 35,
-		.seed = { 0x00000003, 0x00000004 },
+		.flags = 0,
+		.seed = { 0x00000003, 0x00000004, 0x00000000, 0x00000000 },
 		.nbits = 68719476736ULL,
 		.nhashes = 32,
 		.hash = 0xecd3229a3ce735d6ULL,
@@ -135,12 +144,97 @@ static const struct kbloom_vector kbloom_vectors[] = {
 	{
 		.key = "\xff",
 		.len = 1,
-		.seed = { 0x075bcd15, 0x3ade68b1 },
+		.flags = 0,
+		.seed = { 0x075bcd15, 0x3ade68b1, 0x00000000, 0x00000000 },
 		.nbits = 65ULL,
 		.nhashes = 3,
 		.hash = 0x4f456089ccf2b6e7ULL,
 		.pos = {
 			20ULL, 7ULL, 60ULL,
+		},
+	},
+	{
+		.key = "\x61",
+		.len = 1,
+		.flags = 2,
+		.seed = { 0x00000000, 0x00000000, 0x00000000, 0x00000000 },
+		.nbits = 64ULL,
+		.nhashes = 1,
+		.hash = 0x96c20860cd93a249ULL,
+		.pos = {
+			37ULL,
+		},
+	},
+	{
+		.key = "\x61\x62\x63",
+		.len = 3,
+		.flags = 2,
+		.seed = { 0x00000001, 0x00000002, 0x00000003, 0x00000004 },
+		.nbits = 64ULL,
+		.nhashes = 7,
+		.hash = 0xe2c7e0bbf22f5357ULL,
+		.pos = {
+			56ULL, 52ULL, 49ULL,
+			48ULL, 50ULL, 56ULL,
+			3ULL,
+		},
+	},
+	{
+		.key = "\x68\x65\x6c\x6c\x6f\x2c\x20\x77\x6f\x72\x6c\x64",
+		.len = 12,
+		.flags = 2,
+		.seed = { 0x03020100, 0x07060504, 0x0b0a0908, 0x0f0e0d0c },
+		.nbits = 9585059ULL,
+		.nhashes = 7,
+		.hash = 0x5222c673f3faebb2ULL,
+		.pos = {
+			3075300ULL, 2625257ULL, 2175215ULL,
+			1725175ULL, 1275138ULL, 825105ULL,
+			375077ULL,
+		},
+	},
+	{
+		.key = "\x00\x01\x02\x03\x04\x05\x06\x07\x08\x09\x0a\x0b\x0c\x0d\x0e\x0f\x10\x11\x12\x13\x14\x15\x16\x17",
+		.len = 24,
+		.flags = 2,
+		.seed = { 0x00000007, 0x00000009, 0x0000000b, 0x0000000d },
+		.nbits = 4099ULL,
+		.nhashes = 32,
+		.hash = 0x87307a5f27d932e3ULL,
+		.pos = {
+			2164ULL, 2802ULL, 3441ULL,
+			4082ULL, 627ULL, 1275ULL,
+			1928ULL, 2587ULL, 3253ULL,
+			3927ULL, 511ULL, 1204ULL,
+			1908ULL, 2624ULL, 3353ULL,
+			4096ULL, 755ULL, 1529ULL,
+			2320ULL, 3129ULL, 3957ULL,
+			706ULL, 1575ULL, 2466ULL,
+			3380ULL, 219ULL, 1182ULL,
+			2171ULL, 3187ULL, 132ULL,
+			1205ULL, 2308ULL,
+		},
+	},
+	{
+		.key = "\x31\x39\x32\x2e\x31\x36\x38\x2e\x31\x2e\x31\x3a\x34\x34\x33\x2d\x3e\x31\x30\x2e\x30\x2e\x30\x2e\x37\x3a\x35\x31\x32\x33\x34\x2f\x74\x63\x70",
+		.len = 35,
+		.flags = 2,
+		.seed = { 0xffffffff, 0xfffffffe, 0x80000000, 0x00000001 },
+		.nbits = 68719476736ULL,
+		.nhashes = 32,
+		.hash = 0xed98685a3d3ce726ULL,
+		.pos = {
+			63779014051ULL, 11497961490ULL, 27936385666ULL,
+			44374809844ULL, 60813234025ULL, 8532181474ULL,
+			24970605664ULL, 41409029860ULL, 57847454063ULL,
+			5566401538ULL, 22004825758ULL, 38443249988ULL,
+			54881674229ULL, 2600621746ULL, 19039046012ULL,
+			35477470292ULL, 51915894587ULL, 68354318898ULL,
+			16073266490ULL, 32511690836ULL, 48950115201ULL,
+			65388539586ULL, 13107487256ULL, 29545911684ULL,
+			45984336135ULL, 62422760610ULL, 10141708374ULL,
+			26580132900ULL, 43018557453ULL, 59456982034ULL,
+			7175929908ULL, 23614354548ULL,
 		},
 	},
 };

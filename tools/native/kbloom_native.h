@@ -34,6 +34,9 @@ typedef uint64_t u64;
 #define EXPORT_SYMBOL_NS_GPL(sym, ns)
 #define prefetch(p)		__builtin_prefetch(p)
 #define cond_resched()		do { } while (0)
+/* No signals to honour in a userspace loop over a filter. */
+#define current			NULL
+#define fatal_signal_pending(p)	((void)(p), 0)
 
 #define min_t(type, a, b)	((type)(a) < (type)(b) ? (type)(a) : (type)(b))
 #define max_t(type, a, b)	((type)(a) > (type)(b) ? (type)(a) : (type)(b))
@@ -104,6 +107,11 @@ static inline bool test_bit(u64 nr, const unsigned long *addr)
 	       BIT_MASK(nr);
 }
 
+static inline unsigned long xchg(unsigned long *p, unsigned long v)
+{
+	return __atomic_exchange_n(p, v, __ATOMIC_SEQ_CST);
+}
+
 /* Like the kernel's: on failure *old is updated with the current value. */
 #define try_cmpxchg(ptr, old, new)					\
 	__atomic_compare_exchange_n(ptr, old, new, false, __ATOMIC_SEQ_CST, \
@@ -150,6 +158,65 @@ static inline unsigned long bitmap_weight(const unsigned long *src,
 	a ^= c; a -= rol32(c, 4);		\
 	b ^= a; b -= rol32(a, 14);		\
 	c ^= b; c -= rol32(b, 24);		\
+}
+
+/*
+ * SipHash-2-4 with the kernel's interface (include/linux/siphash.h): the
+ * permutation and constants are the kernel's, unchanged, and the message
+ * is read as little-endian words as lib/siphash.c does. The KUnit and
+ * native tests check both against the reference vectors of the SipHash
+ * paper (those of the kernel's lib/test_siphash.c).
+ */
+typedef struct {
+	u64 key[2];
+} siphash_key_t;
+
+#define SIPHASH_PERMUTATION(a, b, c, d) ( \
+	(a) += (b), (b) = rol64((b), 13), (b) ^= (a), (a) = rol64((a), 32), \
+	(c) += (d), (d) = rol64((d), 16), (d) ^= (c), \
+	(a) += (d), (d) = rol64((d), 21), (d) ^= (a), \
+	(c) += (b), (b) = rol64((b), 17), (b) ^= (c), (c) = rol64((c), 32))
+
+#define SIPHASH_CONST_0 0x736f6d6570736575ULL
+#define SIPHASH_CONST_1 0x646f72616e646f6dULL
+#define SIPHASH_CONST_2 0x6c7967656e657261ULL
+#define SIPHASH_CONST_3 0x7465646279746573ULL
+
+static inline u64 get_unaligned_le64(const void *p)
+{
+	const u8 *b = p;
+
+	return (u64)get_unaligned_le32(b) | (u64)get_unaligned_le32(b + 4) << 32;
+}
+
+static inline u64 siphash(const void *data, size_t len,
+			  const siphash_key_t *key)
+{
+	const u8 *p = data, *end = p + len - (len % 8);
+	u64 v0 = SIPHASH_CONST_0 ^ key->key[0];
+	u64 v1 = SIPHASH_CONST_1 ^ key->key[1];
+	u64 v2 = SIPHASH_CONST_2 ^ key->key[0];
+	u64 v3 = SIPHASH_CONST_3 ^ key->key[1];
+	u64 b = (u64)len << 56, m;
+	unsigned int i;
+
+	for (; p != end; p += 8) {
+		m = get_unaligned_le64(p);
+		v3 ^= m;
+		SIPHASH_PERMUTATION(v0, v1, v2, v3);
+		SIPHASH_PERMUTATION(v0, v1, v2, v3);
+		v0 ^= m;
+	}
+	for (i = 0; i < len % 8; i++)
+		b |= (u64)end[i] << (8 * i);
+	v3 ^= b;
+	SIPHASH_PERMUTATION(v0, v1, v2, v3);
+	SIPHASH_PERMUTATION(v0, v1, v2, v3);
+	v0 ^= b;
+	v2 ^= 0xff;
+	for (i = 0; i < 4; i++)
+		SIPHASH_PERMUTATION(v0, v1, v2, v3);
+	return (v0 ^ v1) ^ (v2 ^ v3);
 }
 
 #endif /* _KBLOOM_NATIVE_H */

@@ -6,6 +6,9 @@
 L=/lib/kbloom
 n=0
 nfail=0
+# Names of the check functions the files in $L/tests.d/ add (run in order
+# by run_checks, with kbloom.ko loaded, before the rmmod checks).
+KBLOOM_CHECKS=
 
 ok() { n=$((n + 1)); echo "ok $n - $*"; }
 not_ok() { n=$((n + 1)); nfail=$((nfail + 1)); echo "not ok $n - $*"; }
@@ -291,6 +294,11 @@ run_checks() {
 	run_setops
 	run_images
 	run_speed "${kbloom_speed_keys:-1000000}" "${kbloom_speed_min:-20}"
+	# Each area's tests live in their own file under tests.d/ and say
+	# which function to run by adding it to KBLOOM_CHECKS.
+	for t in $KBLOOM_CHECKS; do
+		"$t"
+	done
 	bloomctl create live1 --bits 100000 --hashes 3 >/dev/null
 	bloomctl create live2 --capacity 50000 --fpr 0.001 >/dev/null
 	bloomctl add live1 a b c
@@ -389,6 +397,10 @@ run_exchange_b() {
 	check "rmmod" rmmod kbloom
 	dmesg_check
 }
+
+for f in "$L"/tests.d/*.sh; do
+	[ -f "$f" ] && . "$f"
+done
 
 kbloom_vm_main() {
 	echo "# kbloom VM: $(uname -r), $(nproc) CPUs, mode $1"

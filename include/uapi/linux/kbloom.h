@@ -18,6 +18,20 @@
  * pointer), -EINVAL (a malformed argument, a non-zero reserved field),
  * -ENOENT (no filter of that name, or it was destroyed during the call).
  *
+ * Who may do what. A read-only fd may VERSION, INFO, LIST and QUERY(_BATCH):
+ * each costs O(1) per call beyond the data it carries. A read-write fd may
+ * also ADD, TEST_AND_ADD, REMOVE (and their batches), MERGE and COMPARE,
+ * which cost at most one pass over the filter and stop on a fatal signal.
+ * CREATE, DESTROY, CLEAR, EXPORT and IMPORT also need CAP_SYS_ADMIN in the
+ * initial user namespace, checked on every call, and all but EXPORT a
+ * read-write fd. A missing write mode is reported (-EBADF) before a missing
+ * capability (-EPERM).
+ *
+ * Writes to userspace never lose an operation: every command that changes
+ * a filter and writes a result back first checks that it can write there
+ * (-EFAULT, nothing changed), and batches count in @done exactly the keys
+ * they applied (see struct kbloom_batch).
+ *
  * Names are 1 to KBLOOM_NAME_MAX - 1 characters of [A-Za-z0-9_.-], not
  * starting with '.', NUL-terminated inside the KBLOOM_NAME_MAX bytes.
  * Keys are 1 to KBLOOM_KEY_MAX bytes of anything.
@@ -48,6 +62,8 @@
 #define KBLOOM_FEATURE_COUNTING		(1ULL << 3)
 #define KBLOOM_FEATURE_MERGE		(1ULL << 4)
 #define KBLOOM_FEATURE_IMAGE		(1ULL << 5)
+/* Hash scheme KBLOOM_HASH_SIPHASH can be chosen per filter. */
+#define KBLOOM_FEATURE_SIPHASH		(1ULL << 6)
 
 /* Creation flags (struct kbloom_create, struct kbloom_info, images). */
 /* 4-bit counters instead of bits: keys can be removed. */
@@ -67,20 +83,36 @@
 #define KBLOOM_MISMATCH_HASHES		(1U << 1)
 #define KBLOOM_MISMATCH_COUNTING	(1U << 2)
 #define KBLOOM_MISMATCH_SEED		(1U << 3)
+#define KBLOOM_MISMATCH_HASH_SCHEME	(1U << 4)
 
 /*
- * Hash scheme: how a key becomes bit positions. Part of the ABI because a
- * filter image saved by one version must give the same positions when
- * loaded by another. Scheme 1: a one-pass 64-bit jhash (the kernel's
- * __jhash_mix/__jhash_final, little-endian word reads, seeded with two
- * 32-bit words) feeding enhanced double hashing modulo m.
+ * Hash schemes: how a key becomes bit positions, chosen per filter at
+ * creation and carried in images. Part of the ABI because a filter image
+ * saved by one version must give the same positions when loaded by
+ * another. Both feed the same 64-bit hash to enhanced double hashing
+ * modulo m.
+ *
+ * KBLOOM_HASH_JHASH (1): a one-pass 64-bit jhash (the kernel's
+ * __jhash_mix/__jhash_final, little-endian word reads, seeded with the two
+ * 32-bit words seed[0], seed[1]; seed_hi[] is zero). Fast, but not a keyed
+ * pseudo-random function: someone who sees which keys collide can learn
+ * enough to pollute the filter.
+ *
+ * KBLOOM_HASH_SIPHASH (2): SipHash-2-4 (the kernel's siphash()) keyed with
+ * the 128 bits seed[0] | seed[1] << 32, seed_hi[0] | seed_hi[1] << 32.
+ * A keyed PRF: without the seed, an adversary choosing keys (a packet
+ * stream) cannot aim them at chosen bits. For filters fed by untrusted
+ * input.
  */
-#define KBLOOM_HASH_SCHEME	1
+#define KBLOOM_HASH_JHASH	1
+#define KBLOOM_HASH_SIPHASH	2
+/* The only scheme of API version 1 modules before KBLOOM_FEATURE_SIPHASH. */
+#define KBLOOM_HASH_SCHEME	KBLOOM_HASH_JHASH
 
 /**
  * struct kbloom_version - KBLOOM_IOC_VERSION argument (all fields out)
  * @api_version: KBLOOM_API_VERSION of the module.
- * @hash_scheme: KBLOOM_HASH_SCHEME of the module.
+ * @hash_scheme: the KBLOOM_HASH_* scheme new filters get by default.
  * @features: KBLOOM_FEATURE_* bits.
  * @min_bits: smallest filter, in bits.
  * @max_bits: largest filter, in bits (before the memory limits apply).
@@ -117,27 +149,33 @@ struct kbloom_version {
  * @capacity: in: the number of keys the filter is designed for (n); 0 if
  *	sized by @bits and @hashes alone. Reported back by KBLOOM_IOC_INFO.
  * @flags: in: KBLOOM_CREATE_* bits. With KBLOOM_CREATE_LIKE, @bits,
- *	@hashes, @fpr_ppb and @capacity must be 0 and everything, the secret
- *	seed included, is copied from the filter @like: that is how to make
- *	filters that can be merged and compared. KBLOOM_CREATE_COUNTING may
- *	then be given only if @like is counting too.
- * @reserved0: must be 0.
+ *	@hashes, @fpr_ppb, @capacity and @hash_scheme must be 0 and
+ *	everything, the secret seed and hash scheme included, is copied from
+ *	the filter @like: that is how to make filters that can be merged and
+ *	compared. KBLOOM_CREATE_COUNTING may then be given only if @like is
+ *	counting too.
+ * @hash_scheme: in/out: KBLOOM_HASH_JHASH or KBLOOM_HASH_SIPHASH, or 0 for
+ *	the module's default (struct kbloom_version @hash_scheme). On return,
+ *	the scheme used.
  * @like: in: with KBLOOM_CREATE_LIKE, the filter to copy; else all zero.
  *
- * Requires CAP_SYS_ADMIN. Either give @bits and @hashes, or @capacity and
- * @fpr_ppb (then @bits and @hashes are computed as
- * m = ceil(-n ln(eps) / (ln 2)^2), k = round((m/n) ln 2)).
+ * Requires CAP_SYS_ADMIN and a read-write fd. Either give @bits and
+ * @hashes (and optionally @capacity, informational, which gives the
+ * optimal k when @hashes is 0), or @capacity and @fpr_ppb (then @bits and
+ * @hashes are computed as m = ceil(-n ln(eps) / (ln 2)^2),
+ * k = round((m/n) ln 2)). These rules are also what IMPORT checks.
  *
- * Errors: -EPERM (no CAP_SYS_ADMIN), -EINVAL (bad name, bits outside
- * [KBLOOM_MIN_BITS, KBLOOM_MAX_BITS], hashes outside [1, KBLOOM_MAX_HASHES],
- * neither or both ways of sizing given, fpr_ppb out of range, non-zero
- * flags or reserved), -ENOENT (no filter @like), -EEXIST (the name is
- * taken), -EFBIG (larger than the
- * module's per-filter limit, the max_filter_bytes parameter), -ENOSPC (the
- * module's memory budget, the max_memory parameter, would be exceeded),
- * -ENOMEM (the allocation failed), -EFAULT (also when the result cannot be
- * written back: the filter is then destroyed again). On any error nothing
- * is created.
+ * Errors: -EBADF (read-only fd), -EPERM (no CAP_SYS_ADMIN), -EINVAL (bad
+ * name, bits outside [KBLOOM_MIN_BITS, KBLOOM_MAX_BITS], hashes outside
+ * [1, KBLOOM_MAX_HASHES], neither or both ways of sizing given, fpr_ppb
+ * out of range, an unknown hash scheme, unknown flags), -ENOENT (no filter
+ * @like), -EEXIST (the name is taken), -EFBIG (larger than the module's
+ * per-filter limit, the max_filter_bytes parameter), -ENOSPC (the module's
+ * memory budget, the max_memory parameter, would be exceeded: every
+ * filter is charged its storage rounded to pages plus its bookkeeping),
+ * -EDQUOT (the module already has max_filters filters), -ENOMEM (the
+ * allocation failed), -EFAULT (the structure cannot be written back: this
+ * is checked before anything is created). On any error nothing is created.
  */
 struct kbloom_create {
 	char name[KBLOOM_NAME_MAX];
@@ -146,7 +184,7 @@ struct kbloom_create {
 	__u32 fpr_ppb;
 	__u64 capacity;
 	__u32 flags;
-	__u32 reserved0;
+	__u32 hash_scheme;
 	char like[KBLOOM_NAME_MAX];
 };
 
@@ -158,10 +196,15 @@ struct kbloom_create {
  * KBLOOM_IOC_DESTROY removes the filter: it disappears from lookups and
  * sysfs at once; callers in the middle of an operation on it finish it, and
  * its memory is freed when the last in-kernel reference is dropped.
- * KBLOOM_IOC_CLEAR zeroes every bit and statistic (keys added concurrently
- * may or may not survive).
+ * KBLOOM_IOC_CLEAR zeroes every bit and starts the statistics over. A key
+ * added concurrently may or may not survive; it is counted in @adds after
+ * the clear only if its add was counted after the clear's snapshot of the
+ * counters (no increment is lost: counters are never written by the
+ * clear, which records a baseline instead), and @bits_set stays exact.
  *
- * Both require CAP_SYS_ADMIN. Errors: -EPERM, -EINVAL, -ENOENT.
+ * Both require CAP_SYS_ADMIN and a read-write fd. Errors: -EBADF, -EPERM,
+ * -EINVAL, -ENOENT, -EINTR (CLEAR: a fatal signal arrived; the filter is
+ * partly cleared, which loses no key that was not meant to go).
  */
 struct kbloom_name {
 	char name[KBLOOM_NAME_MAX];
@@ -176,16 +219,24 @@ struct kbloom_name {
  * @flags: out: the flags it was created with.
  * @capacity: out: design capacity n, 0 if created by bits.
  * @fpr_ppb: out: design false-positive rate, 0 if created by bits.
- * @hash_scheme: out: KBLOOM_HASH_SCHEME the filter uses.
- * @bits_set: out: number of bits set (X); fill ratio is X/m.
+ * @hash_scheme: out: the KBLOOM_HASH_* scheme the filter uses.
+ * @bits_set: out: number of bits set (X); fill ratio is X/m. A counter
+ *	kept as bits go from 0 to 1 (and back, for counting filters), not a
+ *	scan: reading it costs O(1).
  * @adds: out: keys added (add and test-and-add calls).
  * @queries: out: keys queried (query and test-and-add calls).
  * @hits: out: queries that answered "maybe present".
  * @memory_bytes: out: memory the filter's bitmap (or counters) occupies.
  * @saturated: out: counting filters: counters stuck at KBLOOM_COUNTER_MAX;
  *	0 for plain filters. For counting filters @bits_set counts non-zero
- *	counters.
+ *	counters. Also a counter.
  * @reserved: must be 0 (in), 0 (out).
+ *
+ * @adds, @queries and @hits count since creation, the last CLEAR or the
+ * last IMPORT (which starts @adds at the image's count). @memory_bytes is
+ * the size of the storage (an image's payload); what the filter is charged
+ * against the max_memory budget, its storage rounded up to pages plus its
+ * bookkeeping, is in sysfs (memory_charged).
  *
  * The seed is never reported. Errors: -EINVAL, -ENOENT.
  */
@@ -237,6 +288,10 @@ struct kbloom_list {
  *	remove only keys you added. The absence check and the decrements are
  *	each atomic but not together: two racing removes of a key added
  *	once can both succeed.
+ *	ADD, TEST_AND_ADD and REMOVE first check that @result can be
+ *	written (-EFAULT, nothing changed); if another thread unmaps the
+ *	structure during the call, the operation stands and only its result
+ *	is lost.
  * @reserved: must be 0.
  *
  * KBLOOM_IOC_ADD, KBLOOM_IOC_TEST_AND_ADD and KBLOOM_IOC_REMOVE need the
@@ -261,12 +316,17 @@ struct kbloom_key {
  * @results: in: pointer to a bitmap of ceil(@count / 8) bytes, or 0 if the
  *	caller wants only @hits. Out: bit i (byte i / 8, bit i % 8, least
  *	significant first) is the result of key i, as in struct kbloom_key;
- *	bits from @done on are zero in the last byte written, and bytes
- *	after it are untouched.
+ *	bits from @done on are zero in the last byte written. Each chunk's
+ *	result bytes are zeroed (which proves them writable) before any of
+ *	its keys is applied; bytes after the last chunk are untouched.
  * @keys_bytes: in: size of the @keys buffer; the lengths must fit in it.
  * @count: in: number of keys, 1 to KBLOOM_BATCH_MAX.
  * @done: out: number of keys processed. On success equal to @count; on an
- *	error, the keys before @done were processed and their results written.
+ *	error, exactly the keys before @done were applied (and counted in the
+ *	statistics) and no key from @done on was, so a caller may retry from
+ *	@done. Their results were written, except when the results buffer
+ *	was unmapped by another thread during the call (-EFAULT): then the
+ *	last chunk's results may be missing, never its keys' effects.
  * @hits: out: number of keys whose result bit is 1.
  * @reserved0: must be 0.
  * @reserved: must be 0.
@@ -274,7 +334,8 @@ struct kbloom_key {
  * KBLOOM_IOC_ADD_BATCH, KBLOOM_IOC_TEST_AND_ADD_BATCH and
  * KBLOOM_IOC_REMOVE_BATCH need the device opened for writing (else -EBADF).
  * The structure is written back even on error, so @done is valid whenever
- * the call reached the keys. Keys are processed in chunks (at most 1024
+ * the call reached the keys; that it can be written is checked before any
+ * key is applied (-EFAULT with nothing done). Keys are processed in chunks (at most 1024
  * keys, 64 KiB) and each chunk runs on one generation of the filter's
  * contents (see KBLOOM_IMPORT_REPLACE).
  * Errors: as struct kbloom_key, plus -E2BIG (@count over KBLOOM_BATCH_MAX,
@@ -304,7 +365,8 @@ struct kbloom_batch {
  * @bits_union: out (COMPARE): bits set in A or B.
  * @bits_inter: out (COMPARE): bits set in both.
  * @mismatch: out: on -EINVAL for incompatible filters, the
- *	KBLOOM_MISMATCH_* bits of every parameter that differs; else 0.
+ *	KBLOOM_MISMATCH_* bits of every parameter that differs (size, hashes,
+ *	counting, seed, hash scheme); else 0.
  * @reserved0: must be 0.
  * @reserved: must be 0.
  *
@@ -313,17 +375,20 @@ struct kbloom_batch {
  * other, or load both from images of filters that were. MERGE makes @dst
  * the union: bits are ORed, counters added (saturating at
  * KBLOOM_COUNTER_MAX); keys added to either concurrently may or may not be
- * included; @dst equal to @src changes nothing. MERGE needs the device
- * opened for writing. COMPARE gives the counts from which userspace
+ * included; @dst equal to @src changes nothing. Both need the device
+ * opened for writing: they cost a pass over the filters (yielding, and
+ * stopping with -EINTR on a fatal signal; a merge so stopped has merged a
+ * prefix of @src, which loses nothing). COMPARE gives the counts from which userspace
  * estimates set sizes with n(X) = -(m/k) ln(1 - X/m): n(@bits_dst), n(@bits_src), the union
  * n(@bits_union), and the intersection by inclusion-exclusion,
  * n(@bits_dst) + n(@bits_src) - n(@bits_union) (n(@bits_inter) is biased
- * upwards by bits that A-only and B-only keys happen to share). COMPARE
- * works on a read-only fd. Both write the structure back on success.
+ * upwards by bits that A-only and B-only keys happen to share). Both
+ * write the structure back on success; MERGE checks it can before it
+ * merges.
  *
  * The structure is written back on -EINVAL so @mismatch can be read.
  * Errors: -EBADF, -EINVAL (bad names, reserved, incompatible: see
- * @mismatch), -ENOENT.
+ * @mismatch), -ENOENT, -EINTR.
  */
 struct kbloom_merge {
 	char dst[KBLOOM_NAME_MAX];
@@ -347,11 +412,12 @@ struct kbloom_merge {
  * @bits: EXPORT out, IMPORT in: m.
  * @hashes: EXPORT out, IMPORT in: k.
  * @flags: EXPORT out, IMPORT in: KBLOOM_CREATE_COUNTING or 0.
- * @seed: EXPORT out, IMPORT in: the secret hash seed.
+ * @seed: EXPORT out, IMPORT in: the secret hash seed, low 64 bits.
  * @adds: EXPORT out, IMPORT in: keys added (informational).
  * @capacity: EXPORT out, IMPORT in: design n (informational).
  * @fpr_ppb: EXPORT out, IMPORT in: design rate (informational).
- * @hash_scheme: EXPORT out: KBLOOM_HASH_SCHEME; IMPORT in: must equal it.
+ * @hash_scheme: EXPORT out, IMPORT in: KBLOOM_HASH_JHASH or
+ *	KBLOOM_HASH_SIPHASH.
  * @payload: in: pointer to the payload buffer.
  * @payload_len: EXPORT in: size of the buffer; out: the payload's size
  *	(if the buffer was too small, nothing is copied and the call fails
@@ -359,6 +425,8 @@ struct kbloom_merge {
  *	size, which must be exactly what @bits and @flags imply.
  * @import_flags: IMPORT in: KBLOOM_IMPORT_REPLACE or 0; EXPORT: must be 0.
  * @reserved0: must be 0.
+ * @seed_hi: EXPORT out, IMPORT in: KBLOOM_HASH_SIPHASH: the high 64 bits
+ *	of the 128-bit seed; KBLOOM_HASH_JHASH: zero.
  * @reserved: must be 0.
  *
  * The payload is the filter's contents in a fixed byte order, whatever the
@@ -368,17 +436,20 @@ struct kbloom_merge {
  * IMPORT checks. An EXPORT taken while keys are being added contains every
  * key whose add returned before the call began.
  *
- * Both need CAP_SYS_ADMIN: the image carries the seed. IMPORT validates
- * everything before it touches any filter: without KBLOOM_IMPORT_REPLACE it
+ * Both need CAP_SYS_ADMIN: the image carries the seed; IMPORT also needs
+ * a read-write fd. IMPORT validates every field exactly as CREATE does
+ * (@bits, @hashes, the sizing rule that ties @capacity and @fpr_ppb to
+ * them when @fpr_ppb is set, @hash_scheme, @seed_hi) and the payload
+ * before it touches any filter: without KBLOOM_IMPORT_REPLACE it
  * creates @name (-EEXIST if it exists); with it, it replaces the contents
  * of @name atomically (-ENOENT if it does not exist): a query sees the old
  * contents or the new, never a mix, and the filter is never missing.
  *
- * Errors: -EPERM, -EINVAL (bad name, parameters, hash scheme, payload
- * size or padding, flags, reserved), -ENOBUFS (EXPORT buffer too small),
- * -EEXIST, -ENOENT (also: destroyed during the call), -EFBIG, -ENOSPC,
- * -ENOMEM, -EFAULT, -EINTR (a fatal signal arrived during the copy;
- * nothing was created or replaced).
+ * Errors: -EBADF (IMPORT on a read-only fd), -EPERM, -EINVAL (bad name,
+ * parameters, hash scheme, payload size or padding, flags, reserved),
+ * -ENOBUFS (EXPORT buffer too small), -EEXIST, -ENOENT (also: destroyed
+ * during the call), -EFBIG, -ENOSPC, -EDQUOT, -ENOMEM, -EFAULT, -EINTR (a
+ * fatal signal arrived during the copy; nothing was created or replaced).
  */
 struct kbloom_image {
 	char name[KBLOOM_NAME_MAX];
@@ -394,8 +465,42 @@ struct kbloom_image {
 	__u64 payload_len;
 	__u32 import_flags;
 	__u32 reserved0;
-	__u64 reserved[2];
+	__u32 seed_hi[2];
+	__u64 reserved;
 };
+
+/*
+ * Flow keys: the bytes the `bloom` iptables match (xt_bloom) builds from a
+ * packet and `bloomctl --key FIELDS --flow VALUES` builds from text, so
+ * that a filter filled by one answers the other. One layout, version 1:
+ *
+ *	byte 0		family: KBLOOM_FLOW_IPV4 (4) or KBLOOM_FLOW_IPV6 (6)
+ *	byte 1		the KBLOOM_FLOW_* bits of the fields that follow
+ *	then, for each selected field in this fixed order (whatever order
+ *	the user listed them in):
+ *	saddr		4 (IPv4) or 16 (IPv6) bytes, network byte order,
+ *			bits past the source prefix (--src-prefix) zeroed
+ *	daddr		likewise, with the destination prefix
+ *	proto		1 byte: the transport protocol (IPPROTO_*); for IPv6
+ *			the upper-layer header found after the extension
+ *			headers
+ *	sport		2 bytes, network byte order
+ *	dport		2 bytes, network byte order
+ *
+ * Ports are read for TCP, UDP, UDP-Lite, SCTP and DCCP. For any other
+ * protocol, and for every fragment but the first, sport and dport are
+ * zero: such packets key on addresses and protocol only. At most
+ * KBLOOM_FLOW_KEY_MAX bytes.
+ */
+#define KBLOOM_FLOW_SADDR	(1U << 0)
+#define KBLOOM_FLOW_DADDR	(1U << 1)
+#define KBLOOM_FLOW_PROTO	(1U << 2)
+#define KBLOOM_FLOW_SPORT	(1U << 3)
+#define KBLOOM_FLOW_DPORT	(1U << 4)
+#define KBLOOM_FLOW_FIELDS	0x1fU
+#define KBLOOM_FLOW_IPV4	4
+#define KBLOOM_FLOW_IPV6	6
+#define KBLOOM_FLOW_KEY_MAX	(2 + 16 + 16 + 1 + 2 + 2)
 
 #define KBLOOM_IOC_MAGIC	0xBF
 
