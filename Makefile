@@ -8,7 +8,7 @@ KDIR ?= $(firstword $(wildcard /lib/modules/$(shell uname -r)/build) \
 # Debian's linux-source-6.1, unpacked by tools/vm/kernel.sh; for checkpatch.
 KSRC ?= $(or $(KBLOOM_CACHE),$(HOME)/.cache/kbloom)/linux-source-6.1
 
-SOURCES := $(filter-out %.mod.c,$(wildcard kmod/*.[ch] kunit/*.[ch])) \
+SOURCES := $(filter-out %.mod.c,$(wildcard kmod/*.[ch] kmod/selftest/*.[ch])) \
 	include/uapi/linux/kbloom.h
 
 all: modules tools
@@ -30,7 +30,7 @@ $(KSRC)/scripts/checkpatch.pl:
 
 checkpatch: $(KSRC)/scripts/checkpatch.pl
 	$(KSRC)/scripts/checkpatch.pl --strict --no-tree --quiet \
-		--ignore FILE_PATH_CHANGES,SPDX_LICENSE_TAG -f $(filter-out kunit/kbloom_vectors.h,$(SOURCES))
+		--ignore FILE_PATH_CHANGES,SPDX_LICENSE_TAG -f $(filter-out kmod/selftest/kbloom_vectors.h,$(SOURCES))
 
 check:
 	bash tools/check.sh

@@ -105,7 +105,6 @@ u64 kbloom_hash64(const void *key, u32 len, const u32 seed[2])
 	}
 	return (u64)b << 32 | c;
 }
-EXPORT_SYMBOL_NS_GPL(kbloom_hash64, KBLOOM);
 
 /**
  * kbloom_siphash64() - SipHash-2-4 of a key
@@ -129,7 +128,6 @@ u64 kbloom_siphash64(const void *key, u32 len, const u32 seed[4])
 
 	return siphash(key, len, &k);
 }
-EXPORT_SYMBOL_NS_GPL(kbloom_siphash64, KBLOOM);
 
 /**
  * kbloom_core_hash() - the filter's 64-bit hash of a key
@@ -145,7 +143,6 @@ u64 kbloom_core_hash(const struct kbloom_core *core, const void *key, u32 len)
 		return kbloom_siphash64(key, len, core->seed);
 	return kbloom_hash64(key, len, core->seed);
 }
-EXPORT_SYMBOL_NS_GPL(kbloom_core_hash, KBLOOM);
 
 /*
  * Map a 64-bit hash onto [0, range) by multiply-high (Lemire's reduction):
@@ -176,7 +173,6 @@ void kbloom_core_probe(const struct kbloom_core *core, const void *key,
 	probe->x = kbloom_reduce(h, core->nbits);
 	probe->y = 1 + kbloom_reduce(rol64(h, 32), core->nbits - 1);
 }
-EXPORT_SYMBOL_NS_GPL(kbloom_core_probe, KBLOOM);
 
 /*
  * Enhanced double hashing (Dillinger and Manolios, 2004), the refinement of
@@ -335,7 +331,6 @@ void kbloom_core_positions(const struct kbloom_core *core, const void *key,
 {
 	kbloom_core_fill(core, key, len, pos);
 }
-EXPORT_SYMBOL_NS_GPL(kbloom_core_positions, KBLOOM);
 
 /**
  * kbloom_core_valid() - are these parameters a filter the core supports?
@@ -351,7 +346,6 @@ bool kbloom_core_valid(u64 nbits, u32 nhashes, u32 flags)
 	       nhashes >= 1 && nhashes <= KBLOOM_CORE_MAX_HASHES &&
 	       !(flags & ~KBLOOM_CORE_FLAGS);
 }
-EXPORT_SYMBOL_NS_GPL(kbloom_core_valid, KBLOOM);
 
 /**
  * kbloom_params_valid() - could CREATE have made a filter like this?
@@ -384,7 +378,6 @@ bool kbloom_params_valid(u64 nbits, u32 nhashes, u32 flags, u64 capacity,
 		return false;
 	return m == nbits && k == nhashes;
 }
-EXPORT_SYMBOL_NS_GPL(kbloom_params_valid, KBLOOM);
 
 /* Bits of storage a position takes. */
 static inline u64 kbloom_used_bits(u64 nbits, u32 flags)
@@ -410,7 +403,6 @@ size_t kbloom_core_bytes(u64 nbits, u32 flags)
 
 	return bytes > SIZE_MAX ? SIZE_MAX : bytes;
 }
-EXPORT_SYMBOL_NS_GPL(kbloom_core_bytes, KBLOOM);
 
 /* Number of unsigned longs of storage. */
 static inline size_t kbloom_core_longs(const struct kbloom_core *core)
@@ -434,7 +426,6 @@ bool kbloom_core_compatible(const struct kbloom_core *a,
 	       a->flags == b->flags &&
 	       !memcmp(a->seed, b->seed, sizeof(a->seed));
 }
-EXPORT_SYMBOL_NS_GPL(kbloom_core_compatible, KBLOOM);
 
 /**
  * kbloom_core_init() - set up a filter over caller-provided, zeroed memory
@@ -458,7 +449,6 @@ void kbloom_core_init(struct kbloom_core *core, unsigned long *bitmap,
 	core->seed[2] = flags & KBLOOM_CORE_SIPHASH ? seed[2] : 0;
 	core->seed[3] = flags & KBLOOM_CORE_SIPHASH ? seed[3] : 0;
 }
-EXPORT_SYMBOL_NS_GPL(kbloom_core_init, KBLOOM);
 
 /**
  * kbloom_core_add() - insert a key
@@ -494,7 +484,6 @@ void kbloom_core_add(struct kbloom_core *core, const void *key, u32 len,
 		    !test_and_set_bit(pos[i], core->bitmap))
 			kbloom_delta_set(d);
 }
-EXPORT_SYMBOL_NS_GPL(kbloom_core_add, KBLOOM);
 
 /**
  * kbloom_core_test() - may the key be present?
@@ -519,7 +508,6 @@ bool kbloom_core_test(const struct kbloom_core *core, const void *key,
 			return false;
 	return true;
 }
-EXPORT_SYMBOL_NS_GPL(kbloom_core_test, KBLOOM);
 
 /**
  * kbloom_core_test_and_add() - insert a key, telling whether it was there
@@ -562,7 +550,6 @@ bool kbloom_core_test_and_add(struct kbloom_core *core, const void *key,
 		}
 	return seen;
 }
-EXPORT_SYMBOL_NS_GPL(kbloom_core_test_and_add, KBLOOM);
 
 /**
  * kbloom_core_remove() - remove a key from a counting filter
@@ -593,7 +580,6 @@ bool kbloom_core_remove(struct kbloom_core *core, const void *key, u32 len,
 		kbloom_counter_dec(core, pos[i], d);
 	return true;
 }
-EXPORT_SYMBOL_NS_GPL(kbloom_core_remove, KBLOOM);
 
 /*
  * Work through a bitmap of up to 8 GiB in 1 MiB pieces: between pieces,
@@ -696,7 +682,6 @@ int kbloom_core_clear(struct kbloom_core *core, struct kbloom_delta *d)
 	}
 	return 0;
 }
-EXPORT_SYMBOL_NS_GPL(kbloom_core_clear, KBLOOM);
 
 /**
  * kbloom_core_count() - count occupied positions and stuck counters
@@ -729,7 +714,6 @@ int kbloom_core_count(const struct kbloom_core *core, u64 *occupied,
 	}
 	return 0;
 }
-EXPORT_SYMBOL_NS_GPL(kbloom_core_count, KBLOOM);
 
 /* Counter-wise a + b, saturating at KBLOOM_COUNTER_STUCK. */
 static unsigned long kbloom_counters_add(unsigned long a, unsigned long b)
@@ -781,7 +765,6 @@ int kbloom_core_merge(struct kbloom_core *dst, const struct kbloom_core *src,
 	}
 	return 0;
 }
-EXPORT_SYMBOL_NS_GPL(kbloom_core_merge, KBLOOM);
 
 /**
  * kbloom_core_compare() - positions set in both, and in either
@@ -815,7 +798,6 @@ int kbloom_core_compare(const struct kbloom_core *a,
 	}
 	return 0;
 }
-EXPORT_SYMBOL_NS_GPL(kbloom_core_compare, KBLOOM);
 
 /**
  * kbloom_core_padding_clear() - are the storage bits past m all zero?
@@ -839,7 +821,6 @@ bool kbloom_core_padding_clear(const struct kbloom_core *core)
 			return false;
 	return true;
 }
-EXPORT_SYMBOL_NS_GPL(kbloom_core_padding_clear, KBLOOM);
 
 /*
  * Sizing arithmetic. Numbers in [0, 1] (and logarithms) are fixed point
@@ -894,7 +875,6 @@ u64 kbloom_log2_q32(u64 x)
 	}
 	return result;
 }
-EXPORT_SYMBOL_NS_GPL(kbloom_log2_q32, KBLOOM);
 
 /**
  * kbloom_exp_neg_q32() - e^-x in fixed point
@@ -920,7 +900,6 @@ u64 kbloom_exp_neg_q32(u64 x)
 	r >>= ip;
 	return (r + (1ULL << 29)) >> 30;
 }
-EXPORT_SYMBOL_NS_GPL(kbloom_exp_neg_q32, KBLOOM);
 
 /**
  * kbloom_fpr_q32() - theoretical false-positive rate (1 - e^(-kn/m))^k
@@ -950,7 +929,6 @@ u64 kbloom_fpr_q32(u64 nbits, u32 nhashes, u64 nkeys)
 		r = (r * p + (1ULL << 31)) >> 32;
 	return r;
 }
-EXPORT_SYMBOL_NS_GPL(kbloom_fpr_q32, KBLOOM);
 
 /**
  * kbloom_optimal_hashes() - k = round((m/n) ln 2), clamped to [1, 32]
@@ -972,7 +950,6 @@ u32 kbloom_optimal_hashes(u64 nbits, u64 capacity)
 	k = (k + (1ULL << 31)) >> 32;
 	return clamp_t(u64, k, 1, KBLOOM_CORE_MAX_HASHES);
 }
-EXPORT_SYMBOL_NS_GPL(kbloom_optimal_hashes, KBLOOM);
 
 /**
  * kbloom_size() - size a filter for n keys at a target false-positive rate
@@ -1007,4 +984,3 @@ int kbloom_size(u64 capacity, u32 fpr_ppb, u64 *nbits, u32 *nhashes)
 	*nhashes = kbloom_optimal_hashes(m, capacity);
 	return 0;
 }
-EXPORT_SYMBOL_NS_GPL(kbloom_size, KBLOOM);

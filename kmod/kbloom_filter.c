@@ -89,7 +89,6 @@ bool kbloom_name_valid(const char *name)
 			return false;
 	return true;
 }
-EXPORT_SYMBOL_NS_GPL(kbloom_name_valid, KBLOOM);
 
 u64 kbloom_memory_budget(void)
 {
@@ -103,7 +102,6 @@ u64 kbloom_memory_used(void)
 {
 	return atomic64_read(&kbloom_mem_used);
 }
-EXPORT_SYMBOL_NS_GPL(kbloom_memory_used, KBLOOM);
 
 u32 kbloom_filter_count(void)
 {
@@ -225,7 +223,6 @@ err_uncharge:
 	kbloom_uncharge(charge);
 	return ERR_PTR(ret);
 }
-EXPORT_SYMBOL_NS_GPL(kbloom_gen_new, KBLOOM);
 
 /**
  * kbloom_gen_destroy() - free a generation nobody else can see
@@ -243,7 +240,6 @@ void kbloom_gen_destroy(struct kbloom_gen *gen)
 	kfree_sensitive(gen);
 	kbloom_live_dec();
 }
-EXPORT_SYMBOL_NS_GPL(kbloom_gen_destroy, KBLOOM);
 
 static void kbloom_gen_free_work(struct work_struct *work)
 {
@@ -273,7 +269,6 @@ struct kbloom_gen *kbloom_gen_get(struct kbloom_filter *filter)
 	rcu_read_unlock();
 	return gen;
 }
-EXPORT_SYMBOL_NS_GPL(kbloom_gen_get, KBLOOM);
 
 /**
  * kbloom_gen_put() - drop a reference to a generation
@@ -289,7 +284,6 @@ void kbloom_gen_put(struct kbloom_gen *gen)
 		queue_rcu_work(kbloom_wq, &gen->free_work);
 	}
 }
-EXPORT_SYMBOL_NS_GPL(kbloom_gen_put, KBLOOM);
 
 /**
  * kbloom_gen_mismatch() - why two generations cannot be merged
@@ -315,7 +309,6 @@ u32 kbloom_gen_mismatch(const struct kbloom_gen *a, const struct kbloom_gen *b)
 		m |= KBLOOM_MISMATCH_SEED;
 	return m;
 }
-EXPORT_SYMBOL_NS_GPL(kbloom_gen_mismatch, KBLOOM);
 
 /* u64_stats_add() takes an unsigned long: feed it 64-bit amounts in parts. */
 static void kbloom_stat_add(u64_stats_t *stat, u64 v)
@@ -352,7 +345,6 @@ void kbloom_gen_account(struct kbloom_gen *gen, const struct kbloom_delta *d)
 	u64_stats_update_end_irqrestore(&o->syncp, flags);
 	put_cpu_ptr(gen->occ);
 }
-EXPORT_SYMBOL_NS_GPL(kbloom_gen_account, KBLOOM);
 
 /**
  * kbloom_gen_occupancy() - positions occupied and counters stuck
@@ -390,7 +382,6 @@ void kbloom_gen_occupancy(struct kbloom_gen *gen, u64 *occupied, u64 *stuck)
 	*occupied = set > cleared ? set - cleared : 0;
 	*stuck = st > unst ? st - unst : 0;
 }
-EXPORT_SYMBOL_NS_GPL(kbloom_gen_occupancy, KBLOOM);
 
 /**
  * kbloom_gen_recount() - set a private generation's counters from a scan
@@ -470,14 +461,12 @@ struct kbloom_filter *kbloom_filter_get(const char *name)
 	rcu_read_unlock();
 	return filter;
 }
-EXPORT_SYMBOL_NS_GPL(kbloom_filter_get, KBLOOM);
 
 void kbloom_filter_put(struct kbloom_filter *filter)
 {
 	if (filter)
 		kobject_put(&filter->kobj);
 }
-EXPORT_SYMBOL_NS_GPL(kbloom_filter_put, KBLOOM);
 
 /**
  * kbloom_get() - look a filter up by name and take a reference
@@ -538,7 +527,7 @@ int kbloom_pin(struct kbloom_filter *filter)
 	if (filter->dead)
 		ret = -ENOENT;
 	else
-		filter->pins++;
+		WRITE_ONCE(filter->pins, filter->pins + 1);
 	mutex_unlock(&kbloom_lock);
 	return ret;
 }
@@ -554,7 +543,7 @@ void kbloom_unpin(struct kbloom_filter *filter)
 {
 	mutex_lock(&kbloom_lock);
 	if (!WARN_ON_ONCE(!filter->pins))
-		filter->pins--;
+		WRITE_ONCE(filter->pins, filter->pins - 1);
 	mutex_unlock(&kbloom_lock);
 }
 EXPORT_SYMBOL_NS_GPL(kbloom_unpin, KBLOOM);
@@ -563,7 +552,6 @@ unsigned int kbloom_filter_pins(struct kbloom_filter *filter)
 {
 	return READ_ONCE(filter->pins);
 }
-EXPORT_SYMBOL_NS_GPL(kbloom_filter_pins, KBLOOM);
 
 /**
  * kbloom_is_counting() - can keys be removed from this filter?
@@ -868,7 +856,6 @@ err_uncharge:
 	kbloom_uncharge(charge);
 	return ret;
 }
-EXPORT_SYMBOL_NS_GPL(kbloom_filter_add_gen, KBLOOM);
 
 /**
  * kbloom_filter_create() - create a named, empty filter
@@ -899,7 +886,6 @@ int kbloom_filter_create(const char *name, const struct kbloom_params *p,
 		kbloom_gen_destroy(gen);
 	return ret;
 }
-EXPORT_SYMBOL_NS_GPL(kbloom_filter_create, KBLOOM);
 
 /**
  * kbloom_filter_create_like() - create an empty filter compatible with another
@@ -946,7 +932,6 @@ int kbloom_filter_create_like(const char *name, const char *like, u32 flags,
 	*used = p;
 	return ret;
 }
-EXPORT_SYMBOL_NS_GPL(kbloom_filter_create_like, KBLOOM);
 
 /**
  * kbloom_filter_replace_gen() - swap a filter's contents atomically
@@ -986,7 +971,6 @@ int kbloom_filter_replace_gen(const char *name, struct kbloom_gen *gen,
 	kbloom_gen_put(old);
 	return 0;
 }
-EXPORT_SYMBOL_NS_GPL(kbloom_filter_replace_gen, KBLOOM);
 
 /* Unlink a filter and drop the table's reference. kbloom_lock held. */
 static void kbloom_filter_unlink(struct kbloom_filter *filter)
@@ -1029,7 +1013,6 @@ int kbloom_filter_destroy(const char *name)
 	mutex_unlock(&kbloom_lock);
 	return ret;
 }
-EXPORT_SYMBOL_NS_GPL(kbloom_filter_destroy, KBLOOM);
 
 /**
  * kbloom_filter_unlink_this() - destroy this very filter, if it still exists
@@ -1054,7 +1037,6 @@ int kbloom_filter_unlink_this(struct kbloom_filter *filter)
 	mutex_unlock(&kbloom_lock);
 	return ret;
 }
-EXPORT_SYMBOL_NS_GPL(kbloom_filter_unlink_this, KBLOOM);
 
 /**
  * kbloom_filter_clear() - zero a filter's bits and counters
@@ -1081,7 +1063,6 @@ int kbloom_filter_clear(struct kbloom_filter *filter)
 	mutex_unlock(&filter->lock);
 	return 0;
 }
-EXPORT_SYMBOL_NS_GPL(kbloom_filter_clear, KBLOOM);
 
 /**
  * kbloom_filter_totals() - a filter's statistics
@@ -1153,7 +1134,6 @@ void kbloom_filter_flush(void)
 	wait_var_event(&kbloom_live, atomic_read(&kbloom_live) ==
 				     2 * READ_ONCE(kbloom_count));
 }
-EXPORT_SYMBOL_NS_GPL(kbloom_filter_flush, KBLOOM);
 
 int kbloom_filter_init(void)
 {

@@ -8,6 +8,7 @@
 
 #include "kbloom_dev.h"
 #include "kbloom_filter.h"
+#include "kbloom_kunit.h"
 #include "kbloom_sysfs.h"
 
 module_param_named(max_memory, kbloom_max_memory, ulong, 0644);
@@ -18,6 +19,14 @@ MODULE_PARM_DESC(max_filter_bytes,
 		 "Bytes one filter may use (default 8 GiB, 2^36 bits)");
 module_param_named(max_filters, kbloom_max_filters, uint, 0644);
 MODULE_PARM_DESC(max_filters, "Most filters at once (default 4096)");
+
+#if IS_ENABLED(CONFIG_KUNIT)
+static bool kbloom_kunit;
+module_param_named(kunit, kbloom_kunit, bool, 0444);
+MODULE_PARM_DESC(kunit, "Run the KUnit suites at load (KUnit kernels only)");
+#else
+#define kbloom_kunit false
+#endif
 
 static int __init kbloom_init(void)
 {
@@ -34,6 +43,9 @@ static int __init kbloom_init(void)
 	if (ret)
 		goto err_sysfs;
 	pr_info("kbloom: loaded, /dev/bloom ready\n");
+	/* Last: the suites use the module as userspace would. */
+	if (kbloom_kunit)
+		kbloom_kunit_run();
 	return 0;
 
 err_sysfs:
@@ -45,6 +57,7 @@ err_filter:
 
 static void __exit kbloom_exit(void)
 {
+	kbloom_kunit_exit();
 	/* No fd is open (they pin the module), so no ioctl is running. */
 	kbloom_dev_uninit();
 	/* Filters' directories live under the sysfs root: them first. */

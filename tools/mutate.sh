@@ -7,12 +7,14 @@
 set -uo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=tools/lib-module.sh
+. "$top/tools/lib-module.sh"
 kdir=$1
 out=$(mkdir -p "$2" && cd "$2" && pwd)
 
 # name|file|sed expression (must change the file)
 mutants=(
-	'__set_bit in place of the atomic set_bit|kmod/kbloom_core.c|s/^\t\t\tset_bit(pos\[i\], core->bitmap);/\t\t\t__set_bit(pos[i], core->bitmap);/'
+	'__test_and_set_bit in place of the atomic test_and_set_bit in add|kmod/kbloom_core.c|s/^\t\t    !test_and_set_bit(pos\[i\], core->bitmap))$/\t\t    !__test_and_set_bit(pos[i], core->bitmap))/'
 	'off-by-one in the range reduction (x onto [0, m])|kmod/kbloom_core.c|s/probe->x = kbloom_reduce(h, core->nbits);/probe->x = kbloom_reduce(h, core->nbits + 1);/'
 	'probe step allowed to be 0|kmod/kbloom_core.c|s/probe->y = 1 + kbloom_reduce(rol64(h, 32), core->nbits - 1);/probe->y = kbloom_reduce(rol64(h, 32), core->nbits);/'
 )
@@ -22,23 +24,19 @@ for m in "${mutants[@]}"; do
 	i=$((i + 1))
 	IFS='|' read -r name file expr <<< "$m"
 	dir=$out/mutant-$i
-	rm -rf "$dir"
-	mkdir -p "$dir"
-	cp -r "$top/Kbuild" "$top/kmod" "$top/kunit" "$top/include" "$dir/"
+	kbloom_module_tree "$dir"
 	sed -i "$expr" "$dir/$file"
 	if cmp -s "$top/$file" "$dir/$file"; then
 		echo "not ok - mutant '$name': the sed expression no longer applies"
 		continue
 	fi
-	if ! make -C "$kdir" M="$dir" modules > "$dir/build.log" 2>&1; then
-		echo "not ok - mutant '$name' does not build"
+	if ! kbloom_module_make "$kdir" "$dir"; then
+		echo "not ok - mutant '$name' does not build (log: $dir/build.log)"
 		continue
 	fi
-	"$top/tools/vm/run.sh" --kernel "$kdir/arch/x86/boot/bzImage" \
+	if ! "$top/tools/vm/run.sh" --kernel "$kdir/arch/x86/boot/bzImage" \
 		--dir "$dir/vm" --mode kunit --timeout 600 \
-		"$dir/kmod/kbloom.ko:lib/kbloom/kbloom.ko" \
-		"$dir/kunit/kbloom_test.ko:lib/kbloom/kbloom_test.ko"
-	if [ $? -ne 0 ]; then
+		"$dir/kmod/kbloom.ko:lib/kbloom/kbloom.ko"; then
 		why=$(grep -E -m1 '^    not ok|^not ok' "$dir/vm/tests.log" | sed 's/^ *//')
 		echo "ok - mutant '$name' is caught (${why:-the run failed})"
 	else

@@ -16,8 +16,8 @@
 #include <stdlib.h>
 
 #include "kbloom_core.h"
-#include "../../kunit/kbloom_test_util.h"
-#include "../../kunit/kbloom_vectors.h"
+#include "../../kmod/selftest/kbloom_test_util.h"
+#include "../../kmod/selftest/kbloom_vectors.h"
 
 static int passed, failed;
 static char why[256];

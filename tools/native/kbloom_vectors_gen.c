@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Prints kunit/kbloom_vectors.h: fixed keys, seeds and sizes with the hash
+ * Prints kmod/selftest/kbloom_vectors.h: fixed keys, seeds and sizes with the hash
  * and bit positions the native build of the core computes for them. The
  * KUnit suite checks the kernel build against the same table and the
  * native tests check this build against it, so the two provably agree.

@@ -57,9 +57,13 @@ dmesg_check() {
 	fi
 }
 
+# The KUnit suites are built into kbloom.ko on a kernel with KUnit, and run
+# when it is loaded with kunit=1: reload it that way, collect the KTAP
+# results from debugfs, and reload it plainly.
 run_kunit() {
-	[ -f $L/kbloom_test.ko ] || return 0
-	check "insmod kbloom_test.ko (runs the KUnit suites)" insmod $L/kbloom_test.ko
+	[ -e /sys/module/kbloom/parameters/kunit ] || return 0
+	check "rmmod kbloom (to reload it with the KUnit suites)" rmmod kbloom
+	check "insmod kbloom.ko kunit=1 (runs the KUnit suites)" insmod $L/kbloom.ko kunit=1
 	nsuites=0
 	for d in /sys/kernel/debug/kunit/kbloom_*; do
 		[ -f "$d/results" ] || continue
@@ -75,7 +79,8 @@ run_kunit() {
 		fi
 	done
 	check "KUnit: all 9 kbloom suites ran" [ $nsuites -eq 9 ]
-	check "rmmod kbloom_test" rmmod kbloom_test
+	check "rmmod kbloom after the KUnit run" rmmod kbloom
+	check "insmod kbloom.ko again" insmod $L/kbloom.ko
 }
 
 run_bloomctl() {

@@ -8,7 +8,7 @@
 #ifndef _KBLOOM_TEST_UTIL_H
 #define _KBLOOM_TEST_UTIL_H
 
-#include "../kmod/kbloom_core.h"
+#include "../kbloom_core.h"
 
 static inline u64 kbloom_test_weight(const struct kbloom_core *core)
 {

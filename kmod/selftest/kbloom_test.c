@@ -1,9 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * KUnit suites for kbloom. They run against the kbloom.ko the harness
- * loaded (core symbols are exported in the KBLOOM namespace), under the
- * debug kernel with KASAN (vmalloc included), lockdep and kmemleak. Seeds
- * are fixed so that any failure reproduces.
+ * KUnit suites for kbloom, built into kbloom.ko itself when the kernel has
+ * KUnit (the WireGuard way: the tests see the module's internals without
+ * a single export existing for them, and none of this ships in a module
+ * built for a kernel without KUnit). They run when the module is loaded
+ * with kunit=1, after the module is set up (see kbloom_kunit_run()): the
+ * harness does that under the debug kernel with KASAN (vmalloc
+ * included), lockdep and kmemleak. Seeds are fixed so that any failure
+ * reproduces.
  */
 
 #include <kunit/test.h>
@@ -16,13 +20,12 @@
 #include <linux/slab.h>
 #include <linux/vmalloc.h>
 
-#include "../kmod/kbloom.h"
-#include "../kmod/kbloom_core.h"
-#include "../kmod/kbloom_filter.h"
+#include "../kbloom.h"
+#include "../kbloom_core.h"
+#include "../kbloom_filter.h"
+#include "../kbloom_kunit.h"
 #include "kbloom_test_util.h"
 #include "kbloom_vectors.h"
-
-MODULE_IMPORT_NS(KBLOOM);
 
 /* Key i of stream s: 8 to 23 bytes, distinct for every (s, i). */
 static u32 kbloom_test_key(u8 *buf, u32 s, u32 i)
@@ -1168,10 +1171,31 @@ static struct kunit_suite kbloom_concurrency_suite = {
 	.test_cases = kbloom_concurrency_cases,
 };
 
-kunit_test_suites(&kbloom_hash_suite, &kbloom_probe_suite, &kbloom_core_suite,
-		  &kbloom_fpr_suite, &kbloom_sizing_suite,
-		  &kbloom_registry_suite, &kbloom_counting_suite,
-		  &kbloom_setops_suite, &kbloom_concurrency_suite);
+/*
+ * Not kunit_test_suites(): on 6.1 that runs a module's suites from the
+ * module notifier before the module's init has set anything up (no
+ * workqueue, no sysfs), and on every load. kbloom runs them itself, last
+ * in its init, and only when asked to.
+ */
+static struct kunit_suite *kbloom_kunit_suites[] = {
+	&kbloom_hash_suite, &kbloom_probe_suite, &kbloom_core_suite,
+	&kbloom_fpr_suite, &kbloom_sizing_suite, &kbloom_registry_suite,
+	&kbloom_counting_suite, &kbloom_setops_suite,
+	&kbloom_concurrency_suite,
+};
 
-MODULE_LICENSE("GPL");
-MODULE_DESCRIPTION("KUnit tests for kbloom");
+static bool kbloom_kunit_ran;
+
+void kbloom_kunit_run(void)
+{
+	__kunit_test_suites_init(kbloom_kunit_suites,
+				 ARRAY_SIZE(kbloom_kunit_suites));
+	kbloom_kunit_ran = true;
+}
+
+void kbloom_kunit_exit(void)
+{
+	if (kbloom_kunit_ran)
+		__kunit_test_suites_exit(kbloom_kunit_suites,
+					 ARRAY_SIZE(kbloom_kunit_suites));
+}
