@@ -471,9 +471,21 @@ void kbloom_core_add(struct kbloom_core *core, const void *key, u32 len,
 		     struct kbloom_delta *d)
 {
 	u64 pos[KBLOOM_CORE_MAX_HASHES];
-	u32 i;
 
 	kbloom_core_fill(core, key, len, pos);
+	kbloom_core_add_at(core, pos, d);
+}
+
+/*
+ * The _at() variants work on positions computed once by
+ * kbloom_core_positions(): a time-windowed filter hashes a key once and
+ * probes each of its generations (same m, k and seed) at the same places.
+ */
+void kbloom_core_add_at(struct kbloom_core *core, const u64 *pos,
+			struct kbloom_delta *d)
+{
+	u32 i;
+
 	if (kbloom_counting(core)) {
 		for (i = 0; i < core->nhashes; i++)
 			kbloom_counter_inc(core, pos[i], d);
@@ -500,9 +512,15 @@ bool kbloom_core_test(const struct kbloom_core *core, const void *key,
 		      u32 len)
 {
 	u64 pos[KBLOOM_CORE_MAX_HASHES];
-	u32 i;
 
 	kbloom_core_fill(core, key, len, pos);
+	return kbloom_core_test_at(core, pos);
+}
+
+bool kbloom_core_test_at(const struct kbloom_core *core, const u64 *pos)
+{
+	u32 i;
+
 	for (i = 0; i < core->nhashes; i++)
 		if (!kbloom_cell_test(core, pos[i]))
 			return false;
@@ -530,10 +548,17 @@ bool kbloom_core_test_and_add(struct kbloom_core *core, const void *key,
 			      u32 len, struct kbloom_delta *d)
 {
 	u64 pos[KBLOOM_CORE_MAX_HASHES];
+
+	kbloom_core_fill(core, key, len, pos);
+	return kbloom_core_test_and_add_at(core, pos, d);
+}
+
+bool kbloom_core_test_and_add_at(struct kbloom_core *core, const u64 *pos,
+				 struct kbloom_delta *d)
+{
 	bool seen = true;
 	u32 i;
 
-	kbloom_core_fill(core, key, len, pos);
 	if (kbloom_counting(core)) {
 		for (i = 0; i < core->nhashes; i++)
 			if (!kbloom_counter_read(core, pos[i]))
@@ -570,9 +595,16 @@ bool kbloom_core_remove(struct kbloom_core *core, const void *key, u32 len,
 			struct kbloom_delta *d)
 {
 	u64 pos[KBLOOM_CORE_MAX_HASHES];
-	u32 i;
 
 	kbloom_core_fill(core, key, len, pos);
+	return kbloom_core_remove_at(core, pos, d);
+}
+
+bool kbloom_core_remove_at(struct kbloom_core *core, const u64 *pos,
+			   struct kbloom_delta *d)
+{
+	u32 i;
+
 	for (i = 0; i < core->nhashes; i++)
 		if (!kbloom_counter_read(core, pos[i]))
 			return false;
@@ -681,6 +713,50 @@ int kbloom_core_clear(struct kbloom_core *core, struct kbloom_delta *d)
 			return ret;
 	}
 	return 0;
+}
+
+/**
+ * kbloom_core_wipe() - zero every bit of storage nobody else can reach
+ * @core: the filter, private to the caller (a generation leaving a
+ *	windowed filter's view).
+ * @d: out: the positions freed and stuck counters reset.
+ *
+ * Like kbloom_core_clear(), but plain stores, and never stopped by a
+ * signal: the caller needs the storage wholly clear. May sleep.
+ */
+void kbloom_core_wipe(struct kbloom_core *core, struct kbloom_delta *d)
+{
+	size_t longs = kbloom_core_longs(core), i;
+	unsigned long old;
+
+	for (i = 0; i < longs; i++) {
+		old = core->bitmap[i];
+		if (old) {
+			core->bitmap[i] = 0;
+			kbloom_delta_word(core, old, 0, d);
+		}
+		if (!((i + 1) % KBLOOM_CHUNK_LONGS))
+			cond_resched();
+	}
+}
+
+/**
+ * kbloom_window_fpr() - the rate each generation of a windowed filter is
+ * sized for
+ * @fpr_ppb: the target rate of the whole filter, parts per billion.
+ * @generations: G; 0 (or 1) for a plain filter.
+ *
+ * A key absent from all G generations is reported present if any of them
+ * errs: at most G times the rate of one. Sizing each for eps / G keeps the
+ * whole filter at eps.
+ *
+ * Return: the per-generation rate, at least 1 ppb.
+ */
+u32 kbloom_window_fpr(u32 fpr_ppb, u32 generations)
+{
+	if (generations < 2 || !fpr_ppb)
+		return fpr_ppb;
+	return max_t(u32, fpr_ppb / generations, 1);
 }
 
 /**
@@ -928,6 +1004,30 @@ u64 kbloom_fpr_q32(u64 nbits, u32 nhashes, u64 nkeys)
 	for (i = 0; i < nhashes; i++)
 		r = (r * p + (1ULL << 31)) >> 32;
 	return r;
+}
+
+/**
+ * kbloom_fill_at() - positions expected set after n distinct keys
+ * @nbits: m.
+ * @nhashes: k.
+ * @nkeys: n.
+ *
+ * m (1 - e^(-kn/m)): the fill a filter has at its design capacity, which a
+ * time-windowed filter with rotate-at-fill watches for.
+ *
+ * Return: the expected number of occupied positions, rounded down.
+ */
+u64 kbloom_fill_at(u64 nbits, u32 nhashes, u64 nkeys)
+{
+	u64 kn, empty;
+
+	if (check_mul_overflow(nkeys, (u64)nhashes, &kn) ||
+	    div64_u64(kn, nbits) >= 48)
+		return nbits;
+	/* The fraction still empty: e^(-kn/m). */
+	empty = kbloom_exp_neg_q32(mul_u64_u64_div_u64(kn, KBLOOM_Q32_ONE,
+						       nbits));
+	return nbits - mul_u64_u64_shr(nbits, empty, 32);
 }
 
 /**

@@ -55,6 +55,14 @@ struct kbloom_core {
 	u32 seed[4];
 };
 
+/* The four operations on a key. */
+enum kbloom_op {
+	KBLOOM_OP_ADD,
+	KBLOOM_OP_QUERY,
+	KBLOOM_OP_TEST_AND_ADD,
+	KBLOOM_OP_REMOVE,
+};
+
 /**
  * struct kbloom_delta - what an operation did to a filter's occupancy
  * @set: positions that went from free to occupied (a bit 0 -> 1, or a
@@ -115,7 +123,15 @@ bool kbloom_core_test_and_add(struct kbloom_core *core, const void *key,
 			      u32 len, struct kbloom_delta *d);
 bool kbloom_core_remove(struct kbloom_core *core, const void *key, u32 len,
 			struct kbloom_delta *d);
+void kbloom_core_add_at(struct kbloom_core *core, const u64 *pos,
+			struct kbloom_delta *d);
+bool kbloom_core_test_at(const struct kbloom_core *core, const u64 *pos);
+bool kbloom_core_test_and_add_at(struct kbloom_core *core, const u64 *pos,
+				 struct kbloom_delta *d);
+bool kbloom_core_remove_at(struct kbloom_core *core, const u64 *pos,
+			   struct kbloom_delta *d);
 int kbloom_core_clear(struct kbloom_core *core, struct kbloom_delta *d);
+void kbloom_core_wipe(struct kbloom_core *core, struct kbloom_delta *d);
 int kbloom_core_count(const struct kbloom_core *core, u64 *occupied,
 		      u64 *stuck);
 int kbloom_core_merge(struct kbloom_core *dst, const struct kbloom_core *src,
@@ -127,6 +143,8 @@ bool kbloom_core_padding_clear(const struct kbloom_core *core);
 int kbloom_size(u64 capacity, u32 fpr_ppb, u64 *nbits, u32 *nhashes);
 u32 kbloom_optimal_hashes(u64 nbits, u64 capacity);
 u64 kbloom_fpr_q32(u64 nbits, u32 nhashes, u64 nkeys);
+u64 kbloom_fill_at(u64 nbits, u32 nhashes, u64 nkeys);
+u32 kbloom_window_fpr(u32 fpr_ppb, u32 generations);
 u64 kbloom_log2_q32(u64 x);
 u64 kbloom_exp_neg_q32(u64 x);
 

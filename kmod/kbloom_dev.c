@@ -31,13 +31,6 @@
 #include "kbloom_dev.h"
 #include "kbloom_filter.h"
 
-enum kbloom_op {
-	KBLOOM_OP_ADD,
-	KBLOOM_OP_QUERY,
-	KBLOOM_OP_TEST_AND_ADD,
-	KBLOOM_OP_REMOVE,
-};
-
 static bool kbloom_zeroed(const void *p, size_t size)
 {
 	return !memchr_inv(p, 0, size);
@@ -101,7 +94,7 @@ static long kbloom_ioc_version(void __user *argp)
 		.features = KBLOOM_FEATURE_BATCH | KBLOOM_FEATURE_TEST_AND_ADD |
 			    KBLOOM_FEATURE_SIZING | KBLOOM_FEATURE_COUNTING |
 			    KBLOOM_FEATURE_MERGE | KBLOOM_FEATURE_IMAGE |
-			    KBLOOM_FEATURE_SIPHASH,
+			    KBLOOM_FEATURE_SIPHASH | KBLOOM_FEATURE_WINDOW,
 		.min_bits = KBLOOM_MIN_BITS,
 		.max_bits = KBLOOM_MAX_BITS,
 		.max_hashes = KBLOOM_MAX_HASHES,
@@ -124,62 +117,101 @@ static u32 kbloom_uapi_flags(u32 core_flags)
 	return core_flags & KBLOOM_CORE_COUNTING ? KBLOOM_CREATE_COUNTING : 0;
 }
 
-static long kbloom_ioc_create(struct file *file, void __user *argp)
+/* The window of a new filter: @c's fields into @p, checked. */
+static int kbloom_create_window(const struct kbloom_create *c,
+				struct kbloom_params *p)
+{
+	if (!c->generations)
+		return c->window_ms ||
+		       c->flags & KBLOOM_CREATE_ROTATE_AT_FILL ? -EINVAL : 0;
+	if (c->generations < 2 || c->generations > KBLOOM_MAX_GENERATIONS ||
+	    (c->flags & KBLOOM_CREATE_ROTATE_AT_FILL && !c->capacity))
+		return -EINVAL;
+	p->generations = c->generations;
+	p->window_ms = c->window_ms;
+	p->rotate_at_fill = c->flags & KBLOOM_CREATE_ROTATE_AT_FILL;
+	return 0;
+}
+
+/* Everything of a new filter but the name, from @c into @p, checked. */
+static int kbloom_create_params(struct kbloom_create *c,
+				struct kbloom_params *p)
+{
+	int ret;
+
+	if (!c->hash_scheme)
+		c->hash_scheme = KBLOOM_HASH_DEFAULT;
+	if (!kbloom_scheme_valid(c->hash_scheme) ||
+	    !kbloom_zeroed(c->like, sizeof(c->like)))
+		return -EINVAL;
+	p->flags |= kbloom_scheme_flags(c->hash_scheme);
+	ret = kbloom_create_window(c, p);
+	if (ret)
+		return ret;
+	p->capacity = c->capacity;
+	if (c->fpr_ppb) {
+		/* Sized by capacity and rate: bits, hashes are outputs. */
+		if (c->bits || c->hashes || !c->capacity)
+			return -EINVAL;
+		ret = kbloom_size(c->capacity,
+				  kbloom_window_fpr(c->fpr_ppb, p->generations),
+				  &p->nbits, &p->nhashes);
+		if (ret)
+			return ret;
+		p->fpr_ppb = c->fpr_ppb;
+	} else {
+		if (!c->bits || (!c->hashes && !c->capacity))
+			return -EINVAL;
+		p->nbits = c->bits;
+		p->nhashes = c->hashes ? c->hashes :
+			     kbloom_optimal_hashes(c->bits, c->capacity);
+	}
+	if (!kbloom_params_valid(p->nbits, p->nhashes, p->flags, p->capacity,
+				 kbloom_window_fpr(p->fpr_ppb, p->generations)))
+		return -EINVAL;
+	return 0;
+}
+
+/*
+ * @size: sizeof(struct kbloom_create), or of struct kbloom_create_v1 for
+ * binaries from before windows: the fields they lack read as zero.
+ */
+static long kbloom_ioc_create(struct file *file, void __user *argp,
+			      size_t size)
 {
 	struct kbloom_filter *filter;
-	struct kbloom_create c;
+	struct kbloom_create c = {};
 	struct kbloom_params p = {};
 	int ret;
 
 	ret = kbloom_check_admin(file);
 	if (ret)
 		return ret;
-	if (copy_from_user(&c, argp, sizeof(c)))
+	if (copy_from_user(&c, argp, size))
 		return -EFAULT;
-	if (c.flags & ~(KBLOOM_CREATE_COUNTING | KBLOOM_CREATE_LIKE) ||
+	if (c.flags & ~(KBLOOM_CREATE_COUNTING | KBLOOM_CREATE_LIKE |
+			KBLOOM_CREATE_ROTATE_AT_FILL) ||
+	    !kbloom_zeroed(c.reserved, sizeof(c.reserved)) ||
 	    !kbloom_name_valid(c.name))
 		return -EINVAL;
 	/* The answer must be deliverable before there is anything to undo. */
-	if (copy_to_user(argp, &c, sizeof(c)))
+	if (copy_to_user(argp, &c, size))
 		return -EFAULT;
 
 	p.flags = kbloom_core_flags(c.flags);
 	if (c.flags & KBLOOM_CREATE_LIKE) {
-		/* Everything comes from the model, the hash scheme included. */
+		/* Everything comes from the model, hash and window included. */
 		if (c.bits || c.hashes || c.fpr_ppb || c.capacity ||
-		    c.hash_scheme || !kbloom_name_valid(c.like))
+		    c.hash_scheme || c.window_ms || c.generations ||
+		    c.flags & KBLOOM_CREATE_ROTATE_AT_FILL ||
+		    !kbloom_name_valid(c.like))
 			return -EINVAL;
 		ret = kbloom_filter_create_like(c.name, c.like, p.flags, &p,
 						&filter);
 	} else {
-		if (!c.hash_scheme)
-			c.hash_scheme = KBLOOM_HASH_DEFAULT;
-		if (!kbloom_scheme_valid(c.hash_scheme))
-			return -EINVAL;
-		p.flags |= kbloom_scheme_flags(c.hash_scheme);
-		if (!kbloom_zeroed(c.like, sizeof(c.like)))
-			return -EINVAL;
-		p.capacity = c.capacity;
-		if (c.fpr_ppb) {
-			/* Sized by capacity and rate: bits, hashes are outputs. */
-			if (c.bits || c.hashes || !c.capacity)
-				return -EINVAL;
-			ret = kbloom_size(c.capacity, c.fpr_ppb, &p.nbits,
-					  &p.nhashes);
-			if (ret)
-				return ret;
-			p.fpr_ppb = c.fpr_ppb;
-		} else {
-			if (!c.bits || (!c.hashes && !c.capacity))
-				return -EINVAL;
-			p.nbits = c.bits;
-			p.nhashes = c.hashes ? c.hashes :
-				    kbloom_optimal_hashes(c.bits, c.capacity);
-		}
-		if (!kbloom_params_valid(p.nbits, p.nhashes, p.flags,
-					 p.capacity, p.fpr_ppb))
-			return -EINVAL;
-		ret = kbloom_filter_create(c.name, &p, &filter);
+		ret = kbloom_create_params(&c, &p);
+		if (!ret)
+			ret = kbloom_filter_create(c.name, &p, &filter);
 	}
 	if (ret)
 		return ret;
@@ -187,11 +219,14 @@ static long kbloom_ioc_create(struct file *file, void __user *argp)
 	/* Report what was made, from what it was made of. */
 	c.bits = p.nbits;
 	c.hashes = p.nhashes;
-	c.flags = (c.flags & KBLOOM_CREATE_LIKE) | kbloom_uapi_flags(p.flags);
+	c.flags = (c.flags & KBLOOM_CREATE_LIKE) | kbloom_uapi_flags(p.flags) |
+		  (p.rotate_at_fill ? KBLOOM_CREATE_ROTATE_AT_FILL : 0);
 	c.capacity = p.capacity;
 	c.fpr_ppb = p.fpr_ppb;
 	c.hash_scheme = kbloom_flags_scheme(p.flags);
-	if (copy_to_user(argp, &c, sizeof(c))) {
+	c.generations = p.generations;
+	c.window_ms = p.window_ms;
+	if (copy_to_user(argp, &c, size)) {
 		/*
 		 * Unmapped since the check above. "On any error nothing is
 		 * created": take back this filter, not whatever may have
@@ -249,6 +284,32 @@ static long kbloom_ioc_clear(struct file *file, void __user *argp)
 	return ret;
 }
 
+static long kbloom_ioc_rotate(struct file *file, void __user *argp)
+{
+	struct kbloom_filter *filter;
+	struct kbloom_name n;
+	struct kbloom_gen *gen;
+	int ret;
+
+	ret = kbloom_check_admin(file);
+	if (ret)
+		return ret;
+	ret = kbloom_get_name(argp, &n);
+	if (ret)
+		return ret;
+	filter = kbloom_filter_get(n.name);
+	if (!filter)
+		return -ENOENT;
+	gen = kbloom_gen_get(filter);
+	if (gen->win)
+		kbloom_window_rotate_now(gen->win);
+	else
+		ret = -EINVAL;
+	kbloom_gen_put(gen);
+	kbloom_filter_put(filter);
+	return ret;
+}
+
 static long kbloom_ioc_info(void __user *argp)
 {
 	struct kbloom_filter *filter;
@@ -258,7 +319,10 @@ static long kbloom_ioc_info(void __user *argp)
 
 	if (copy_from_user(&info, argp, sizeof(info)))
 		return -EFAULT;
-	if (!kbloom_zeroed(info.reserved, sizeof(info.reserved)) ||
+	/* Everything from @window_ms on was reserved: it must be zero. */
+	if (!kbloom_zeroed(&info.window_ms,
+			   sizeof(info) - offsetof(struct kbloom_info,
+						   window_ms)) ||
 	    !kbloom_name_valid(info.name))
 		return -EINVAL;
 	filter = kbloom_filter_get(info.name);
@@ -274,6 +338,14 @@ static long kbloom_ioc_info(void __user *argp)
 	/* Counters, not scans: O(1) whoever asks. */
 	kbloom_gen_occupancy(gen, &info.bits_set, &info.saturated);
 	info.memory_bytes = gen->bytes;
+	if (gen->win) {
+		info.generations = gen->win->generations;
+		info.window_ms = gen->win->window_ms;
+		if (gen->win->fill_limit)
+			info.flags |= KBLOOM_CREATE_ROTATE_AT_FILL;
+		kbloom_window_info(gen->win, &info.rotations,
+				   &info.newest_age_ms);
+	}
 	kbloom_gen_put(gen);
 	kbloom_filter_totals(filter, &t);
 	info.adds = t.adds;
@@ -308,24 +380,6 @@ static long kbloom_ioc_list(void __user *argp)
 	return copy_to_user(argp, &l, sizeof(l)) ? -EFAULT : 0;
 }
 
-/* Run one operation on one key; return the result bit. */
-static bool kbloom_do(struct kbloom_core *core, enum kbloom_op op,
-		      const void *key, u32 len, struct kbloom_delta *d)
-{
-	switch (op) {
-	case KBLOOM_OP_ADD:
-		kbloom_core_add(core, key, len, d);
-		return false;
-	case KBLOOM_OP_QUERY:
-		return kbloom_core_test(core, key, len);
-	case KBLOOM_OP_TEST_AND_ADD:
-		return kbloom_core_test_and_add(core, key, len, d);
-	case KBLOOM_OP_REMOVE:
-		return kbloom_core_remove(core, key, len, d);
-	}
-	return false;
-}
-
 /* Can @op run on @core at all? */
 static int kbloom_op_check(const struct kbloom_core *core, enum kbloom_op op)
 {
@@ -350,7 +404,6 @@ static long kbloom_ioc_key(struct file *file, void __user *argp,
 {
 	struct kbloom_key __user *uk = argp;
 	struct kbloom_filter *filter;
-	struct kbloom_delta d = {};
 	struct kbloom_gen *gen;
 	struct kbloom_key k;
 	void *key;
@@ -382,8 +435,7 @@ static long kbloom_ioc_key(struct file *file, void __user *argp,
 	gen = kbloom_filter_gen(filter);
 	ret = kbloom_op_check(&gen->core, op);
 	if (!ret)
-		k.result = kbloom_do(&gen->core, op, key, k.len, &d);
-	kbloom_gen_account(gen, &d);
+		k.result = kbloom_gen_do(gen, op, key, k.len);
 	rcu_read_unlock();
 	if (!ret)
 		kbloom_count_op(filter, op, 1, k.result);
@@ -424,7 +476,6 @@ static int kbloom_batch_chunk(struct kbloom_filter *filter, enum kbloom_op op,
 	u32 n = min_t(u32, b->count - b->done, KBLOOM_CHUNK_KEYS);
 	const u32 __user *ulens = u64_to_user_ptr(b->lens);
 	u8 __user *uresults = u64_to_user_ptr(b->results) + b->done / 8;
-	struct kbloom_delta d = {};
 	struct kbloom_gen *gen;
 	u32 i, hits = 0, len;
 	size_t bytes = 0;
@@ -471,12 +522,11 @@ static int kbloom_batch_chunk(struct kbloom_filter *filter, enum kbloom_op op,
 	gen = kbloom_filter_gen(filter);
 	err = kbloom_op_check(&gen->core, op);
 	for (key = c->keys, i = 0; !err && i < n; key += c->lens[i], i++) {
-		if (kbloom_do(&gen->core, op, key, c->lens[i], &d)) {
+		if (kbloom_gen_do(gen, op, key, c->lens[i])) {
 			c->results[i / 8] |= 1U << (i % 8);
 			hits++;
 		}
 	}
-	kbloom_gen_account(gen, &d);
 	rcu_read_unlock();
 	if (err)
 		return err;
@@ -589,7 +639,10 @@ static long kbloom_ioc_merge(struct file *file, void __user *argp,
 	ga = kbloom_gen_get(a);
 	gb = kbloom_gen_get(b);
 	m.mismatch = kbloom_gen_mismatch(ga, gb);
-	if (m.mismatch) {
+	if (ga->win || gb->win) {
+		/* Generations rotate on their own clocks: no meaningful union. */
+		ret = -EOPNOTSUPP;
+	} else if (m.mismatch) {
 		ret = -EINVAL;
 	} else if (compare) {
 		kbloom_gen_occupancy(ga, &m.bits_dst, &stuck);
@@ -598,7 +651,7 @@ static long kbloom_ioc_merge(struct file *file, void __user *argp,
 					  &m.bits_union);
 	} else if (ga != gb) {
 		ret = kbloom_core_merge(&ga->core, &gb->core, &d);
-		kbloom_gen_account(ga, &d);
+		kbloom_occ_account(ga->occ, &d);
 	}
 	kbloom_gen_put(gb);
 	kbloom_gen_put(ga);
@@ -681,9 +734,39 @@ static int kbloom_get_image(void __user *argp, struct kbloom_image *img)
 		return -EPERM;
 	if (copy_from_user(img, argp, sizeof(*img)))
 		return -EFAULT;
-	if (img->reserved0 || img->reserved || !kbloom_name_valid(img->name))
+	if (img->reserved0 || !kbloom_name_valid(img->name))
 		return -EINVAL;
 	return 0;
+}
+
+/*
+ * A filter's storage, every generation (newest first) one after the
+ * other, to or from userspace. Under kbloom_gen_lock(): a windowed filter
+ * does not rotate while its generations are copied.
+ */
+static int kbloom_copy_storage(struct kbloom_gen *gen, void __user *payload,
+			       u8 *bounce, bool out)
+{
+	u32 i, n = kbloom_gen_slices(gen);
+	size_t bytes = gen->bytes / n;
+	struct kbloom_core *core;
+	int ret = 0;
+
+	kbloom_gen_lock(gen);
+	for (i = 0; i < n && !ret; i++) {
+		core = kbloom_gen_slice(gen, i);
+		if (out)
+			ret = kbloom_copy_out(payload + i * bytes,
+					      core->bitmap, bytes, bounce);
+		else
+			ret = kbloom_copy_in(core->bitmap,
+					     payload + i * bytes, bytes,
+					     bounce);
+		if (!ret && !out && !kbloom_core_padding_clear(core))
+			ret = -EINVAL;
+	}
+	kbloom_gen_unlock(gen);
+	return ret;
 }
 
 static long kbloom_ioc_export(void __user *argp)
@@ -698,9 +781,9 @@ static long kbloom_ioc_export(void __user *argp)
 	ret = kbloom_get_image(argp, &img);
 	if (ret)
 		return ret;
-	if (img.import_flags)
-		return -EINVAL;
-	if (img.seed_hi[0] || img.seed_hi[1])
+	/* All out fields but @payload_len: zero on the way in. */
+	if (img.import_flags || img.seed_hi[0] || img.seed_hi[1] ||
+	    img.generations || img.window_ms)
 		return -EINVAL;
 	filter = kbloom_filter_get(img.name);
 	if (!filter)
@@ -712,13 +795,19 @@ static long kbloom_ioc_export(void __user *argp)
 		ret = -ENOBUFS;
 	} else {
 		bounce = kvmalloc(KBLOOM_BOUNCE_BYTES, GFP_KERNEL);
-		ret = bounce ? kbloom_copy_out(u64_to_user_ptr(img.payload),
-					       gen->core.bitmap, gen->bytes,
-					       bounce) : -ENOMEM;
+		ret = bounce ? kbloom_copy_storage(gen,
+						   u64_to_user_ptr(img.payload),
+						   bounce, true) : -ENOMEM;
+	}
+	if (gen->win) {
+		img.generations = gen->win->generations;
+		img.window_ms = gen->win->window_ms;
+		if (gen->win->fill_limit)
+			img.flags |= KBLOOM_CREATE_ROTATE_AT_FILL;
 	}
 	img.bits = gen->core.nbits;
 	img.hashes = gen->core.nhashes;
-	img.flags = kbloom_uapi_flags(gen->core.flags);
+	img.flags |= kbloom_uapi_flags(gen->core.flags);
 	img.seed[0] = gen->core.seed[0];
 	img.seed[1] = gen->core.seed[1];
 	img.seed_hi[0] = gen->core.seed[2];
@@ -750,12 +839,24 @@ static int kbloom_import(const struct kbloom_image *img)
 	u8 *bounce;
 	int ret;
 
+	struct kbloom_create c = {
+		.flags = img->flags & ~KBLOOM_CREATE_COUNTING,
+		.capacity = img->capacity,
+		.window_ms = img->window_ms,
+		.generations = img->generations,
+	};
+
 	if (img->import_flags & ~KBLOOM_IMPORT_REPLACE ||
-	    img->flags & ~KBLOOM_CREATE_COUNTING ||
+	    img->flags & ~(KBLOOM_CREATE_COUNTING |
+			   KBLOOM_CREATE_ROTATE_AT_FILL) ||
 	    !kbloom_scheme_valid(img->hash_scheme) ||
 	    (img->hash_scheme == KBLOOM_HASH_JHASH &&
 	     (img->seed_hi[0] || img->seed_hi[1])))
 		return -EINVAL;
+	/* The window, as CREATE checks it. */
+	ret = kbloom_create_window(&c, &p);
+	if (ret)
+		return ret;
 	p.nbits = img->bits;
 	p.nhashes = img->hashes;
 	p.flags = kbloom_core_flags(img->flags) |
@@ -765,8 +866,9 @@ static int kbloom_import(const struct kbloom_image *img)
 	p.adds = img->adds;
 	/* Exactly what CREATE would have accepted: see kbloom_params_valid(). */
 	if (!kbloom_params_valid(p.nbits, p.nhashes, p.flags, p.capacity,
-				 p.fpr_ppb) ||
-	    img->payload_len != kbloom_core_bytes(p.nbits, p.flags))
+				 kbloom_window_fpr(p.fpr_ppb, p.generations)) ||
+	    img->payload_len != (u64)kbloom_core_bytes(p.nbits, p.flags) *
+				max_t(u32, p.generations, 1))
 		return -EINVAL;
 
 	/* Fail early, before allocating gigabytes, when the name is wrong. */
@@ -796,10 +898,8 @@ static int kbloom_import(const struct kbloom_image *img)
 		ret = PTR_ERR(gen);
 		goto out_free_bounce;
 	}
-	ret = kbloom_copy_in(gen->core.bitmap, u64_to_user_ptr(img->payload),
-			     gen->bytes, bounce);
-	if (!ret && !kbloom_core_padding_clear(&gen->core))
-		ret = -EINVAL;
+	ret = kbloom_copy_storage(gen, u64_to_user_ptr(img->payload), bounce,
+				  false);
 	if (!ret)
 		ret = kbloom_gen_recount(gen);
 	if (!ret)
@@ -836,7 +936,12 @@ static long kbloom_ioctl(struct file *file, unsigned int cmd,
 	case KBLOOM_IOC_VERSION:
 		return kbloom_ioc_version(argp);
 	case KBLOOM_IOC_CREATE:
-		return kbloom_ioc_create(file, argp);
+		return kbloom_ioc_create(file, argp, sizeof(struct kbloom_create));
+	case KBLOOM_IOC_CREATE_V1:
+		return kbloom_ioc_create(file, argp,
+					 sizeof(struct kbloom_create_v1));
+	case KBLOOM_IOC_ROTATE:
+		return kbloom_ioc_rotate(file, argp);
 	case KBLOOM_IOC_DESTROY:
 		return kbloom_ioc_destroy(file, argp);
 	case KBLOOM_IOC_CLEAR:

@@ -171,13 +171,20 @@ static size_t kbloom_filter_charge(void)
 struct kbloom_gen *kbloom_gen_new(const struct kbloom_params *p)
 {
 	size_t bytes = kbloom_core_bytes(p->nbits, p->flags);
-	size_t charge = kbloom_gen_charge(bytes);
+	u32 nslices = max_t(u32, p->generations, 1);
+	size_t charge, total;
 	struct kbloom_gen *gen;
-	unsigned long *bitmap;
+	unsigned long *bitmap = NULL;
+	u64 fill_limit = 0;
 	u32 seed[4];
 	int ret;
 
-	if (bytes > READ_ONCE(kbloom_max_filter_bytes))
+	/* Every generation of a windowed filter is as large as the filter. */
+	if (check_mul_overflow(bytes, (size_t)nslices, &total) ||
+	    total > READ_ONCE(kbloom_max_filter_bytes))
+		return ERR_PTR(-EFBIG);
+	charge = kbloom_gen_charge(bytes);
+	if (check_mul_overflow(charge, (size_t)nslices, &charge))
 		return ERR_PTR(-EFBIG);
 	ret = kbloom_charge(charge);
 	if (ret)
@@ -187,27 +194,41 @@ struct kbloom_gen *kbloom_gen_new(const struct kbloom_params *p)
 		ret = -ENOMEM;
 		goto err_uncharge;
 	}
-	gen->occ = alloc_percpu_gfp(struct kbloom_occupancy,
-				    GFP_KERNEL_ACCOUNT);
-	if (!gen->occ) {
-		ret = -ENOMEM;
-		goto err_free_gen;
-	}
-	/* No warning: a failure here is an answer to userspace, not a bug. */
-	bitmap = __vmalloc(bytes, GFP_KERNEL_ACCOUNT | __GFP_ZERO |
-			   __GFP_NOWARN);
-	if (!bitmap) {
-		ret = -ENOMEM;
-		goto err_free_occ;
-	}
 	if (p->seed)
 		memcpy(seed, p->seed, sizeof(seed));
 	else
 		get_random_bytes(seed, sizeof(seed));
+	if (p->generations) {
+		if (p->rotate_at_fill)
+			fill_limit = kbloom_fill_at(p->nbits, p->nhashes,
+						    p->capacity);
+		gen->win = kbloom_window_new(p->generations, p->window_ms,
+					     fill_limit, p->nbits,
+					     p->nhashes, p->flags, seed);
+		if (!gen->win) {
+			ret = -ENOMEM;
+			goto err_free_gen;
+		}
+	} else {
+		gen->occ = alloc_percpu_gfp(struct kbloom_occupancy,
+					    GFP_KERNEL_ACCOUNT);
+		if (!gen->occ) {
+			ret = -ENOMEM;
+			goto err_free_gen;
+		}
+		/* No warning: a failure is an answer to userspace, not a bug. */
+		bitmap = __vmalloc(bytes, GFP_KERNEL_ACCOUNT | __GFP_ZERO |
+				   __GFP_NOWARN);
+		if (!bitmap) {
+			ret = -ENOMEM;
+			goto err_free_occ;
+		}
+	}
+	/* A windowed filter's own core: its parameters, without storage. */
 	kbloom_core_init(&gen->core, bitmap, p->nbits, p->nhashes, p->flags,
 			 seed);
 	memzero_explicit(seed, sizeof(seed));
-	gen->bytes = bytes;
+	gen->bytes = total;
 	gen->charge = charge;
 	gen->capacity = p->capacity;
 	gen->fpr_ppb = p->fpr_ppb;
@@ -218,6 +239,7 @@ struct kbloom_gen *kbloom_gen_new(const struct kbloom_params *p)
 err_free_occ:
 	free_percpu(gen->occ);
 err_free_gen:
+	memzero_explicit(seed, sizeof(seed));
 	kfree(gen);
 err_uncharge:
 	kbloom_uncharge(charge);
@@ -234,6 +256,8 @@ err_uncharge:
 void kbloom_gen_destroy(struct kbloom_gen *gen)
 {
 	kbloom_uncharge(gen->charge);
+	if (gen->win)
+		kbloom_window_free(gen->win);
 	vfree(gen->core.bitmap);
 	free_percpu(gen->occ);
 	/* The seed lives in here: it must not linger in freed memory. */
@@ -321,29 +345,42 @@ static void kbloom_stat_add(u64_stats_t *stat, u64 v)
 }
 
 /**
- * kbloom_gen_account() - record what an operation did to a generation
- * @gen: the generation the operation ran on.
+ * kbloom_occ_account() - record what an operation did to some storage
+ * @occ: the occupancy counters of the storage the operation ran on.
  * @d: its transitions.
  *
  * Any context: the counters are this CPU's, updated with interrupts off
  * where a 64-bit update is not atomic (32-bit), so a softirq on the same
  * CPU cannot interleave.
  */
-void kbloom_gen_account(struct kbloom_gen *gen, const struct kbloom_delta *d)
+void kbloom_occ_account(struct kbloom_occupancy __percpu *occ,
+			const struct kbloom_delta *d)
 {
 	struct kbloom_occupancy *o;
 	unsigned long flags;
 
 	if (!(d->set | d->cleared | d->stuck | d->unstuck))
 		return;
-	o = get_cpu_ptr(gen->occ);
+	o = get_cpu_ptr(occ);
 	flags = u64_stats_update_begin_irqsave(&o->syncp);
 	kbloom_stat_add(&o->set, d->set);
 	kbloom_stat_add(&o->cleared, d->cleared);
 	kbloom_stat_add(&o->stuck, d->stuck);
 	kbloom_stat_add(&o->unstuck, d->unstuck);
 	u64_stats_update_end_irqrestore(&o->syncp, flags);
-	put_cpu_ptr(gen->occ);
+	put_cpu_ptr(occ);
+}
+
+/*
+ * Did this CPU's count of set positions just pass a multiple of @every
+ * (it went up by @set, already accounted)? Cheap: this CPU's counter only.
+ */
+bool kbloom_occ_crossed(struct kbloom_occupancy __percpu *occ, u64 set,
+			u64 every)
+{
+	u64 now = u64_stats_read(&raw_cpu_ptr(occ)->set);
+
+	return div64_u64(now, every) != div64_u64(now - set, every);
 }
 
 /**
@@ -358,11 +395,27 @@ void kbloom_gen_account(struct kbloom_gen *gen, const struct kbloom_delta *d)
  */
 void kbloom_gen_occupancy(struct kbloom_gen *gen, u64 *occupied, u64 *stuck)
 {
+	struct kbloom_occupancy __percpu *occ = gen->occ;
+
+	/* A windowed filter: its newest generation's. */
+	if (gen->win) {
+		rcu_read_lock();
+		occ = rcu_dereference(gen->win->view)->s[0]->occ;
+		kbloom_occ_read(occ, occupied, stuck);
+		rcu_read_unlock();
+		return;
+	}
+	kbloom_occ_read(occ, occupied, stuck);
+}
+
+void kbloom_occ_read(struct kbloom_occupancy __percpu *occ, u64 *occupied,
+		     u64 *stuck)
+{
 	u64 set = 0, cleared = 0, st = 0, unst = 0;
 	int cpu;
 
 	for_each_possible_cpu(cpu) {
-		const struct kbloom_occupancy *o = per_cpu_ptr(gen->occ, cpu);
+		const struct kbloom_occupancy *o = per_cpu_ptr(occ, cpu);
 		u64 a, b, c, d;
 		unsigned int start;
 
@@ -383,6 +436,9 @@ void kbloom_gen_occupancy(struct kbloom_gen *gen, u64 *occupied, u64 *stuck)
 	*stuck = st > unst ? st - unst : 0;
 }
 
+static struct kbloom_occupancy __percpu *
+kbloom_gen_slice_occ(struct kbloom_gen *gen, u32 i);
+
 /**
  * kbloom_gen_recount() - set a private generation's counters from a scan
  * @gen: a generation filled wholesale (an image) and not yet published.
@@ -393,12 +449,112 @@ void kbloom_gen_occupancy(struct kbloom_gen *gen, u64 *occupied, u64 *stuck)
  */
 int kbloom_gen_recount(struct kbloom_gen *gen)
 {
-	struct kbloom_delta d = {};
-	int ret;
+	u32 i, n = kbloom_gen_slices(gen);
+	int ret = 0;
 
-	ret = kbloom_core_count(&gen->core, &d.set, &d.stuck);
-	if (!ret)
-		kbloom_gen_account(gen, &d);
+	kbloom_gen_lock(gen);
+	for (i = 0; i < n && !ret; i++) {
+		struct kbloom_delta d = {};
+
+		ret = kbloom_core_count(kbloom_gen_slice(gen, i), &d.set,
+					&d.stuck);
+		if (!ret)
+			kbloom_occ_account(kbloom_gen_slice_occ(gen, i), &d);
+	}
+	kbloom_gen_unlock(gen);
+	return ret;
+}
+
+/* Generations of storage: G for a windowed filter, else 1. */
+u32 kbloom_gen_slices(struct kbloom_gen *gen)
+{
+	return gen->win ? gen->win->generations : 1;
+}
+
+/*
+ * Whole-filter operations (clear, export, import, recount) walk the
+ * storage with kbloom_gen_slice() between these: a windowed filter does not
+ * rotate meanwhile. Process context.
+ */
+void kbloom_gen_lock(struct kbloom_gen *gen)
+{
+	if (gen->win)
+		mutex_lock(&gen->win->lock);
+}
+
+void kbloom_gen_unlock(struct kbloom_gen *gen)
+{
+	if (gen->win)
+		mutex_unlock(&gen->win->lock);
+}
+
+/* Storage @i, newest generation first; under kbloom_gen_lock(). */
+struct kbloom_core *kbloom_gen_slice(struct kbloom_gen *gen, u32 i)
+{
+	return gen->win ? &kbloom_window_slice(gen->win, i)->core :
+			  &gen->core;
+}
+
+/* The occupancy counters of storage @i; under kbloom_gen_lock(). */
+static struct kbloom_occupancy __percpu *
+kbloom_gen_slice_occ(struct kbloom_gen *gen, u32 i)
+{
+	return gen->win ? kbloom_window_slice(gen->win, i)->occ : gen->occ;
+}
+
+/* What a filter like @gen is made of; @seed receives its four words. */
+void kbloom_gen_params(struct kbloom_gen *gen, struct kbloom_params *p,
+		       u32 *seed)
+{
+	memset(p, 0, sizeof(*p));
+	p->nbits = gen->core.nbits;
+	p->nhashes = gen->core.nhashes;
+	p->flags = gen->core.flags;
+	p->capacity = gen->capacity;
+	p->fpr_ppb = gen->fpr_ppb;
+	memcpy(seed, gen->core.seed, sizeof(gen->core.seed));
+	p->seed = seed;
+	if (gen->win) {
+		p->generations = gen->win->generations;
+		p->window_ms = gen->win->window_ms;
+		p->rotate_at_fill = gen->win->fill_limit;
+	}
+}
+
+/**
+ * kbloom_gen_do() - run one operation on one key
+ * @gen: the generation, under rcu_read_lock().
+ * @op: the operation; KBLOOM_OP_REMOVE only on counting filters.
+ * @key: the key bytes.
+ * @len: its length, 1 to KBLOOM_KEY_MAX.
+ *
+ * Any context, lock-free, never sleeps. Keeps the occupancy counters.
+ *
+ * Return: the result bit: "may be present", "seen", "removed"; false
+ * for add.
+ */
+bool kbloom_gen_do(struct kbloom_gen *gen, enum kbloom_op op, const void *key,
+		   u32 len)
+{
+	struct kbloom_delta d = {};
+	bool ret = false;
+
+	if (unlikely(gen->win))
+		return kbloom_window_do(gen->win, op, key, len);
+	switch (op) {
+	case KBLOOM_OP_ADD:
+		kbloom_core_add(&gen->core, key, len, &d);
+		break;
+	case KBLOOM_OP_QUERY:
+		return kbloom_core_test(&gen->core, key, len);
+	case KBLOOM_OP_TEST_AND_ADD:
+		ret = kbloom_core_test_and_add(&gen->core, key, len, &d);
+		break;
+	case KBLOOM_OP_REMOVE:
+		ret = kbloom_core_remove(&gen->core, key, len, &d);
+		break;
+	}
+	kbloom_occ_account(gen->occ, &d);
 	return ret;
 }
 
@@ -619,17 +775,13 @@ static inline int kbloom_api_check(struct kbloom_filter *filter, u32 len)
  */
 int kbloom_add(struct kbloom_filter *filter, const void *key, u32 len)
 {
-	struct kbloom_delta d = {};
-	struct kbloom_gen *gen;
 	int ret;
 
 	ret = kbloom_api_check(filter, len);
 	if (unlikely(ret))
 		return ret;
 	rcu_read_lock();
-	gen = kbloom_filter_gen(filter);
-	kbloom_core_add(&gen->core, key, len, &d);
-	kbloom_gen_account(gen, &d);
+	kbloom_gen_do(kbloom_filter_gen(filter), KBLOOM_OP_ADD, key, len);
 	rcu_read_unlock();
 	kbloom_filter_account(filter, 1, 0, 0);
 	return 0;
@@ -656,7 +808,8 @@ int kbloom_test(struct kbloom_filter *filter, const void *key, u32 len)
 	if (unlikely(ret))
 		return ret;
 	rcu_read_lock();
-	hit = kbloom_core_test(kbloom_filter_core(filter), key, len);
+	hit = kbloom_gen_do(kbloom_filter_gen(filter), KBLOOM_OP_QUERY, key,
+			    len);
 	rcu_read_unlock();
 	kbloom_filter_account(filter, 0, 1, hit);
 	return hit;
@@ -678,8 +831,6 @@ EXPORT_SYMBOL_NS_GPL(kbloom_test, KBLOOM);
 int kbloom_test_and_add(struct kbloom_filter *filter, const void *key,
 			u32 len)
 {
-	struct kbloom_delta d = {};
-	struct kbloom_gen *gen;
 	bool seen;
 	int ret;
 
@@ -687,9 +838,8 @@ int kbloom_test_and_add(struct kbloom_filter *filter, const void *key,
 	if (unlikely(ret))
 		return ret;
 	rcu_read_lock();
-	gen = kbloom_filter_gen(filter);
-	seen = kbloom_core_test_and_add(&gen->core, key, len, &d);
-	kbloom_gen_account(gen, &d);
+	seen = kbloom_gen_do(kbloom_filter_gen(filter), KBLOOM_OP_TEST_AND_ADD,
+			     key, len);
 	rcu_read_unlock();
 	kbloom_filter_account(filter, 1, 1, seen);
 	return seen;
@@ -712,7 +862,6 @@ EXPORT_SYMBOL_NS_GPL(kbloom_test_and_add, KBLOOM);
  */
 int kbloom_remove(struct kbloom_filter *filter, const void *key, u32 len)
 {
-	struct kbloom_delta d = {};
 	struct kbloom_gen *gen;
 	int ret;
 
@@ -723,9 +872,8 @@ int kbloom_remove(struct kbloom_filter *filter, const void *key, u32 len)
 	gen = kbloom_filter_gen(filter);
 	if (!(gen->core.flags & KBLOOM_CORE_COUNTING))
 		ret = -EOPNOTSUPP;
-	else if (!kbloom_core_remove(&gen->core, key, len, &d))
+	else if (!kbloom_gen_do(gen, KBLOOM_OP_REMOVE, key, len))
 		ret = -ENOENT;
-	kbloom_gen_account(gen, &d);
 	rcu_read_unlock();
 	return ret;
 }
@@ -836,6 +984,8 @@ int kbloom_filter_add_gen(const char *name, struct kbloom_gen *gen,
 	}
 	hash_add_rcu(kbloom_table, &filter->node, kbloom_name_hash(name));
 	WRITE_ONCE(kbloom_count, kbloom_count + 1);
+	if (gen->win)
+		kbloom_window_start(gen->win);
 	/* Under the lock: a racing destroy cannot free it under us. */
 	kobject_uevent(&filter->kobj, KOBJ_ADD);
 	if (filterp) {
@@ -906,7 +1056,7 @@ int kbloom_filter_create_like(const char *name, const char *like, u32 flags,
 			      struct kbloom_filter **filterp)
 {
 	struct kbloom_filter *model = kbloom_filter_get(like);
-	struct kbloom_params p = {};
+	struct kbloom_params p;
 	struct kbloom_gen *gen;
 	u32 seed[4];
 	int ret;
@@ -914,15 +1064,9 @@ int kbloom_filter_create_like(const char *name, const char *like, u32 flags,
 	if (!model)
 		return -ENOENT;
 	gen = kbloom_gen_get(model);
-	p.nbits = gen->core.nbits;
-	p.nhashes = gen->core.nhashes;
-	p.flags = gen->core.flags;
-	p.capacity = gen->capacity;
-	p.fpr_ppb = gen->fpr_ppb;
-	memcpy(seed, gen->core.seed, sizeof(seed));
+	kbloom_gen_params(gen, &p, seed);
 	kbloom_gen_put(gen);
 	kbloom_filter_put(model);
-	p.seed = seed;
 	if (flags & ~p.flags)
 		ret = -EINVAL;
 	else
@@ -965,6 +1109,8 @@ int kbloom_filter_replace_gen(const char *name, struct kbloom_gen *gen,
 	old = rcu_replace_pointer(filter->gen, gen,
 				  lockdep_is_held(&filter->lock));
 	kbloom_stats_reset(filter, p->adds);
+	if (gen->win)
+		kbloom_window_start(gen->win);
 	mutex_unlock(&filter->lock);
 	kbloom_filter_put(filter);
 	/* Hot-path readers may still be in the old one: freed later. */
@@ -1050,11 +1196,17 @@ int kbloom_filter_unlink_this(struct kbloom_filter *filter)
 int kbloom_filter_clear(struct kbloom_filter *filter)
 {
 	struct kbloom_gen *gen = kbloom_gen_get(filter);
-	struct kbloom_delta d = {};
-	int ret;
+	u32 i, n = kbloom_gen_slices(gen);
+	int ret = 0;
 
-	ret = kbloom_core_clear(&gen->core, &d);
-	kbloom_gen_account(gen, &d);
+	kbloom_gen_lock(gen);
+	for (i = 0; i < n && !ret; i++) {
+		struct kbloom_delta d = {};
+
+		ret = kbloom_core_clear(kbloom_gen_slice(gen, i), &d);
+		kbloom_occ_account(kbloom_gen_slice_occ(gen, i), &d);
+	}
+	kbloom_gen_unlock(gen);
 	kbloom_gen_put(gen);
 	if (ret)
 		return ret;

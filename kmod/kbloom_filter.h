@@ -17,6 +17,7 @@
 #include <uapi/linux/kbloom.h>
 
 #include "kbloom_core.h"
+#include "kbloom_window.h"
 
 /*
  * Hot-path counters of a filter's traffic, one set per CPU so that no
@@ -53,6 +54,9 @@ struct kbloom_occupancy {
  * @capacity: design n, 0 if created by bits.
  * @fpr_ppb: design false-positive rate, 0 if created by bits.
  * @occ: per-CPU occupancy counters of @core.
+ * @win: a windowed filter's generations; NULL for a plain filter. Then
+ *	@core carries the parameters and seed only (no storage), and @occ is
+ *	NULL: each of the window's generations has its own.
  * @ref: one for the filter that points to it, one for each user that
  *	sleeps while using it (kbloom_gen_get()). The hot path takes none:
  *	it relies on RCU.
@@ -71,6 +75,7 @@ struct kbloom_gen {
 	u64 capacity;
 	u32 fpr_ppb;
 	struct kbloom_occupancy __percpu *occ;
+	struct kbloom_window *win;
 	refcount_t ref;
 	struct rcu_work free_work;
 };
@@ -127,6 +132,11 @@ struct kbloom_filter {
  * @fpr_ppb: design rate, informational.
  * @adds: keys already in it (loaded images), informational.
  * @seed: the four hash seed words to use, or NULL for a fresh random one.
+ * @generations: 0 for a plain filter, else G of a windowed one (@nbits
+ *	and @nhashes are then each generation's).
+ * @window_ms: W of a windowed filter.
+ * @rotate_at_fill: a windowed filter also rotates when its newest
+ *	generation holds @capacity keys' worth of positions.
  */
 struct kbloom_params {
 	u64 nbits;
@@ -136,6 +146,9 @@ struct kbloom_params {
 	u32 fpr_ppb;
 	u64 adds;
 	const u32 *seed;
+	u32 generations;
+	u32 window_ms;
+	bool rotate_at_fill;
 };
 
 /* The current generation, for the hot path: under rcu_read_lock(). */
@@ -160,9 +173,23 @@ void kbloom_gen_destroy(struct kbloom_gen *gen);
 struct kbloom_gen *kbloom_gen_get(struct kbloom_filter *filter);
 void kbloom_gen_put(struct kbloom_gen *gen);
 u32 kbloom_gen_mismatch(const struct kbloom_gen *a, const struct kbloom_gen *b);
-void kbloom_gen_account(struct kbloom_gen *gen, const struct kbloom_delta *d);
 void kbloom_gen_occupancy(struct kbloom_gen *gen, u64 *occupied, u64 *stuck);
 int kbloom_gen_recount(struct kbloom_gen *gen);
+bool kbloom_gen_do(struct kbloom_gen *gen, enum kbloom_op op, const void *key,
+		   u32 len);
+u32 kbloom_gen_slices(struct kbloom_gen *gen);
+void kbloom_gen_lock(struct kbloom_gen *gen);
+void kbloom_gen_unlock(struct kbloom_gen *gen);
+struct kbloom_core *kbloom_gen_slice(struct kbloom_gen *gen, u32 i);
+void kbloom_gen_params(struct kbloom_gen *gen, struct kbloom_params *p,
+		       u32 *seed);
+
+void kbloom_occ_account(struct kbloom_occupancy __percpu *occ,
+			const struct kbloom_delta *d);
+void kbloom_occ_read(struct kbloom_occupancy __percpu *occ, u64 *occupied,
+		     u64 *stuck);
+bool kbloom_occ_crossed(struct kbloom_occupancy __percpu *occ, u64 set,
+			u64 every);
 
 struct kbloom_filter *kbloom_filter_get(const char *name);
 void kbloom_filter_put(struct kbloom_filter *filter);

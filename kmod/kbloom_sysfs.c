@@ -29,6 +29,15 @@ static struct kset *kbloom_filters_kset;
 
 #define to_filter(k) container_of(k, struct kbloom_filter, kobj)
 
+static u64 kbloom_gen_rotations(struct kbloom_gen *gen)
+{
+	u64 rotations = 0, age;
+
+	if (gen->win)
+		kbloom_window_info(gen->win, &rotations, &age);
+	return rotations;
+}
+
 /*
  * Values come from a pinned generation, so that all of one value (a
  * popcount of up to 8 GiB, say) is read from one set of contents, and no
@@ -85,6 +94,9 @@ KBLOOM_FILTER_ATTR(fpr_ppb, "%u", gen->fpr_ppb);
 KBLOOM_FILTER_ATTR(memory_bytes, "%zu", gen->bytes);
 KBLOOM_FILTER_ATTR(memory_charged, "%zu",
 		   gen->charge + to_filter(kobj)->charge);
+KBLOOM_FILTER_ATTR(window_ms, "%u", gen->win ? gen->win->window_ms : 0);
+KBLOOM_FILTER_ATTR(generations, "%u", gen->win ? gen->win->generations : 0);
+KBLOOM_FILTER_ATTR(rotations, "%llu", kbloom_gen_rotations(gen));
 KBLOOM_OCCUPANCY_ATTR(bits_set, occupied);
 KBLOOM_OCCUPANCY_ATTR(saturated, stuck);
 KBLOOM_TOTAL_ATTR(adds, adds);
@@ -111,6 +123,9 @@ static struct attribute *kbloom_filter_attrs[] = {
 	&kbloom_attr_bits_set.attr,
 	&kbloom_attr_saturated.attr,
 	&kbloom_attr_rules.attr,
+	&kbloom_attr_window_ms.attr,
+	&kbloom_attr_generations.attr,
+	&kbloom_attr_rotations.attr,
 	&kbloom_attr_adds.attr,
 	&kbloom_attr_queries.attr,
 	&kbloom_attr_hits.attr,

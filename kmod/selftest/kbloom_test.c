@@ -16,6 +16,7 @@
 #include <linux/delay.h>
 #include <linux/jhash.h>
 #include <linux/kthread.h>
+#include <linux/sched/task.h>
 #include <linux/math64.h>
 #include <linux/slab.h>
 #include <linux/vmalloc.h>
@@ -732,7 +733,7 @@ static void kbloom_registry_occupancy_is_exact(struct kunit *test)
 	KUNIT_EXPECT_GT(test, stuck, 0ULL);
 
 	KUNIT_EXPECT_EQ(test, kbloom_core_merge(&gen->core, &gg->core, &d), 0);
-	kbloom_gen_account(gen, &d);
+	kbloom_occ_account(gen->occ, &d);
 	kbloom_gen_occupancy(gen, &occ, &stuck);
 	kbloom_core_count(&gen->core, &o2, &s2);
 	KUNIT_EXPECT_EQ(test, occ, o2);
@@ -1171,6 +1172,268 @@ static struct kunit_suite kbloom_concurrency_suite = {
 	.test_cases = kbloom_concurrency_cases,
 };
 
+/* ---- kbloom_window ---- */
+
+/* A windowed generation of @g slices of @m bits, published by hand. */
+static struct kbloom_gen *kbloom_test_window(struct kunit *test, u32 g,
+					     u64 m, u32 k, u32 flags)
+{
+	struct kbloom_params p = {
+		.nbits = m, .nhashes = k, .flags = flags, .generations = g,
+	};
+	struct kbloom_gen *gen = kbloom_gen_new(&p);
+
+	KUNIT_ASSERT_FALSE(test, IS_ERR(gen));
+	return gen;
+}
+
+static bool kbloom_test_wdo(struct kbloom_gen *gen, enum kbloom_op op,
+			    const u8 *key, u32 len)
+{
+	bool ret;
+
+	rcu_read_lock();
+	ret = kbloom_gen_do(gen, op, key, len);
+	rcu_read_unlock();
+	return ret;
+}
+
+/*
+ * The guarantee, in rotations: a key added to the newest generation is
+ * present after G - 1 rotations and gone (barring false positives, none
+ * in a near-empty filter) after G. Checked for keys added at every point
+ * of 40 rotations, for G = 2 to 16.
+ */
+static void kbloom_window_guarantee(struct kunit *test)
+{
+	const u32 g = *(const u32 *)test->param_value;
+	struct kbloom_gen *gen = kbloom_test_window(test, g, 1 << 16, 5, 0);
+	u32 r, j, len;
+	u8 key[32];
+
+	for (r = 0; r < 40; r++) {
+		len = kbloom_test_key(key, 60, r);
+		kbloom_test_wdo(gen, KBLOOM_OP_ADD, key, len);
+		kbloom_window_rotate(gen->win);
+		/* Every key added in the last G - 1 periods is there... */
+		for (j = r >= g - 2 ? r - (g - 2) : 0; j <= r; j++) {
+			bool in;
+
+			len = kbloom_test_key(key, 60, j);
+			in = kbloom_test_wdo(gen, KBLOOM_OP_QUERY, key, len);
+			KUNIT_EXPECT_TRUE_MSG(test, in,
+					      "G %u: key of period %u gone after rotation %u",
+					      g, j, r);
+		}
+		/* ...and the one from G periods ago is not. */
+		if (r >= g - 1) {
+			bool in;
+
+			len = kbloom_test_key(key, 60, r - (g - 1));
+			in = kbloom_test_wdo(gen, KBLOOM_OP_QUERY, key, len);
+			KUNIT_EXPECT_FALSE_MSG(test, in,
+					       "G %u: key of period %u still there after rotation %u",
+					       g, r - (g - 1), r);
+		}
+	}
+	KUNIT_EXPECT_EQ(test, gen->win->rotations, 40ULL);
+	kbloom_gen_destroy(gen);
+}
+
+static const u32 kbloom_window_gens[] = { 2, 3, 4, 16 };
+
+static void kbloom_window_gen_desc(const u32 *g, char *desc)
+{
+	snprintf(desc, KUNIT_PARAM_DESC_SIZE, "G=%u", *g);
+}
+
+KUNIT_ARRAY_PARAM(kbloom_window_gens, kbloom_window_gens,
+		  kbloom_window_gen_desc);
+
+/* test-and-add of a key only an older generation has: "seen", refreshed. */
+static void kbloom_window_refresh(struct kunit *test)
+{
+	struct kbloom_gen *gen = kbloom_test_window(test, 4, 1 << 16, 5, 0);
+	u8 key[32];
+	u32 len = kbloom_test_key(key, 61, 1), r;
+
+	KUNIT_EXPECT_FALSE(test, kbloom_test_wdo(gen, KBLOOM_OP_TEST_AND_ADD,
+						 key, len));
+	/* A flow that keeps sending, once every three periods, stays. */
+	for (r = 0; r < 30; r++) {
+		kbloom_window_rotate(gen->win);
+		if (r % 3 == 2) {
+			bool seen = kbloom_test_wdo(gen,
+						    KBLOOM_OP_TEST_AND_ADD,
+						    key, len);
+
+			KUNIT_EXPECT_TRUE(test, seen);
+		}
+		KUNIT_EXPECT_TRUE(test, kbloom_test_wdo(gen, KBLOOM_OP_QUERY,
+							key, len));
+	}
+	/* It stops: four rotations later it is forgotten. */
+	for (r = 0; r < 4; r++)
+		kbloom_window_rotate(gen->win);
+	KUNIT_EXPECT_FALSE(test, kbloom_test_wdo(gen, KBLOOM_OP_QUERY, key,
+						 len));
+	kbloom_gen_destroy(gen);
+}
+
+/*
+ * Counting: remove takes the key from every generation that has it, and
+ * the occupancy counters of every generation stay exact through rotations.
+ */
+static void kbloom_window_counting_remove(struct kunit *test)
+{
+	struct kbloom_gen *gen = kbloom_test_window(test, 3, 4096, 4,
+						    KBLOOM_CORE_COUNTING);
+	u64 occ, stuck, o2, s2;
+	u8 key[32];
+	u32 len = kbloom_test_key(key, 62, 1), i;
+
+	kbloom_test_wdo(gen, KBLOOM_OP_ADD, key, len);
+	kbloom_window_rotate(gen->win);
+	kbloom_test_wdo(gen, KBLOOM_OP_ADD, key, len);
+	for (i = 0; i < 500; i++) {
+		u8 other[32];
+
+		kbloom_test_wdo(gen, KBLOOM_OP_ADD, other,
+				kbloom_test_key(other, 63, i));
+	}
+	KUNIT_EXPECT_TRUE(test, kbloom_test_wdo(gen, KBLOOM_OP_REMOVE, key,
+						len));
+	KUNIT_EXPECT_FALSE(test, kbloom_test_wdo(gen, KBLOOM_OP_QUERY, key,
+						 len));
+	KUNIT_EXPECT_FALSE(test, kbloom_test_wdo(gen, KBLOOM_OP_REMOVE, key,
+						 len));
+	kbloom_window_rotate(gen->win);
+	kbloom_gen_lock(gen);
+	for (i = 0; i < 3; i++) {
+		kbloom_occ_read(kbloom_window_slice(gen->win, i)->occ, &occ,
+				&stuck);
+		kbloom_core_count(kbloom_gen_slice(gen, i), &o2, &s2);
+		KUNIT_EXPECT_EQ_MSG(test, occ, o2, "generation %u", i);
+	}
+	kbloom_gen_unlock(gen);
+	kbloom_gen_destroy(gen);
+}
+
+/*
+ * The false-positive rate over the union of G full generations is the
+ * theory's 1 - (1 - f)^G, f the rate of one, within three sigma.
+ */
+static void kbloom_window_union_fpr(struct kunit *test)
+{
+	const u32 g = 4, n = 10000, q = 100000;
+	u64 m, f, p, expect8, var16, sigma8, got8;
+	struct kbloom_gen *gen;
+	u32 k, i, j, fp = 0;
+	u8 key[32];
+
+	/* Each generation sized for n keys at 1% / G. */
+	KUNIT_ASSERT_EQ(test, kbloom_size(n, kbloom_window_fpr(10000000, g),
+					  &m, &k), 0);
+	gen = kbloom_test_window(test, g, m, k, 0);
+	for (j = 0; j < g; j++) {
+		if (j)
+			kbloom_window_rotate(gen->win);
+		for (i = 0; i < n; i++)
+			kbloom_test_wdo(gen, KBLOOM_OP_ADD, key,
+					kbloom_test_key(key, 64 + j, i));
+	}
+	for (i = 0; i < q; i++)
+		fp += kbloom_test_wdo(gen, KBLOOM_OP_QUERY, key,
+				      kbloom_test_key(key, 80, i));
+	kbloom_gen_destroy(gen);
+
+	f = kbloom_fpr_q32(m, k, n);
+	for (p = KBLOOM_Q32_ONE, j = 0; j < g; j++)
+		p = mul_u64_u64_shr(p, KBLOOM_Q32_ONE - f, 32);
+	p = KBLOOM_Q32_ONE - p;
+	expect8 = ((u64)q * p) >> 24;
+	var16 = mul_u64_u64_shr((u64)q * p, KBLOOM_Q32_ONE - p, 48);
+	sigma8 = int_sqrt64(var16);
+	got8 = (u64)fp << 8;
+	kunit_info(test, "G %u, m %llu, k %u: %u false positives of %u, expected %llu (total target 1%%)\n",
+		   g, m, k, fp, q, expect8 >> 8);
+	KUNIT_EXPECT_LE(test, got8 > expect8 ? got8 - expect8 : expect8 - got8,
+			3 * sigma8);
+	/* And by theory the whole filter keeps the target it was sized for. */
+	KUNIT_EXPECT_LE(test, p, KBLOOM_Q32_ONE / 100);
+}
+
+/*
+ * Rotations race adds and lookups on every CPU: a key looked up right
+ * after its own add is always found (at most one rotation can pass
+ * between the two in practice; G = 3 allows two), and nothing splats.
+ */
+struct kbloom_window_race {
+	struct kbloom_gen *gen;
+	atomic_t stop;
+	atomic_t lost;
+};
+
+static int kbloom_window_race_fn(void *arg)
+{
+	struct kbloom_window_race *r = arg;
+	u32 i = 0, len;
+	u8 key[32];
+
+	while (!atomic_read(&r->stop)) {
+		len = kbloom_test_key(key, 90 + smp_processor_id(), i++);
+		kbloom_test_wdo(r->gen, KBLOOM_OP_TEST_AND_ADD, key, len);
+		if (!kbloom_test_wdo(r->gen, KBLOOM_OP_QUERY, key, len))
+			atomic_inc(&r->lost);
+		cond_resched();
+	}
+	return 0;
+}
+
+static void kbloom_window_concurrency(struct kunit *test)
+{
+	struct kbloom_window_race r = {};
+	struct task_struct *t[8];
+	u32 cpu, n = 0, i;
+
+	if (num_online_cpus() < 2)
+		kunit_skip(test, "needs two CPUs");
+	r.gen = kbloom_test_window(test, 3, 1 << 20, 4, 0);
+	for_each_online_cpu(cpu) {
+		if (n == ARRAY_SIZE(t))
+			break;
+		t[n] = kthread_create(kbloom_window_race_fn, &r, "kbloom_w%u",
+				      cpu);
+		KUNIT_ASSERT_FALSE(test, IS_ERR(t[n]));
+		kthread_bind(t[n], cpu);
+		get_task_struct(t[n]);
+		wake_up_process(t[n++]);
+	}
+	for (i = 0; i < 50; i++)
+		kbloom_window_rotate(r.gen->win);
+	atomic_set(&r.stop, 1);
+	for (i = 0; i < n; i++) {
+		kthread_stop(t[i]);
+		put_task_struct(t[i]);
+	}
+	KUNIT_EXPECT_EQ(test, atomic_read(&r.lost), 0);
+	kbloom_gen_destroy(r.gen);
+}
+
+static struct kunit_case kbloom_window_cases[] = {
+	KUNIT_CASE_PARAM(kbloom_window_guarantee, kbloom_window_gens_gen_params),
+	KUNIT_CASE(kbloom_window_refresh),
+	KUNIT_CASE(kbloom_window_counting_remove),
+	KUNIT_CASE(kbloom_window_union_fpr),
+	KUNIT_CASE(kbloom_window_concurrency),
+	{}
+};
+
+static struct kunit_suite kbloom_window_suite = {
+	.name = "kbloom_window",
+	.test_cases = kbloom_window_cases,
+};
+
 /*
  * Not kunit_test_suites(): on 6.1 that runs a module's suites from the
  * module notifier before the module's init has set anything up (no
@@ -1181,7 +1444,7 @@ static struct kunit_suite *kbloom_kunit_suites[] = {
 	&kbloom_hash_suite, &kbloom_probe_suite, &kbloom_core_suite,
 	&kbloom_fpr_suite, &kbloom_sizing_suite, &kbloom_registry_suite,
 	&kbloom_counting_suite, &kbloom_setops_suite,
-	&kbloom_concurrency_suite,
+	&kbloom_concurrency_suite, &kbloom_window_suite,
 };
 
 static bool kbloom_kunit_ran;

@@ -78,7 +78,7 @@ run_kunit() {
 			not_ok "KUnit suite ${d##*/}"
 		fi
 	done
-	check "KUnit: all 9 kbloom suites ran" [ $nsuites -eq 9 ]
+	check "KUnit: all 10 kbloom suites ran" [ $nsuites -eq 10 ]
 	check "rmmod kbloom after the KUnit run" rmmod kbloom
 	check "insmod kbloom.ko again" insmod $L/kbloom.ko
 }

@@ -64,12 +64,43 @@
 #define KBLOOM_FEATURE_IMAGE		(1ULL << 5)
 /* Hash scheme KBLOOM_HASH_SIPHASH can be chosen per filter. */
 #define KBLOOM_FEATURE_SIPHASH		(1ULL << 6)
+/* Time-windowed filters and KBLOOM_IOC_ROTATE. */
+#define KBLOOM_FEATURE_WINDOW		(1ULL << 7)
 
 /* Creation flags (struct kbloom_create, struct kbloom_info, images). */
 /* 4-bit counters instead of bits: keys can be removed. */
 #define KBLOOM_CREATE_COUNTING		(1U << 0)
 /* Copy bits, hashes, counting, capacity, fpr_ppb and the seed from @like. */
 #define KBLOOM_CREATE_LIKE		(1U << 1)
+/* Windowed filters: also rotate when the newest generation is full. */
+#define KBLOOM_CREATE_ROTATE_AT_FILL	(1U << 2)
+
+/*
+ * Time-windowed filters ("seen in the last W"). A windowed filter is
+ * @generations (2 to KBLOOM_MAX_GENERATIONS) filters of the same size,
+ * hashes, kind and seed, and a window W of @window_ms milliseconds. Every
+ * W / @generations the oldest generation is cleared and becomes the newest
+ * (a rotation): from a timer, never on the hot path, and atomically to
+ * readers (each operation runs wholly before or wholly after a rotation;
+ * the leaving generation is cleared only once no reader can see it).
+ * A window of 0 rotates only on KBLOOM_IOC_ROTATE.
+ *
+ * Guarantee: a key added at time t is reported present at least until
+ * t + W (G - 1) / G and, barring false positives, never after t + W (unless
+ * added again). Add puts a key in the newest generation; query answers
+ * "maybe" when any generation has it; test-and-add of a key found only in
+ * an older generation also adds it to the newest and answers "seen", so a
+ * flow that keeps sending stays remembered (seen within W of its last
+ * packet). Remove (counting filters) removes the key from every generation
+ * in which it tests present, and reports it removed if it was in any.
+ *
+ * Sizing by capacity n and rate eps means n keys per window at a total
+ * false-positive rate of at most eps over all generations: each generation
+ * is sized for n keys at eps / G (a union of G filters errs at most G
+ * times as often as one), and @bits and @hashes report one generation's.
+ * Memory is G times that. Windowed filters are not merged or compared.
+ */
+#define KBLOOM_MAX_GENERATIONS		16
 
 /*
  * Counting filters: a counter that reaches KBLOOM_COUNTER_MAX sticks there
@@ -158,6 +189,12 @@ struct kbloom_version {
  *	the module's default (struct kbloom_version @hash_scheme). On return,
  *	the scheme used.
  * @like: in: with KBLOOM_CREATE_LIKE, the filter to copy; else all zero.
+ * @window_ms: in: the window W of a windowed filter, in milliseconds (0:
+ *	rotate only on KBLOOM_IOC_ROTATE); must be 0 when @generations is.
+ * @generations: in: 0 for a plain filter, else 2 to KBLOOM_MAX_GENERATIONS
+ *	(see "Time-windowed filters" above). KBLOOM_CREATE_ROTATE_AT_FILL
+ *	needs @generations and @capacity.
+ * @reserved: must be 0.
  *
  * Requires CAP_SYS_ADMIN and a read-write fd. Either give @bits and
  * @hashes (and optionally @capacity, informational, which gives the
@@ -186,12 +223,30 @@ struct kbloom_create {
 	__u32 flags;
 	__u32 hash_scheme;
 	char like[KBLOOM_NAME_MAX];
+	__u32 window_ms;
+	__u32 generations;
+	__u64 reserved[2];
+};
+
+/* The argument of KBLOOM_IOC_CREATE before windows: still accepted. */
+struct kbloom_create_v1 {
+	char name[KBLOOM_NAME_MAX];
+	__u64 bits;
+	__u32 hashes;
+	__u32 fpr_ppb;
+	__u64 capacity;
+	__u32 flags;
+	__u32 hash_scheme;
+	char like[KBLOOM_NAME_MAX];
 };
 
 /**
  * struct kbloom_name - argument of the commands that take only a name
  * @name: in: the filter's name.
  * @reserved: must be 0.
+ *
+ * KBLOOM_IOC_ROTATE rotates a windowed filter now (its timer, if any,
+ * starts its period over); -EINVAL on a plain filter.
  *
  * KBLOOM_IOC_DESTROY removes the filter: it disappears from lookups and
  * sysfs at once; callers in the middle of an operation on it finish it, and
@@ -202,9 +257,11 @@ struct kbloom_create {
  * counters (no increment is lost: counters are never written by the
  * clear, which records a baseline instead), and @bits_set stays exact.
  *
- * Both require CAP_SYS_ADMIN and a read-write fd. Errors: -EBADF, -EPERM,
- * -EINVAL, -ENOENT, -EINTR (CLEAR: a fatal signal arrived; the filter is
- * partly cleared, which loses no key that was not meant to go).
+ * All require CAP_SYS_ADMIN and a read-write fd. Errors: -EBADF, -EPERM,
+ * -EINVAL, -ENOENT, -EBUSY (DESTROY: in-kernel users such as iptables
+ * rules pin the filter; sysfs "rules" counts them), -EINTR (CLEAR: a
+ * fatal signal arrived; the filter is partly cleared, which loses no key
+ * that was not meant to go).
  */
 struct kbloom_name {
 	char name[KBLOOM_NAME_MAX];
@@ -230,7 +287,15 @@ struct kbloom_name {
  * @saturated: out: counting filters: counters stuck at KBLOOM_COUNTER_MAX;
  *	0 for plain filters. For counting filters @bits_set counts non-zero
  *	counters. Also a counter.
- * @reserved: must be 0 (in), 0 (out).
+ * @window_ms: out: windowed filters: W in milliseconds; else 0.
+ * @generations: out: windowed filters: G; else 0. For them @bits_set and
+ *	@saturated are those of the newest generation, and @memory_bytes is
+ *	all generations'.
+ * @rotations: out: rotations since creation (or image load).
+ * @newest_age_ms: out: milliseconds since the newest generation became
+ *	the newest.
+ *
+ * On input, @window_ms through @newest_age_ms (once reserved) must be 0.
  *
  * @adds, @queries and @hits count since creation, the last CLEAR or the
  * last IMPORT (which starts @adds at the image's count). @memory_bytes is
@@ -254,7 +319,10 @@ struct kbloom_info {
 	__u64 hits;
 	__u64 memory_bytes;
 	__u64 saturated;
-	__u64 reserved[3];
+	__u32 window_ms;
+	__u32 generations;
+	__u64 rotations;
+	__u64 newest_age_ms;
 };
 
 /**
@@ -427,7 +495,11 @@ struct kbloom_merge {
  * @reserved0: must be 0.
  * @seed_hi: EXPORT out, IMPORT in: KBLOOM_HASH_SIPHASH: the high 64 bits
  *	of the 128-bit seed; KBLOOM_HASH_JHASH: zero.
- * @reserved: must be 0.
+ * @generations: EXPORT out, IMPORT in: 0 for a plain filter, else G; the
+ *	payload is then G generations' storage one after the other, newest
+ *	first, each as described below.
+ * @window_ms: EXPORT out, IMPORT in: W; 0 if @generations is 0. A loaded
+ *	windowed filter starts a fresh period: its timer starts at the load.
  *
  * The payload is the filter's contents in a fixed byte order, whatever the
  * architecture: plain filters, bit i of the filter is bit (i % 8) of byte
@@ -466,7 +538,8 @@ struct kbloom_image {
 	__u32 import_flags;
 	__u32 reserved0;
 	__u32 seed_hi[2];
-	__u64 reserved;
+	__u32 generations;
+	__u32 window_ms;
 };
 
 /*
@@ -506,10 +579,12 @@ struct kbloom_image {
 
 #define KBLOOM_IOC_VERSION	_IOR(KBLOOM_IOC_MAGIC, 0x00, struct kbloom_version)
 #define KBLOOM_IOC_CREATE	_IOWR(KBLOOM_IOC_MAGIC, 0x01, struct kbloom_create)
+#define KBLOOM_IOC_CREATE_V1	_IOWR(KBLOOM_IOC_MAGIC, 0x01, struct kbloom_create_v1)
 #define KBLOOM_IOC_DESTROY	_IOW(KBLOOM_IOC_MAGIC, 0x02, struct kbloom_name)
 #define KBLOOM_IOC_CLEAR	_IOW(KBLOOM_IOC_MAGIC, 0x03, struct kbloom_name)
 #define KBLOOM_IOC_INFO		_IOWR(KBLOOM_IOC_MAGIC, 0x04, struct kbloom_info)
 #define KBLOOM_IOC_LIST		_IOWR(KBLOOM_IOC_MAGIC, 0x05, struct kbloom_list)
+#define KBLOOM_IOC_ROTATE	_IOW(KBLOOM_IOC_MAGIC, 0x06, struct kbloom_name)
 #define KBLOOM_IOC_ADD		_IOWR(KBLOOM_IOC_MAGIC, 0x10, struct kbloom_key)
 #define KBLOOM_IOC_QUERY	_IOWR(KBLOOM_IOC_MAGIC, 0x11, struct kbloom_key)
 #define KBLOOM_IOC_TEST_AND_ADD	_IOWR(KBLOOM_IOC_MAGIC, 0x12, struct kbloom_key)

@@ -1,0 +1,279 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Time-windowed filters.
+ *
+ * A windowed filter's generation (struct kbloom_gen, what an image load
+ * swaps) holds G generations of storage ("slices" here, to keep the two
+ * words apart) and a view: the slices in use, newest first, behind an RCU
+ * pointer. Every operation reads the view once, under rcu_read_lock(),
+ * hashes its key once and probes the slices at the same positions (they
+ * share m, k and the seed), so it runs wholly on one view.
+ *
+ * A rotation (from a delayed work: never on the hot path) publishes a view
+ * without the oldest slice, waits for a grace period so that no reader can
+ * still see that slice, clears it (no reader stalls, none sees a half
+ * cleared slice), and publishes it again as the newest. Between the two
+ * views readers see G - 1 slices: the one missing held only keys already
+ * older than W (G - 1) / G, which the guarantee lets go.
+ */
+
+#include <linux/jiffies.h>
+#include <linux/slab.h>
+#include <linux/vmalloc.h>
+
+#include "kbloom_filter.h"
+#include "kbloom_window.h"
+
+/* Rotations run on a system workqueue: they sleep (grace periods). */
+static unsigned long kbloom_window_period(const struct kbloom_window *win)
+{
+	return max(msecs_to_jiffies(win->window_ms / win->generations), 1UL);
+}
+
+static void kbloom_window_work(struct work_struct *work)
+{
+	struct kbloom_window *win = container_of(to_delayed_work(work),
+						 struct kbloom_window, work);
+
+	kbloom_window_rotate(win);
+	mutex_lock(&win->lock);
+	if (win->started && win->window_ms)
+		queue_delayed_work(system_unbound_wq, &win->work,
+				   kbloom_window_period(win));
+	mutex_unlock(&win->lock);
+}
+
+/**
+ * kbloom_window_new() - allocate G zeroed generations
+ * @generations: G, 2 to KBLOOM_MAX_GENERATIONS.
+ * @window_ms: W.
+ * @fill_limit: rotate when the newest holds this many positions; 0: never.
+ * @nbits: m of each generation.
+ * @nhashes: k.
+ * @flags: KBLOOM_CORE_* flags.
+ * @seed: the seed, shared by every generation.
+ *
+ * Process context. The caller has charged the memory.
+ *
+ * Return: the window, not yet rotating (kbloom_window_start()), or NULL.
+ */
+struct kbloom_window *kbloom_window_new(u32 generations, u32 window_ms,
+					u64 fill_limit, u64 nbits,
+					u32 nhashes, u32 flags,
+					const u32 *seed)
+{
+	size_t bytes = kbloom_core_bytes(nbits, flags);
+	struct kbloom_window *win;
+	unsigned long *bitmap;
+	u32 i;
+
+	win = kzalloc(struct_size(win, slices, generations),
+		      GFP_KERNEL_ACCOUNT);
+	if (!win)
+		return NULL;
+	win->generations = generations;
+	win->window_ms = window_ms;
+	win->fill_limit = fill_limit;
+	mutex_init(&win->lock);
+	INIT_DELAYED_WORK(&win->work, kbloom_window_work);
+	for (i = 0; i < generations; i++) {
+		struct kbloom_slice *s = &win->slices[i];
+
+		s->occ = alloc_percpu_gfp(struct kbloom_occupancy,
+					  GFP_KERNEL_ACCOUNT);
+		bitmap = __vmalloc(bytes, GFP_KERNEL_ACCOUNT | __GFP_ZERO |
+				   __GFP_NOWARN);
+		kbloom_core_init(&s->core, bitmap, nbits, nhashes, flags, seed);
+		if (!s->occ || !bitmap) {
+			kbloom_window_free(win);
+			return NULL;
+		}
+		win->views[0].s[i] = s;
+	}
+	win->views[0].n = generations;
+	RCU_INIT_POINTER(win->view, &win->views[0]);
+	win->newest_since = jiffies;
+	return win;
+}
+
+/* Process context; the window is stopped and no reader can reach it. */
+void kbloom_window_free(struct kbloom_window *win)
+{
+	u32 i;
+
+	kbloom_window_stop(win);
+	for (i = 0; i < win->generations; i++) {
+		vfree(win->slices[i].core.bitmap);
+		free_percpu(win->slices[i].occ);
+	}
+	mutex_destroy(&win->lock);
+	/* The slices' cores hold the seed. */
+	kfree_sensitive(win);
+}
+
+/* Start the timer: the window's filter is published. Process context. */
+void kbloom_window_start(struct kbloom_window *win)
+{
+	mutex_lock(&win->lock);
+	win->started = true;
+	win->newest_since = jiffies;
+	if (win->window_ms)
+		queue_delayed_work(system_unbound_wq, &win->work,
+				   kbloom_window_period(win));
+	mutex_unlock(&win->lock);
+}
+
+/* Stop the timer for good, waiting for a rotation in progress. */
+void kbloom_window_stop(struct kbloom_window *win)
+{
+	mutex_lock(&win->lock);
+	win->started = false;
+	mutex_unlock(&win->lock);
+	cancel_delayed_work_sync(&win->work);
+}
+
+/**
+ * kbloom_window_rotate() - clear the oldest generation, make it the newest
+ * @win: the window.
+ *
+ * Process context; sleeps for two grace periods. Never interrupted: a
+ * half-cleared generation must never become the newest.
+ */
+void kbloom_window_rotate(struct kbloom_window *win)
+{
+	struct kbloom_view *cur, *nxt;
+	struct kbloom_slice *oldest;
+	struct kbloom_delta d = {};
+
+	mutex_lock(&win->lock);
+	cur = rcu_dereference_protected(win->view,
+					lockdep_is_held(&win->lock));
+	nxt = cur == &win->views[0] ? &win->views[1] : &win->views[0];
+	oldest = cur->s[cur->n - 1];
+
+	/* Readers lose sight of the oldest generation... */
+	nxt->n = cur->n - 1;
+	memcpy(nxt->s, cur->s, nxt->n * sizeof(nxt->s[0]));
+	rcu_assign_pointer(win->view, nxt);
+	synchronize_rcu();
+
+	/* ...which no operation can touch now: clear it whole. */
+	kbloom_core_wipe(&oldest->core, &d);
+	kbloom_occ_account(oldest->occ, &d);
+
+	/* It comes back as the newest, in the view nobody reads any more. */
+	cur->n = nxt->n + 1;
+	cur->s[0] = oldest;
+	memcpy(&cur->s[1], nxt->s, nxt->n * sizeof(cur->s[0]));
+	rcu_assign_pointer(win->view, cur);
+	/* Before the next rotation rewrites nxt, its readers must be gone. */
+	synchronize_rcu();
+
+	win->rotations++;
+	WRITE_ONCE(win->newest_since, jiffies);
+	mutex_unlock(&win->lock);
+}
+
+/*
+ * Rotate now, on the timer's work so that the clear runs where no signal
+ * can cut it short, and restart the period; waits for it. Process context.
+ */
+void kbloom_window_rotate_now(struct kbloom_window *win)
+{
+	mod_delayed_work(system_unbound_wq, &win->work, 0);
+	flush_delayed_work(&win->work);
+}
+
+/*
+ * Rotate-at-fill: after a key set positions in the newest generation,
+ * look at its fill every 256 positions this CPU set (summing the per-CPU
+ * counters is not for every key) and, past the limit, rotate at once.
+ */
+static void kbloom_window_check_fill(struct kbloom_window *win,
+				     struct kbloom_slice *newest,
+				     const struct kbloom_delta *d)
+{
+	u64 occupied, stuck;
+
+	if (!win->fill_limit || !d->set ||
+	    !kbloom_occ_crossed(newest->occ, d->set, 256))
+		return;
+	kbloom_occ_read(newest->occ, &occupied, &stuck);
+	if (occupied >= win->fill_limit)
+		mod_delayed_work(system_unbound_wq, &win->work, 0);
+}
+
+/**
+ * kbloom_window_do() - run one operation on a windowed filter
+ * @win: the window.
+ * @op: the operation.
+ * @key: the key bytes.
+ * @len: its length, at least 1.
+ *
+ * Under rcu_read_lock(); any context, lock-free, never sleeps. Add goes to
+ * the newest generation; query asks all; test-and-add adds to the newest
+ * and answers "seen" if any generation had the key; remove takes the key
+ * from every generation in which it tests present.
+ *
+ * Return: the result bit, as kbloom_do().
+ */
+bool kbloom_window_do(struct kbloom_window *win, enum kbloom_op op,
+		      const void *key, u32 len)
+{
+	struct kbloom_view *view = rcu_dereference(win->view);
+	struct kbloom_slice *newest = view->s[0];
+	u64 pos[KBLOOM_CORE_MAX_HASHES];
+	struct kbloom_delta d = {};
+	bool ret = false;
+	u32 i;
+
+	kbloom_core_positions(&newest->core, key, len, pos);
+	switch (op) {
+	case KBLOOM_OP_ADD:
+		kbloom_core_add_at(&newest->core, pos, &d);
+		break;
+	case KBLOOM_OP_QUERY:
+		for (i = 0; i < view->n && !ret; i++)
+			ret = kbloom_core_test_at(&view->s[i]->core, pos);
+		return ret;
+	case KBLOOM_OP_TEST_AND_ADD:
+		ret = kbloom_core_test_and_add_at(&newest->core, pos, &d);
+		for (i = 1; i < view->n && !ret; i++)
+			ret = kbloom_core_test_at(&view->s[i]->core, pos);
+		break;
+	case KBLOOM_OP_REMOVE:
+		for (i = 0; i < view->n; i++) {
+			struct kbloom_delta di = {};
+
+			if (kbloom_core_remove_at(&view->s[i]->core, pos, &di))
+				ret = true;
+			kbloom_occ_account(view->s[i]->occ, &di);
+		}
+		return ret;
+	}
+	kbloom_occ_account(newest->occ, &d);
+	kbloom_window_check_fill(win, newest, &d);
+	return ret;
+}
+
+/*
+ * Generation @i, newest first, for whole-filter operations (clear, export,
+ * import): the caller holds @win->lock, so no rotation reorders them.
+ */
+struct kbloom_slice *kbloom_window_slice(struct kbloom_window *win, u32 i)
+{
+	struct kbloom_view *view;
+
+	view = rcu_dereference_protected(win->view,
+					 lockdep_is_held(&win->lock));
+	return view->s[i];
+}
+
+void kbloom_window_info(struct kbloom_window *win, u64 *rotations,
+			u64 *newest_age_ms)
+{
+	mutex_lock(&win->lock);
+	*rotations = win->rotations;
+	*newest_age_ms = jiffies_to_msecs(jiffies - win->newest_since);
+	mutex_unlock(&win->lock);
+}
