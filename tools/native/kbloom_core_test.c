@@ -311,6 +311,45 @@ static bool sizing_reproduces_seed_figures(void)
 	return true;
 }
 
+/*
+ * The rules CREATE and IMPORT share (kbloom_params_valid()), the window's
+ * per-generation rate, and the design fill rotate-at-fill watches for,
+ * against libm.
+ */
+static bool params_window_and_fill(void)
+{
+	u64 m, fill;
+	u32 k, g;
+	double want;
+
+	if (kbloom_size(1000000, 10000000, &m, &k))
+		return fail("sizing 1%% failed");
+	if (!kbloom_params_valid(m, k, 0, 1000000, 10000000) ||
+	    !kbloom_params_valid(m, k, KBLOOM_CORE_FLAGS, 5, 0) ||
+	    kbloom_params_valid(m + 1, k, 0, 1000000, 10000000) ||
+	    kbloom_params_valid(m, k + 1, 0, 1000000, 10000000) ||
+	    kbloom_params_valid(m, k, 0, 0, 10000000) ||
+	    kbloom_params_valid(m, k, 0, 1000000, 1000000000) ||
+	    kbloom_params_valid(m, k, 4, 1000000, 10000000) ||
+	    kbloom_params_valid(63, 1, 0, 0, 0) ||
+	    kbloom_params_valid(64, 33, 0, 0, 0))
+		return fail("kbloom_params_valid() disagrees with CREATE's rules");
+	for (g = 2; g <= 16; g++)
+		if (kbloom_window_fpr(10000000, g) != 10000000 / g)
+			return fail("window rate for G %u", g);
+	if (kbloom_window_fpr(10000000, 0) != 10000000 ||
+	    kbloom_window_fpr(3, 16) != 1)
+		return fail("window rate edge cases");
+	fill = kbloom_fill_at(m, k, 1000000);
+	want = m * (1 - exp(-(double)k * 1000000 / m));
+	if (fabs(fill - want) > 1e-6 * want + 2)
+		return fail("fill at capacity %llu, libm says %.0f",
+			    (unsigned long long)fill, want);
+	if (kbloom_fill_at(64, 32, 1000) != 64)
+		return fail("an overfull filter's fill is not m");
+	return true;
+}
+
 /* The fixed-point sizing agrees with the same formulas in double. */
 static bool sizing_agrees_with_libm(void)
 {
@@ -762,6 +801,7 @@ static const struct {
 	{ "fpr_matches_theory", fpr_matches_theory },
 	{ "sizing_reproduces_seed_figures", sizing_reproduces_seed_figures },
 	{ "sizing_agrees_with_libm", sizing_agrees_with_libm },
+	{ "params_window_and_fill", params_window_and_fill },
 	{ "fixed_point_log_exp_accurate", fixed_point_log_exp_accurate },
 	{ "test_and_add_reports_seen", test_and_add_reports_seen },
 	{ "clear_and_weight", clear_and_weight },
