@@ -1,7 +1,22 @@
 # SPDX-License-Identifier: GPL-2.0
 #
-# kbloom. `make` builds the module (and the KUnit module where the kernel
-# has KUnit) against KDIR, plus the tools. `make check` is the test command.
+# kbloom.
+#
+#   make                  the modules (kmod/kbloom.ko, kmod/xt_bloom.ko; the
+#                         KUnit suites inside kbloom.ko where the kernel has
+#                         KUnit) against KDIR, tools/bloomctl/bloomctl, and
+#                         tools/xtables/libxt_bloom.so if libxtables-dev is
+#                         installed. Needs build-essential, the kernel
+#                         headers and zlib1g-dev.
+#   make install          all that (DESTDIR, PREFIX; see below); make uninstall
+#   make check            the test command (tools/check.sh)
+#   make dkms-check       dkms add/build/install/remove in a scratch tree
+#   make deb              kbloom-dkms and bloomctl .debs in build/deb
+#   make deb-check        make deb, lintian, and the packages' file lists
+#   make completion-check the bash completion of bloomctl
+#   make tools            the test-only programs too (static and 32-bit
+#                         bloomctl, selftests): needs tools/deps.sh's packages
+#   make demo, make shell, make bench, make sparse, make checkpatch
 
 KDIR ?= $(firstword $(wildcard /lib/modules/$(shell uname -r)/build) \
 	$(lastword $(sort $(wildcard /usr/src/linux-headers-*-amd64))))
@@ -11,16 +26,154 @@ KSRC ?= $(or $(KBLOOM_CACHE),$(HOME)/.cache/kbloom)/linux-source-6.1
 SOURCES := $(filter-out %.mod.c,$(wildcard kmod/*.[ch] kmod/selftest/*.[ch])) \
 	include/uapi/linux/kbloom.h
 
-all: modules tools
+# The version is written in one place, the first line of debian/changelog;
+# dkms.conf and the packages take it from there.
+# (Its upstream part: no epoch, no Debian revision.)
+KBLOOM_VERSION := $(shell sed -n '1{s/^[^(]*(\([^)]*\)).*/\1/;s/^[0-9]*://;s/-[^-]*$$//;p}' debian/changelog)
 
-modules:
+# ---- installation ----------------------------------------------------------
+# PREFIX is /usr/local, where locally built software goes (Debian policy
+# 9.1.2); the Debian packages install with PREFIX=/usr. The modules go to
+# /lib/modules/KVER/$(INSTALL_MOD_DIR) (kbuild's own default, "extra"; DKMS
+# uses updates/dkms, which depmod ranks first) whatever PREFIX is, and the
+# iptables extension to the directory iptables loads extensions from.
+PREFIX ?= /usr/local
+SBINDIR ?= $(PREFIX)/sbin
+MANDIR ?= $(PREFIX)/share/man
+BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
+DOCDIR ?= $(PREFIX)/share/doc/kbloom
+INSTALL_MOD_DIR ?= extra
+PKG_CONFIG ?= pkg-config
+XTLIBDIR ?= $(shell $(PKG_CONFIG) --variable=xtlibdir xtables 2>/dev/null)
+INSTALL ?= install
+# The kernel KDIR is for, e.g. 6.1.0-57-amd64.
+KVER ?= $(shell sed -n 's/^\#define UTS_RELEASE "\(.*\)"/\1/p' \
+	$(KDIR)/include/generated/utsrelease.h 2>/dev/null)
+# What modules_install puts under /lib/modules/KVER/$(INSTALL_MOD_DIR)/.
+MODULES := kmod/kbloom kmod/xt_bloom
+MODDIR = $(DESTDIR)/lib/modules/$(KVER)/$(INSTALL_MOD_DIR)
+# Kernels built with CONFIG_MODULE_SIG_ALL (Debian's) make modules_install
+# sign with the kernel's own key, which distributions do not ship: without
+# it, do not try (sign-file would only print an error). DKMS signs with
+# its MOK key instead.
+SIG_KEY := $(shell sed -n 's/^CONFIG_MODULE_SIG_KEY="\(.*\)"/\1/p' $(KDIR)/.config 2>/dev/null)
+NOSIGN := $(if $(SIG_KEY),$(if $(wildcard $(if $(filter /%,$(SIG_KEY)),,$(KDIR)/)$(SIG_KEY)),,CONFIG_MODULE_SIG_ALL=))
+
+all: modules bloomctl xtables
+
+no-kdir:
+	@test -n "$(KDIR)" || { echo "no kernel build directory: apt-get install linux-headers-$$(uname -r), or make KDIR=DIR" >&2; exit 1; }
+
+modules: no-kdir
 	$(MAKE) -C $(KDIR) M=$(CURDIR) W=1 modules
 
+# Only the dynamically linked bloomctl: the static and 32-bit variants are
+# the tests' (make tools).
+bloomctl:
+	$(MAKE) -C tools/bloomctl bloomctl
+
+# The iptables extension needs libxtables-dev; without it, say so and go on.
+xtables:
+	@if $(PKG_CONFIG) --exists xtables 2>/dev/null; then \
+		$(MAKE) -C tools/xtables; \
+	else \
+		echo "note: libxt_bloom.so (the iptables extension) not built: apt-get install libxtables-dev pkgconf"; \
+	fi
+
+# The test-only programs, as tools/check.sh uses them.
 tools:
 	$(MAKE) -C tools/native
-	$(MAKE) -C tools/bloomctl
+	$(MAKE) -C tools/bloomctl bloomctl bloomctl.static bloomctl32
 	$(MAKE) -C tools/selftest
 
+install: install-modules install-tools
+
+# depmod only for the running system: with DESTDIR, whoever installs the
+# staged files runs it (the packages' postinst, or by hand).
+install-modules: modules
+	$(MAKE) -C $(KDIR) M=$(CURDIR) INSTALL_MOD_PATH=$(abspath $(DESTDIR)) \
+		INSTALL_MOD_DIR=$(INSTALL_MOD_DIR) DEPMOD=true $(NOSIGN) modules_install
+ifeq ($(DESTDIR),)
+	@if command -v depmod > /dev/null; then set -x; depmod -a $(KVER); \
+	else echo "note: no depmod (apt-get install kmod): run 'depmod -a $(KVER)'"; fi
+else
+	@echo "note: depmod not run (DESTDIR is set): run 'depmod -a $(KVER)' once the modules are in place"
+endif
+
+# Built first; then installed by a second make, which sees what was built.
+install-tools: bloomctl xtables
+	@$(MAKE) --no-print-directory install-tools-files
+
+install-tools-files:
+	$(INSTALL) -D -m 0755 tools/bloomctl/bloomctl $(DESTDIR)$(SBINDIR)/bloomctl
+	$(INSTALL) -D -m 0644 tools/bloomctl/bloomctl.8 $(DESTDIR)$(MANDIR)/man8/bloomctl.8
+	$(INSTALL) -D -m 0644 tools/completion/bloomctl $(DESTDIR)$(BASHCOMPDIR)/bloomctl
+	$(INSTALL) -D -m 0644 tools/packaging/60-kbloom.rules.example \
+		$(DESTDIR)$(DOCDIR)/60-kbloom.rules.example
+ifeq ($(wildcard tools/xtables/libxt_bloom.so),)
+	@echo "note: libxt_bloom.so not installed (not built: no libxtables-dev)"
+else ifeq ($(XTLIBDIR),)
+	@echo "note: libxt_bloom.so not installed: no xtables directory (pkg-config --variable=xtlibdir xtables)"
+else
+	$(INSTALL) -D -m 0644 tools/xtables/libxt_bloom.so $(DESTDIR)$(XTLIBDIR)/libxt_bloom.so
+ifneq ($(wildcard tools/xtables/libxt_bloom.man),)
+	$(INSTALL) -d $(DESTDIR)$(MANDIR)/man8
+	sh tools/packaging/xtables-man.sh $(KBLOOM_VERSION) tools/xtables/libxt_bloom.man \
+		> $(DESTDIR)$(MANDIR)/man8/libxt_bloom.8
+	chmod 0644 $(DESTDIR)$(MANDIR)/man8/libxt_bloom.8
+endif
+endif
+
+uninstall: uninstall-modules uninstall-tools
+
+# Remove DIR, then its parents, while they are empty, but only inside a
+# DESTDIR (a staging tree): on the real system, only kbloom's own
+# directories go.
+prune = d='$(DESTDIR)$(1)'; \
+	while [ -n '$(DESTDIR)' ] && [ "$${d\#'$(DESTDIR)'/}" != "$$d" ]; do \
+		if [ -d "$$d" ]; then rmdir "$$d" 2>/dev/null || break; fi; d=$${d%/*}; done
+
+uninstall-modules:
+	@test -n "$(KVER)" || { echo "which kernel? make uninstall KVER=... (or KDIR=...)" >&2; exit 1; }
+	rm -f $(foreach m,$(MODULES),$(MODDIR)/$(m).ko $(MODDIR)/$(m).ko.gz $(MODDIR)/$(m).ko.xz $(MODDIR)/$(m).ko.zst)
+	rmdir $(MODDIR)/kmod 2>/dev/null || true
+	rmdir $(MODDIR) 2>/dev/null || true
+	@$(call prune,/lib/modules/$(KVER))
+ifeq ($(DESTDIR),)
+	@if [ -d /lib/modules/$(KVER)/kernel ] && command -v depmod > /dev/null; then \
+		set -x; depmod -a $(KVER); fi
+endif
+
+uninstall-tools:
+	rm -f $(DESTDIR)$(SBINDIR)/bloomctl $(DESTDIR)$(MANDIR)/man8/bloomctl.8 \
+		$(DESTDIR)$(MANDIR)/man8/libxt_bloom.8 \
+		$(DESTDIR)$(BASHCOMPDIR)/bloomctl \
+		$(DESTDIR)$(DOCDIR)/60-kbloom.rules.example
+ifneq ($(XTLIBDIR),)
+	rm -f $(DESTDIR)$(XTLIBDIR)/libxt_bloom.so
+endif
+	rmdir $(DESTDIR)$(DOCDIR) 2>/dev/null || true
+	@$(call prune,$(SBINDIR)); $(call prune,$(MANDIR)/man8); \
+	$(call prune,$(BASHCOMPDIR)); $(call prune,$(DOCDIR)); \
+	$(if $(XTLIBDIR),$(call prune,$(XTLIBDIR)))
+
+# ---- packaging and its tests -------------------------------------------------
+print-version:
+	@echo $(KBLOOM_VERSION)
+
+dkms-check:
+	bash tools/packaging/dkms-check.sh
+
+deb:
+	bash tools/packaging/deb.sh
+
+deb-check:
+	bash tools/packaging/deb.sh --check
+
+completion-check: bloomctl
+	bash tools/completion/test.sh tools/bloomctl/bloomctl
+
+# ---- development -------------------------------------------------------------
 # C=2: check every file, not only those recompiled.
 sparse:
 	$(MAKE) -C $(KDIR) M=$(CURDIR) W=1 C=2 CHECK=sparse modules
@@ -46,10 +199,14 @@ shell:
 	bash tools/demo.sh --shell
 
 clean:
-	$(MAKE) -C $(KDIR) M=$(CURDIR) clean
+	$(if $(KDIR),$(MAKE) -C $(KDIR) M=$(CURDIR) clean)
 	$(MAKE) -C tools/native clean
 	$(MAKE) -C tools/bloomctl clean
 	$(MAKE) -C tools/selftest clean
+	$(MAKE) -C tools/xtables clean
 	rm -rf build build.native.log
 
-.PHONY: all modules tools sparse checkpatch check bench demo shell clean
+.PHONY: all no-kdir modules bloomctl xtables tools install install-modules \
+	install-tools install-tools-files uninstall uninstall-modules uninstall-tools print-version \
+	dkms-check deb deb-check completion-check sparse checkpatch check \
+	bench demo shell clean

@@ -3,7 +3,8 @@
 #
 # Tests of the tests: build kbloom with a deliberate bug, boot the debug
 # kernel with only the KUnit suites, and require that the run FAILS.
-# Usage: mutate.sh KDIR OUTDIR; prints one "ok"/"not ok" line per mutant.
+# Usage: mutate.sh KDIR OUTDIR; prints the TAP plan, then one "ok"/"not ok"
+# line per mutant; exits 1 if any is "not ok".
 set -uo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -19,7 +20,9 @@ mutants=(
 	'probe step allowed to be 0|kmod/kbloom_core.c|s/probe->y = 1 + kbloom_reduce(rol64(h, 32), core->nbits - 1);/probe->y = kbloom_reduce(rol64(h, 32), core->nbits);/'
 )
 
+echo "1..${#mutants[@]}"
 i=0
+bad=0
 for m in "${mutants[@]}"; do
 	i=$((i + 1))
 	IFS='|' read -r name file expr <<< "$m"
@@ -27,10 +30,12 @@ for m in "${mutants[@]}"; do
 	kbloom_module_tree "$dir"
 	sed -i "$expr" "$dir/$file"
 	if cmp -s "$top/$file" "$dir/$file"; then
+		bad=1
 		echo "not ok - mutant '$name': the sed expression no longer applies"
 		continue
 	fi
 	if ! kbloom_module_make "$kdir" "$dir"; then
+		bad=1
 		echo "not ok - mutant '$name' does not build (log: $dir/build.log)"
 		continue
 	fi
@@ -40,6 +45,8 @@ for m in "${mutants[@]}"; do
 		why=$(grep -E -m1 '^    not ok|^not ok' "$dir/vm/tests.log" | sed 's/^ *//')
 		echo "ok - mutant '$name' is caught (${why:-the run failed})"
 	else
+		bad=1
 		echo "not ok - mutant '$name' survived: the tests did not notice"
 	fi
 done
+exit "$bad"

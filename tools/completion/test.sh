@@ -1,0 +1,222 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Tests of the bash completion of bloomctl (tools/completion/bloomctl):
+# source it, set COMP_WORDS/COMP_CWORD as bash would for a command line,
+# call _bloomctl, compare COMPREPLY. Filter names come from a stand-in
+# bloomctl that prints what 'bloomctl list' prints, and, when the fake
+# device of tools/bloomctl/fakedev.c builds, from the real bloomctl.
+# The subcommands and options are checked against the real bloomctl's
+# --help. Needs no module and no root.
+#
+# Usage: test.sh [BLOOMCTL]   (default tools/bloomctl/bloomctl, which
+# 'make bloomctl' builds). Prints "ok"/"not ok" lines, the TAP plan, then
+# "N passed, M failed".
+set -uo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/../.." && pwd)
+real=${1:-$top/tools/bloomctl/bloomctl}
+[[ $real == /* ]] || real=$PWD/$real
+passed=0
+failed=0
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/bloomctl-completion.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+
+ok() { passed=$((passed + 1)); echo "ok - $*"; }
+not_ok() { failed=$((failed + 1)); echo "not ok - $*"; }
+
+# shellcheck source=tools/completion/bloomctl
+. "$here/bloomctl"
+
+# A stand-in bloomctl, first in PATH: 'list' prints what bloomctl.c's
+# cmd_list prints (a header, then one line per filter in name order; a
+# filter may be called NAME), per device; anything else fails.
+mkdir -p "$tmp/bin" "$tmp/files/sub"
+cat > "$tmp/bin/bloomctl" << 'EOF'
+#!/bin/sh
+dev=${BLOOMCTL_DEVICE:-/dev/bloom}
+if [ "$1" = -d ]; then dev=$2; shift 2; fi
+[ "$1" = list ] && [ $# -eq 1 ] || exit 2
+case $dev in
+/dev/bloom)
+	echo 'NAME      BITS  HASHES  BITS_SET  ADDS'
+	echo 'NAME      9586       7         0     0'
+	echo 'flows.v4  9586       7        12     2'
+	echo 'seen      9586       7         0     0' ;;
+*/other)
+	echo 'NAME  BITS  HASHES  BITS_SET  ADDS'
+	echo 'alt   9586       7         0     0' ;;
+*/empty) ;;
+*) echo "bloomctl: $dev: No such file or directory" >&2; exit 2 ;;
+esac
+EOF
+chmod +x "$tmp/bin/bloomctl"
+PATH=$tmp/bin:$PATH
+: > "$tmp/files/a.img"
+: > "$tmp/files/b.txt"
+cd "$tmp/files" || exit 2
+
+# complete LINE: what _bloomctl offers with the cursor at the end of LINE,
+# sorted, on one line.
+complete_line() {
+	local line=$1
+	read -r -a COMP_WORDS <<< "$line"
+	[[ $line == *" " ]] && COMP_WORDS+=("")
+	COMP_CWORD=$((${#COMP_WORDS[@]} - 1))
+	COMP_LINE=$line
+	COMP_POINT=${#line}
+	COMPREPLY=()
+	_bloomctl "${COMP_WORDS[0]}" "${COMP_WORDS[COMP_CWORD]}" \
+		"${COMP_WORDS[COMP_CWORD - 1]}" 2> "$tmp/stderr"
+	[ -s "$tmp/stderr" ] && sed 's/^/stderr: /' "$tmp/stderr"
+	[ ${#COMPREPLY[@]} -eq 0 ] || printf '%s\n' "${COMPREPLY[@]}" | LC_ALL=C sort | paste -sd ' '
+}
+
+# The words of stdin, sorted, on one line.
+words() { tr ' ' '\n' | sed '/^$/d' | LC_ALL=C sort | paste -sd ' '; }
+
+# expect DESCRIPTION LINE WANT: WANT is the words expected, space separated.
+expect() {
+	local got want
+	got=$(complete_line "$2")
+	want=$(words <<< "$3")
+	if [ "$got" = "$want" ]; then
+		ok "$1"
+	else
+		not_ok "$1"
+		echo "#   '$2<TAB>': got '$got', want '$want'"
+	fi
+}
+
+all_commands="add calc clear create destroy estimate help inspect list load merge query remove save show test-and-add version"
+common="--help --json --pretty -h -j -p"
+filters="NAME flows.v4 seen"
+files="a.img b.txt sub"
+
+expect "subcommands" "bloomctl " "$all_commands"
+expect "subcommands by prefix" "bloomctl te" "test-and-add"
+expect "global options" "bloomctl -" "--device --help --json --pretty --version -V -d -h -j -p"
+expect "the subcommand after global options" "bloomctl -j -p sh" "show"
+expect "-d takes a file" "bloomctl -d " "$files"
+expect "an unknown subcommand gets nothing" "bloomctl frobnicate " ""
+expect "create's options" "bloomctl create x -" \
+	"--bits --capacity --counting --fpr --hash --hashes --like $common"
+expect "create --hash: the schemes" "bloomctl create x --hash " "jhash siphash"
+expect "create --like: filter names" "bloomctl create x --like " "$filters"
+expect "create NAME is new: nothing offered" "bloomctl create " ""
+expect "create --capacity takes a number: nothing offered" "bloomctl create x --capacity " ""
+expect "filter names, the header of 'bloomctl list' left out" "bloomctl show " "$filters"
+expect "filter names by prefix" "bloomctl destroy s" "seen"
+for c in destroy clear show add query test-and-add remove save; do
+	expect "$c NAME: filter names" "bloomctl $c " "$filters"
+done
+expect "filter names from the device given with -d" "bloomctl -d /x/other clear " "alt"
+expect "filter names from the device given with --device" "bloomctl --device /x/other show " "alt"
+expect "no filter: nothing" "bloomctl -d /x/empty show " ""
+expect "no device: nothing, and nothing on stderr" "bloomctl -d /x/gone show " ""
+expect "merge DST SRC: filter names" "bloomctl merge seen " "$filters"
+expect "merge takes two" "bloomctl merge seen flows.v4 " ""
+expect "estimate A B: filter names" "bloomctl estimate NAME " "$filters"
+expect "add's options" "bloomctl add seen --" "--batch --count --file --help --hex --json --pretty"
+expect "query's options" "bloomctl query seen -" "--batch --count --file --hex $common"
+expect "remove's options" "bloomctl remove -" "--batch --count --file --hex $common"
+expect "add KEY: nothing offered" "bloomctl add seen " ""
+expect "add --file: file names" "bloomctl add seen --file " "$files"
+expect "add --file by prefix" "bloomctl add seen --file a" "a.img"
+expect "add --batch takes a number" "bloomctl add seen --batch " ""
+expect "options before NAME do not count as arguments" "bloomctl add --count --file x " "$filters"
+expect "after --, no options" "bloomctl query seen -- -" ""
+expect "save NAME FILE: file names" "bloomctl save seen " "$files"
+expect "save's options" "bloomctl save seen x -" "--compress $common"
+expect "load NAME is new: nothing offered" "bloomctl load " ""
+expect "load --replace NAME: filter names" "bloomctl load --replace " "$filters"
+expect "load NAME FILE: file names" "bloomctl load new " "$files"
+expect "load's options" "bloomctl load new x -" "--max-payload --replace $common"
+expect "inspect FILE: file names" "bloomctl inspect " "$files"
+expect "inspect's options" "bloomctl inspect -" "--max-payload $common"
+expect "calc's options" "bloomctl calc -" "--bits --capacity --fpr --hashes $common"
+for c in destroy clear list show merge estimate version help; do
+	expect "$c's options" "bloomctl $c -" "$common"
+done
+expect "the command word as typed (a path)" "$tmp/bin/bloomctl show f" "flows.v4"
+
+# File names again through bash-completion's _filedir, as on a system with
+# the bash-completion package.
+if bash -c '. /usr/share/bash-completion/bash_completion' > /dev/null 2>&1; then
+	# shellcheck source=/dev/null
+	. /usr/share/bash-completion/bash_completion > /dev/null 2>&1
+	expect "with bash-completion: add --file" "bloomctl add seen --file " "$files"
+	expect "with bash-completion: save NAME FILE" "bloomctl save seen b" "b.txt"
+	expect "with bash-completion: inspect FILE" "bloomctl inspect s" "sub"
+	expect "with bash-completion: filter names still" "bloomctl show " "$filters"
+	if complete -p bloomctl > /dev/null 2>&1; then
+		ok "with bash-completion: complete -p bloomctl"
+	else
+		not_ok "with bash-completion: complete -p bloomctl"
+	fi
+else
+	echo "# no bash-completion package: _filedir not tested"
+fi
+
+# The real bloomctl: its subcommands and options are what the completion
+# offers.
+help_commands() { # BLOOMCTL: the subcommands of --help
+	"$1" --help | awk '/^Subcommands:/ { s = 1; next } s && /^$/ { exit } s { print $1 }'
+}
+help_options() { # BLOOMCTL [SUBCOMMAND]: the options of [SUBCOMMAND] --help
+	"$@" --help | sed -n 's/^  \(-[A-Za-z], \)\{0,1\}\(--[a-z0-9-]*\).*/\1 \2/p' |
+		tr -d ',' | tr ' ' '\n' | sed '/^$/d'
+}
+if [ -x "$real" ] && "$real" --help > /dev/null 2>&1; then
+	want=$(help_commands "$real" | words)
+	got=$(complete_line "bloomctl ")
+	if [ "$got" = "$want" ]; then
+		ok "the subcommands are those of 'bloomctl --help'"
+	else
+		not_ok "the subcommands are those of 'bloomctl --help'"
+		echo "#   completion: '$got'; bloomctl --help: '$want'"
+	fi
+	want=$(help_options "$real" | words)
+	got=$(complete_line "bloomctl -")
+	if [ "$got" = "$want" ]; then
+		ok "the global options are those of 'bloomctl --help'"
+	else
+		not_ok "the global options are those of 'bloomctl --help'"
+		echo "#   completion: '$got'; bloomctl --help: '$want'"
+	fi
+	for c in $(help_commands "$real"); do
+		want=$(help_options "$real" "$c" | words)
+		got=$(complete_line "bloomctl $c -")
+		if [ -n "$want" ] && [ "$got" = "$want" ]; then
+			ok "the options of $c are those of 'bloomctl $c --help'"
+		else
+			not_ok "the options of $c are those of 'bloomctl $c --help'"
+			echo "#   completion: '$got'; bloomctl $c --help: '$want'"
+		fi
+	done
+
+	# Filter names through the real 'bloomctl list', on the fake device.
+	b=$top/tools/bloomctl
+	if cc -shared -fPIC -O1 -std=gnu11 -I"$top/include/uapi" -I"$b/core" -I"$top/kmod" \
+		-o "$tmp/fakedev.so" "$b/fakedev.c" "$b/sizing.c" "$top/kmod/kbloom_core.c" \
+		-ldl > "$tmp/cc.log" 2>&1; then
+		mkdir -p "$tmp/state"
+		: > "$tmp/fakedev"
+		export LD_PRELOAD=$tmp/fakedev.so FAKEDEV=$tmp/fakedev FAKEDEV_STATE=$tmp/state
+		for f in seen flows.v4 NAME; do
+			"$real" -d "$tmp/fakedev" create "$f" --capacity 1000 --fpr 0.01 > /dev/null 2>&1
+		done
+		expect "filter names from the real 'bloomctl list' (fake device)" \
+			"$real -d $tmp/fakedev show " "$filters"
+		unset LD_PRELOAD FAKEDEV FAKEDEV_STATE
+	else
+		ok "filter names from the real 'bloomctl list' # SKIP fakedev.so does not build"
+	fi
+else
+	not_ok "no bloomctl at $real to check the subcommands and options against (make bloomctl)"
+fi
+
+echo "1..$((passed + failed))"
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
