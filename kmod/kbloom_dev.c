@@ -90,7 +90,9 @@ static long kbloom_ioc_version(void __user *argp)
 {
 	struct kbloom_version v = {
 		.api_version = KBLOOM_API_VERSION,
-		.hash_scheme = KBLOOM_HASH_DEFAULT,
+		.hash_scheme = KBLOOM_HASH_JHASH,
+		.default_hash_scheme = KBLOOM_HASH_DEFAULT,
+		.max_generations = KBLOOM_MAX_GENERATIONS,
 		.features = KBLOOM_FEATURE_BATCH | KBLOOM_FEATURE_TEST_AND_ADD |
 			    KBLOOM_FEATURE_SIZING | KBLOOM_FEATURE_COUNTING |
 			    KBLOOM_FEATURE_MERGE | KBLOOM_FEATURE_IMAGE |
@@ -117,6 +119,22 @@ static u32 kbloom_uapi_flags(u32 core_flags)
 	return core_flags & KBLOOM_CORE_COUNTING ? KBLOOM_CREATE_COUNTING : 0;
 }
 
+/*
+ * What CREATE and IMPORT both require of a filter's parameters: the
+ * core's rules (kbloom_params_valid(), with each generation's rate), and a
+ * design fill for rotate-at-fill to watch for.
+ */
+static int kbloom_params_check(const struct kbloom_params *p)
+{
+	if (!kbloom_params_valid(p->nbits, p->nhashes, p->flags, p->capacity,
+				 kbloom_window_fpr(p->fpr_ppb, p->generations)))
+		return -EINVAL;
+	if (p->rotate_at_fill &&
+	    !kbloom_fill_at(p->nbits, p->nhashes, p->capacity))
+		return -EINVAL;
+	return 0;
+}
+
 /* The window of a new filter: @c's fields into @p, checked. */
 static int kbloom_create_window(const struct kbloom_create *c,
 				struct kbloom_params *p)
@@ -133,14 +151,18 @@ static int kbloom_create_window(const struct kbloom_create *c,
 	return 0;
 }
 
-/* Everything of a new filter but the name, from @c into @p, checked. */
+/*
+ * Everything of a new filter but the name, from @c into @p, checked.
+ * @v1: the caller uses the layout from before hash schemes: its 0 means
+ * jhash, the only scheme it knows how to save and load.
+ */
 static int kbloom_create_params(struct kbloom_create *c,
-				struct kbloom_params *p)
+				struct kbloom_params *p, bool v1)
 {
 	int ret;
 
 	if (!c->hash_scheme)
-		c->hash_scheme = KBLOOM_HASH_DEFAULT;
+		c->hash_scheme = v1 ? KBLOOM_HASH_JHASH : KBLOOM_HASH_DEFAULT;
 	if (!kbloom_scheme_valid(c->hash_scheme) ||
 	    !kbloom_zeroed(c->like, sizeof(c->like)))
 		return -EINVAL;
@@ -166,10 +188,7 @@ static int kbloom_create_params(struct kbloom_create *c,
 		p->nhashes = c->hashes ? c->hashes :
 			     kbloom_optimal_hashes(c->bits, c->capacity);
 	}
-	if (!kbloom_params_valid(p->nbits, p->nhashes, p->flags, p->capacity,
-				 kbloom_window_fpr(p->fpr_ppb, p->generations)))
-		return -EINVAL;
-	return 0;
+	return kbloom_params_check(p);
 }
 
 /*
@@ -209,7 +228,8 @@ static long kbloom_ioc_create(struct file *file, void __user *argp,
 		ret = kbloom_filter_create_like(c.name, c.like, p.flags, &p,
 						&filter);
 	} else {
-		ret = kbloom_create_params(&c, &p);
+		ret = kbloom_create_params(&c, &p,
+					   size == sizeof(struct kbloom_create_v1));
 		if (!ret)
 			ret = kbloom_filter_create(c.name, &p, &filter);
 	}
@@ -232,7 +252,9 @@ static long kbloom_ioc_create(struct file *file, void __user *argp,
 		 * created": take back this filter, not whatever may have
 		 * taken its name since.
 		 */
-		kbloom_filter_unlink_this(filter);
+		if (kbloom_filter_unlink_this(filter) == -EBUSY)
+			pr_notice_ratelimited("kbloom: %s: created, pinned before the result could be written back: it stays\n",
+					      c.name);
 		ret = -EFAULT;
 	}
 	kbloom_filter_put(filter);
@@ -469,10 +491,10 @@ static_assert(KBLOOM_CHUNK_BYTES >= 8 * KBLOOM_KEY_MAX);
  * bytes, run @op, write their results. Stops early, with an error, at a
  * bad length; b->done and b->hits are advanced over what was processed.
  */
-static int kbloom_batch_chunk(struct kbloom_filter *filter, enum kbloom_op op,
-			      struct kbloom_batch *b, struct kbloom_chunk *c,
-			      u64 *key_off)
+static int kbloom_batch_chunk(enum kbloom_op op, struct kbloom_batch *b,
+			      struct kbloom_chunk *c, u64 *key_off)
 {
+	struct kbloom_filter *filter;
 	u32 n = min_t(u32, b->count - b->done, KBLOOM_CHUNK_KEYS);
 	const u32 __user *ulens = u64_to_user_ptr(b->lens);
 	u8 __user *uresults = u64_to_user_ptr(b->results) + b->done / 8;
@@ -517,10 +539,18 @@ static int kbloom_batch_chunk(struct kbloom_filter *filter, enum kbloom_op op,
 	    copy_to_user(uresults, c->results, DIV_ROUND_UP(n, 8)))
 		return -EFAULT;
 
+	/*
+	 * The filter is held only while the chunk is applied, never across
+	 * a copy from or to userspace: a stalled user page must not keep a
+	 * destroyed filter's memory allocated.
+	 */
+	filter = kbloom_filter_get(b->name);
+	if (!filter)
+		return -ENOENT;
 	/* One generation for the whole chunk: see kbloom_filter_replace_gen(). */
 	rcu_read_lock();
 	gen = kbloom_filter_gen(filter);
-	err = kbloom_op_check(&gen->core, op);
+	err = READ_ONCE(filter->dead) ? -ENOENT : kbloom_op_check(&gen->core, op);
 	for (key = c->keys, i = 0; !err && i < n; key += c->lens[i], i++) {
 		if (kbloom_gen_do(gen, op, key, c->lens[i])) {
 			c->results[i / 8] |= 1U << (i % 8);
@@ -528,9 +558,11 @@ static int kbloom_batch_chunk(struct kbloom_filter *filter, enum kbloom_op op,
 		}
 	}
 	rcu_read_unlock();
+	if (!err)
+		kbloom_count_op(filter, op, n, hits);
+	kbloom_filter_put(filter);
 	if (err)
 		return err;
-	kbloom_count_op(filter, op, n, hits);
 	/* Applied: counted in @done before anything else can fail. */
 	b->done += n;
 	b->hits += hits;
@@ -568,20 +600,16 @@ static long kbloom_ioc_batch(struct file *file, void __user *argp,
 	if (copy_to_user(argp, &b, sizeof(b)))
 		return -EFAULT;
 
+	/* A missing filter fails before anything is read. */
+	filter = kbloom_filter_get(b.name);
+	if (!filter)
+		return -ENOENT;
+	kbloom_filter_put(filter);
 	chunk = kvmalloc(sizeof(*chunk), GFP_KERNEL);
 	if (!chunk)
 		return -ENOMEM;
-	filter = kbloom_filter_get(b.name);
-	if (!filter) {
-		ret = -ENOENT;
-		goto out_free_chunk;
-	}
 	while (b.done < b.count) {
-		if (READ_ONCE(filter->dead)) {
-			ret = -ENOENT;
-			break;
-		}
-		ret = kbloom_batch_chunk(filter, op, &b, chunk, &key_off);
+		ret = kbloom_batch_chunk(op, &b, chunk, &key_off);
 		if (ret)
 			break;
 		if (fatal_signal_pending(current)) {
@@ -590,11 +618,9 @@ static long kbloom_ioc_batch(struct file *file, void __user *argp,
 		}
 		cond_resched();
 	}
-	kbloom_filter_put(filter);
 	/* Written back even on error: done tells how far the call got. */
 	if (copy_to_user(argp, &b, sizeof(b)))
 		ret = -EFAULT;
-out_free_chunk:
 	kvfree(chunk);
 	return ret;
 }
@@ -609,8 +635,11 @@ static long kbloom_ioc_merge(struct file *file, void __user *argp,
 	u64 stuck;
 	int ret = 0;
 
-	/* Both walk whole filters: not for every reader. */
-	if (!(file->f_mode & FMODE_WRITE))
+	/*
+	 * Both walk whole filters: not for every reader. COMPARE stays open
+	 * to an administrator on a read-only fd, as it always was.
+	 */
+	if (!(file->f_mode & FMODE_WRITE) && (!compare || !capable(CAP_SYS_ADMIN)))
 		return -EBADF;
 	if (copy_from_user(&m, argp, sizeof(m)))
 		return -EFAULT;
@@ -740,33 +769,68 @@ static int kbloom_get_image(void __user *argp, struct kbloom_image *img)
 }
 
 /*
- * A filter's storage, every generation (newest first) one after the
- * other, to or from userspace. Under kbloom_gen_lock(): a windowed filter
- * does not rotate while its generations are copied.
+ * Import: a private generation's storage, every generation (newest first)
+ * one after the other, from userspace, each checked for clear padding.
  */
-static int kbloom_copy_storage(struct kbloom_gen *gen, void __user *payload,
-			       u8 *bounce, bool out)
+static int kbloom_copy_storage_in(struct kbloom_gen *gen,
+				  const void __user *payload, u8 *bounce)
 {
 	u32 i, n = kbloom_gen_slices(gen);
 	size_t bytes = gen->bytes / n;
 	struct kbloom_core *core;
 	int ret = 0;
 
+	/* Nobody else can see it: the lock only satisfies the accessor. */
 	kbloom_gen_lock(gen);
 	for (i = 0; i < n && !ret; i++) {
 		core = kbloom_gen_slice(gen, i);
-		if (out)
-			ret = kbloom_copy_out(payload + i * bytes,
-					      core->bitmap, bytes, bounce);
-		else
-			ret = kbloom_copy_in(core->bitmap,
-					     payload + i * bytes, bytes,
-					     bounce);
-		if (!ret && !out && !kbloom_core_padding_clear(core))
+		ret = kbloom_copy_in(core->bitmap, payload + i * bytes, bytes,
+				     bounce);
+		if (!ret && !kbloom_core_padding_clear(core))
 			ret = -EINVAL;
 	}
 	kbloom_gen_unlock(gen);
 	return ret;
+}
+
+/* Attempts at copying a windowed filter between two of its rotations. */
+#define KBLOOM_EXPORT_TRIES	4
+
+/*
+ * Export: a filter's storage to userspace, generations newest first. No
+ * lock is held across the copy (it may fault, and a stalled page must not
+ * stall the window's rotations): a windowed filter is copied again if a
+ * rotation ran meanwhile, and -EAGAIN if it keeps rotating faster than it
+ * can be copied.
+ */
+static int kbloom_copy_storage_out(struct kbloom_gen *gen,
+				   void __user *payload, u8 *bounce)
+{
+	u32 i, n = kbloom_gen_slices(gen), tries;
+	size_t bytes = gen->bytes / n;
+	struct kbloom_slice *slice;
+	int ret;
+	u64 seq;
+
+	if (!gen->win)
+		return kbloom_copy_out(payload, gen->core.bitmap, bytes,
+				       bounce);
+	for (tries = 0; tries < KBLOOM_EXPORT_TRIES; tries++) {
+		seq = kbloom_window_read_begin(gen->win);
+		for (i = 0, ret = 0; i < n && !ret; i++) {
+			slice = kbloom_window_slice_seq(gen->win, i, seq);
+			if (!slice)
+				break;
+			ret = kbloom_copy_out(payload + i * bytes,
+					      slice->core.bitmap, bytes,
+					      bounce);
+		}
+		if (ret)
+			return ret;
+		if (i == n && !kbloom_window_read_retry(gen->win, seq))
+			return 0;
+	}
+	return -EAGAIN;
 }
 
 static long kbloom_ioc_export(void __user *argp)
@@ -795,10 +859,12 @@ static long kbloom_ioc_export(void __user *argp)
 		ret = -ENOBUFS;
 	} else {
 		bounce = kvmalloc(KBLOOM_BOUNCE_BYTES, GFP_KERNEL);
-		ret = bounce ? kbloom_copy_storage(gen,
-						   u64_to_user_ptr(img.payload),
-						   bounce, true) : -ENOMEM;
+		ret = bounce ? kbloom_copy_storage_out(gen,
+						u64_to_user_ptr(img.payload),
+						bounce) : -ENOMEM;
 	}
+	/* Out only: whatever the caller left in it is not part of it. */
+	img.flags = 0;
 	if (gen->win) {
 		img.generations = gen->win->generations;
 		img.window_ms = gen->win->window_ms;
@@ -864,10 +930,11 @@ static int kbloom_import(const struct kbloom_image *img)
 	p.capacity = img->capacity;
 	p.fpr_ppb = img->fpr_ppb;
 	p.adds = img->adds;
-	/* Exactly what CREATE would have accepted: see kbloom_params_valid(). */
-	if (!kbloom_params_valid(p.nbits, p.nhashes, p.flags, p.capacity,
-				 kbloom_window_fpr(p.fpr_ppb, p.generations)) ||
-	    img->payload_len != (u64)kbloom_core_bytes(p.nbits, p.flags) *
+	/* Exactly what CREATE would have accepted. */
+	ret = kbloom_params_check(&p);
+	if (ret)
+		return ret;
+	if (img->payload_len != (u64)kbloom_core_bytes(p.nbits, p.flags) *
 				max_t(u32, p.generations, 1))
 		return -EINVAL;
 
@@ -898,8 +965,8 @@ static int kbloom_import(const struct kbloom_image *img)
 		ret = PTR_ERR(gen);
 		goto out_free_bounce;
 	}
-	ret = kbloom_copy_storage(gen, u64_to_user_ptr(img->payload), bounce,
-				  false);
+	ret = kbloom_copy_storage_in(gen, u64_to_user_ptr(img->payload),
+				     bounce);
 	if (!ret)
 		ret = kbloom_gen_recount(gen);
 	if (!ret)

@@ -132,14 +132,14 @@ static void kbloom_uncharge(size_t bytes)
  */
 static size_t kbloom_gen_charge(size_t bytes)
 {
-	size_t pages = DIV_ROUND_UP(bytes, PAGE_SIZE);
+	/* In 64 bits: on 32-bit, a size near 4 GiB must not wrap to small. */
+	u64 pages = DIV_ROUND_UP_ULL((u64)bytes, PAGE_SIZE);
+	u64 charge = pages * (PAGE_SIZE + sizeof(struct page *)) +
+		     sizeof(struct vm_struct) + sizeof(struct vmap_area) +
+		     kmalloc_size_roundup(sizeof(struct kbloom_gen)) +
+		     num_possible_cpus() * sizeof(struct kbloom_occupancy);
 
-	if (pages > SIZE_MAX / PAGE_SIZE - 1)
-		return SIZE_MAX;
-	return pages * PAGE_SIZE + pages * sizeof(struct page *) +
-	       sizeof(struct vm_struct) + sizeof(struct vmap_area) +
-	       kmalloc_size_roundup(sizeof(struct kbloom_gen)) +
-	       num_possible_cpus() * sizeof(struct kbloom_occupancy);
+	return charge > SIZE_MAX ? SIZE_MAX : charge;
 }
 
 /*

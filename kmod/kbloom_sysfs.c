@@ -9,9 +9,10 @@
  *
  * Every file costs O(1) to read, whatever the filter's size: "bits_set"
  * and "saturated" are counters kept as bits change, not scans. The
- * filter's shape and fill (bits, hashes, bits_set, ...) are world-readable
- * for monitoring; its traffic (adds, queries, hits), which tells what the
- * filter is used for and how often, is root's (0400), like the device.
+ * filter's shape (bits, hashes, window, ...) is world-readable for
+ * monitoring; its fill and traffic (bits_set, saturated, adds, queries,
+ * hits), which tell what the filter is used for, how often, and even
+ * whether a given key was in it, are root's (0400), like the device.
  *
  * The filters live in a kset, "filters", so that creating and destroying
  * one sends a uevent (SUBSYSTEM=bloom, ACTION=add/remove, DEVPATH
@@ -56,7 +57,11 @@ static ssize_t _name##_show(struct kobject *kobj,			\
 }									\
 static struct kobj_attribute kbloom_attr_##_name = __ATTR_RO(_name)
 
-/* One of the occupancy counters of the current generation. */
+/*
+ * One of the occupancy counters of the current generation. Root's: an
+ * exact fill that changes as keys arrive tells whoever can send keys
+ * (through an iptables rule, say) whether a key of theirs was already in.
+ */
 #define KBLOOM_OCCUPANCY_ATTR(_name, _which)				\
 static ssize_t _name##_show(struct kobject *kobj,			\
 			    struct kobj_attribute *attr, char *buf)	\
@@ -68,7 +73,7 @@ static ssize_t _name##_show(struct kobject *kobj,			\
 	kbloom_gen_put(gen);						\
 	return sysfs_emit(buf, "%llu\n", _which);			\
 }									\
-static struct kobj_attribute kbloom_attr_##_name = __ATTR_RO(_name)
+static struct kobj_attribute kbloom_attr_##_name = __ATTR_RO_MODE(_name, 0400)
 
 /* The sum over CPUs of one counter; @member names the counter. Root's. */
 #define KBLOOM_TOTAL_ATTR(_name, _member)				\

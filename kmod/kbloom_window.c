@@ -24,22 +24,66 @@
 #include "kbloom_filter.h"
 #include "kbloom_window.h"
 
-/* Rotations run on a system workqueue: they sleep (grace periods). */
+/*
+ * The period, W / G rounded up to whole jiffies: never shorter, so a key
+ * always stays at least W (G - 1) / G; a key may then stay up to G jiffies
+ * past W, plus the time rotations take.
+ */
 static unsigned long kbloom_window_period(const struct kbloom_window *win)
 {
-	return max(msecs_to_jiffies(win->window_ms / win->generations), 1UL);
+	return max(msecs_to_jiffies(DIV_ROUND_UP(win->window_ms,
+						 win->generations)), 1UL);
 }
 
+/* Is the newest generation at its design fill? Under @win->lock. */
+static bool kbloom_window_full(struct kbloom_window *win)
+{
+	u64 occupied, stuck;
+
+	if (!win->fill_limit)
+		return false;
+	kbloom_occ_read(kbloom_window_slice(win, 0)->occ, &occupied, &stuck);
+	return occupied >= win->fill_limit;
+}
+
+/*
+ * Rotations run on a system workqueue: they sleep (grace periods). The
+ * work runs for three reasons and rotates only if one still holds when it
+ * gets the lock: the period is due (deadlines are absolute, so periods
+ * do not drift), KBLOOM_IOC_ROTATE asked, or the newest generation is
+ * full. A kick that arrives while a rotation runs (adds still landing in
+ * the generation that was full) thus finds a fresh newest generation and
+ * does nothing.
+ */
 static void kbloom_window_work(struct work_struct *work)
 {
 	struct kbloom_window *win = container_of(to_delayed_work(work),
 						 struct kbloom_window, work);
+	bool due, asked, full, rotated;
 
-	kbloom_window_rotate(win);
 	mutex_lock(&win->lock);
-	if (win->started && win->window_ms)
+	due = win->started && win->window_ms &&
+	      time_after_eq(jiffies, win->deadline);
+	asked = test_and_clear_bit(KBLOOM_WIN_ROTATE, &win->requests);
+	full = test_and_clear_bit(KBLOOM_WIN_FULL, &win->requests) &&
+	       kbloom_window_full(win);
+	mutex_unlock(&win->lock);
+
+	rotated = due || asked || full;
+	if (rotated)
+		kbloom_window_rotate(win);
+
+	mutex_lock(&win->lock);
+	if (win->started && win->window_ms) {
+		if (due)
+			win->deadline += kbloom_window_period(win);
+		else if (rotated)	/* an early rotation starts a period */
+			win->deadline = jiffies + kbloom_window_period(win);
+		if (time_after_eq(jiffies, win->deadline))	/* far behind */
+			win->deadline = jiffies + kbloom_window_period(win);
 		queue_delayed_work(system_unbound_wq, &win->work,
-				   kbloom_window_period(win));
+				   win->deadline - jiffies);
+	}
 	mutex_unlock(&win->lock);
 }
 
@@ -74,6 +118,14 @@ struct kbloom_window *kbloom_window_new(u32 generations, u32 window_ms,
 	win->generations = generations;
 	win->window_ms = window_ms;
 	win->fill_limit = fill_limit;
+	/*
+	 * Look at the fill often enough that all CPUs together overshoot it
+	 * by at most a quarter: a CPU looks every fill_every positions.
+	 */
+	win->fill_every = div64_u64(fill_limit, 4 * num_possible_cpus());
+	win->fill_every = clamp_t(u64, win->fill_every, 1, 256);
+	atomic64_set(&win->rotations, 0);
+	atomic64_set(&win->seq, 0);
 	mutex_init(&win->lock);
 	INIT_DELAYED_WORK(&win->work, kbloom_window_work);
 	for (i = 0; i < generations; i++) {
@@ -116,7 +168,8 @@ void kbloom_window_start(struct kbloom_window *win)
 {
 	mutex_lock(&win->lock);
 	win->started = true;
-	win->newest_since = jiffies;
+	WRITE_ONCE(win->newest_since, jiffies);
+	win->deadline = jiffies + kbloom_window_period(win);
 	if (win->window_ms)
 		queue_delayed_work(system_unbound_wq, &win->work,
 				   kbloom_window_period(win));
@@ -146,6 +199,7 @@ void kbloom_window_rotate(struct kbloom_window *win)
 	struct kbloom_delta d = {};
 
 	mutex_lock(&win->lock);
+	atomic64_inc(&win->seq);
 	cur = rcu_dereference_protected(win->view,
 					lockdep_is_held(&win->lock));
 	nxt = cur == &win->views[0] ? &win->views[1] : &win->views[0];
@@ -169,8 +223,9 @@ void kbloom_window_rotate(struct kbloom_window *win)
 	/* Before the next rotation rewrites nxt, its readers must be gone. */
 	synchronize_rcu();
 
-	win->rotations++;
+	atomic64_inc(&win->rotations);
 	WRITE_ONCE(win->newest_since, jiffies);
+	atomic64_inc(&win->seq);
 	mutex_unlock(&win->lock);
 }
 
@@ -180,14 +235,24 @@ void kbloom_window_rotate(struct kbloom_window *win)
  */
 void kbloom_window_rotate_now(struct kbloom_window *win)
 {
-	mod_delayed_work(system_unbound_wq, &win->work, 0);
-	flush_delayed_work(&win->work);
+	u64 before = atomic64_read(&win->rotations);
+
+	/*
+	 * A rotation already running may have started before this call:
+	 * kick and wait until one has started and finished since.
+	 */
+	do {
+		set_bit(KBLOOM_WIN_ROTATE, &win->requests);
+		mod_delayed_work(system_unbound_wq, &win->work, 0);
+		flush_delayed_work(&win->work);
+	} while (atomic64_read(&win->rotations) - before < 1);
 }
 
 /*
  * Rotate-at-fill: after a key set positions in the newest generation,
- * look at its fill every 256 positions this CPU set (summing the per-CPU
- * counters is not for every key) and, past the limit, rotate at once.
+ * look at its fill every @fill_every positions this CPU set (summing the
+ * per-CPU counters is not for every key) and, past the limit, kick the
+ * rotation work at once, only once until it has run.
  */
 static void kbloom_window_check_fill(struct kbloom_window *win,
 				     struct kbloom_slice *newest,
@@ -196,10 +261,11 @@ static void kbloom_window_check_fill(struct kbloom_window *win,
 	u64 occupied, stuck;
 
 	if (!win->fill_limit || !d->set ||
-	    !kbloom_occ_crossed(newest->occ, d->set, 256))
+	    !kbloom_occ_crossed(newest->occ, d->set, win->fill_every))
 		return;
 	kbloom_occ_read(newest->occ, &occupied, &stuck);
-	if (occupied >= win->fill_limit)
+	if (occupied >= win->fill_limit &&
+	    !test_and_set_bit(KBLOOM_WIN_FULL, &win->requests))
 		mod_delayed_work(system_unbound_wq, &win->work, 0);
 }
 
@@ -242,11 +308,16 @@ bool kbloom_window_do(struct kbloom_window *win, enum kbloom_op op,
 			ret = kbloom_core_test_at(&view->s[i]->core, pos);
 		break;
 	case KBLOOM_OP_REMOVE:
-		for (i = 0; i < view->n; i++) {
+		/*
+		 * From the newest generation that has the key, only: one
+		 * remove undoes one add. Taking it from every generation
+		 * that tests present would also take counts from other keys
+		 * wherever it is only a false positive.
+		 */
+		for (i = 0; i < view->n && !ret; i++) {
 			struct kbloom_delta di = {};
 
-			if (kbloom_core_remove_at(&view->s[i]->core, pos, &di))
-				ret = true;
+			ret = kbloom_core_remove_at(&view->s[i]->core, pos, &di);
 			kbloom_occ_account(view->s[i]->occ, &di);
 		}
 		return ret;
@@ -269,11 +340,47 @@ struct kbloom_slice *kbloom_window_slice(struct kbloom_window *win, u32 i)
 	return view->s[i];
 }
 
+/*
+ * For a copy to userspace, which must not hold @win->lock across page
+ * faults (a stalled page would stall rotations and everything behind
+ * them): kbloom_window_read_begin() gives a sequence to hand to
+ * kbloom_window_slice_seq() for each generation and then to
+ * kbloom_window_read_retry(); if a rotation ran meanwhile, copy again. A
+ * slice is never freed while the window is, so a stale one is only
+ * stale, not gone.
+ */
+u64 kbloom_window_read_begin(struct kbloom_window *win)
+{
+	return atomic64_read(&win->seq);
+}
+
+bool kbloom_window_read_retry(struct kbloom_window *win, u64 seq)
+{
+	return (seq & 1) || atomic64_read(&win->seq) != seq;
+}
+
+/* Generation @i, newest first, of the view under sequence @seq, or NULL. */
+struct kbloom_slice *kbloom_window_slice_seq(struct kbloom_window *win,
+					     u32 i, u64 seq)
+{
+	struct kbloom_slice *s = NULL;
+	struct kbloom_view *view;
+
+	if (kbloom_window_read_retry(win, seq))
+		return NULL;
+	rcu_read_lock();
+	view = rcu_dereference(win->view);
+	if (i < view->n)
+		s = view->s[i];
+	rcu_read_unlock();
+	return s;
+}
+
+/* Lock-free: sysfs and INFO never wait for a rotation. */
 void kbloom_window_info(struct kbloom_window *win, u64 *rotations,
 			u64 *newest_age_ms)
 {
-	mutex_lock(&win->lock);
-	*rotations = win->rotations;
-	*newest_age_ms = jiffies_to_msecs(jiffies - win->newest_since);
-	mutex_unlock(&win->lock);
+	*rotations = atomic64_read(&win->rotations);
+	*newest_age_ms = jiffies_to_msecs(jiffies -
+					  READ_ONCE(win->newest_since));
 }

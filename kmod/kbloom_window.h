@@ -34,30 +34,47 @@ struct kbloom_view {
  * @window_ms: W; 0 if only KBLOOM_IOC_ROTATE rotates.
  * @fill_limit: with rotate-at-fill, the occupied positions at which the
  *	newest generation holds its design capacity; else 0.
+ * @fill_every: with rotate-at-fill, how many positions a CPU sets between
+ *	two looks at the newest generation's fill.
  * @view: the current view, read under rcu_read_lock() by every operation.
  * @views: the two views @view alternates between: a rotation builds the
  *	next one in the view readers no longer see.
  * @lock: serialises rotations with each other and with whole-filter
- *	operations (clear, export), which see the generations in one order.
- * @work: the rotation timer (and rotations on demand or on fill).
+ *	operations that hold no user page meanwhile (clear, import).
+ * @work: runs rotations: when the period is due, when asked to
+ *	(@requests), or when the newest generation is full.
+ * @requests: KBLOOM_WIN_* bits: why @work was kicked before its time.
  * @started: the timer runs (the filter is published); under @lock.
- * @rotations: rotations done.
- * @newest_since: jiffies when the newest generation became the newest.
+ * @deadline: jiffies of the next periodic rotation; under @lock.
+ * @seq: odd while a rotation runs, bumped at its start and its end: a
+ *	reader that copies generations without the lock (export) checks it
+ *	did not change meanwhile.
+ * @rotations: rotations done; read without the lock.
+ * @newest_since: jiffies when the newest generation became the newest;
+ *	read without the lock.
  * @slices: the G generations' storage, in no particular order.
  */
 struct kbloom_window {
 	u32 generations;
 	u32 window_ms;
 	u64 fill_limit;
+	u64 fill_every;
 	struct kbloom_view __rcu *view;
 	struct kbloom_view views[2];
 	struct mutex lock;	/* see above */
 	struct delayed_work work;
+	unsigned long requests;
 	bool started;
-	u64 rotations;
+	unsigned long deadline;
+	atomic64_t seq;
+	atomic64_t rotations;
 	unsigned long newest_since;
 	struct kbloom_slice slices[];
 };
+
+/* struct kbloom_window @requests bits. */
+#define KBLOOM_WIN_ROTATE	0	/* KBLOOM_IOC_ROTATE asked for one */
+#define KBLOOM_WIN_FULL		1	/* the newest generation looked full */
 
 struct kbloom_window *kbloom_window_new(u32 generations, u32 window_ms,
 					u64 fill_limit, u64 nbits,
@@ -71,6 +88,10 @@ void kbloom_window_rotate_now(struct kbloom_window *win);
 bool kbloom_window_do(struct kbloom_window *win, enum kbloom_op op,
 		      const void *key, u32 len);
 struct kbloom_slice *kbloom_window_slice(struct kbloom_window *win, u32 i);
+u64 kbloom_window_read_begin(struct kbloom_window *win);
+bool kbloom_window_read_retry(struct kbloom_window *win, u64 seq);
+struct kbloom_slice *kbloom_window_slice_seq(struct kbloom_window *win,
+					     u32 i, u64 seq);
 void kbloom_window_info(struct kbloom_window *win, u64 *rotations,
 			u64 *newest_age_ms);
 

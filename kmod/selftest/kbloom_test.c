@@ -1174,12 +1174,14 @@ static struct kunit_suite kbloom_concurrency_suite = {
 
 /* ---- kbloom_window ---- */
 
-/* A windowed generation of @g slices of @m bits, published by hand. */
+/* A windowed generation of @g slices of @m bits, seeded for replay. */
 static struct kbloom_gen *kbloom_test_window(struct kunit *test, u32 g,
 					     u64 m, u32 k, u32 flags)
 {
+	static const u32 seed[4] = { 0x1234, 0x5678, 0x9abc, 0xdef0 };
 	struct kbloom_params p = {
 		.nbits = m, .nhashes = k, .flags = flags, .generations = g,
+		.seed = seed,
 	};
 	struct kbloom_gen *gen = kbloom_gen_new(&p);
 
@@ -1236,7 +1238,7 @@ static void kbloom_window_guarantee(struct kunit *test)
 					       g, r - (g - 1), r);
 		}
 	}
-	KUNIT_EXPECT_EQ(test, gen->win->rotations, 40ULL);
+	KUNIT_EXPECT_EQ(test, atomic64_read(&gen->win->rotations), 40LL);
 	kbloom_gen_destroy(gen);
 }
 
@@ -1301,12 +1303,20 @@ static void kbloom_window_counting_remove(struct kunit *test)
 		kbloom_test_wdo(gen, KBLOOM_OP_ADD, other,
 				kbloom_test_key(other, 63, i));
 	}
+	/* Added in two periods: one remove undoes one add, newest first. */
+	KUNIT_EXPECT_TRUE(test, kbloom_test_wdo(gen, KBLOOM_OP_REMOVE, key,
+						len));
+	KUNIT_EXPECT_TRUE(test, kbloom_test_wdo(gen, KBLOOM_OP_QUERY, key,
+						len));
 	KUNIT_EXPECT_TRUE(test, kbloom_test_wdo(gen, KBLOOM_OP_REMOVE, key,
 						len));
 	KUNIT_EXPECT_FALSE(test, kbloom_test_wdo(gen, KBLOOM_OP_QUERY, key,
 						 len));
 	KUNIT_EXPECT_FALSE(test, kbloom_test_wdo(gen, KBLOOM_OP_REMOVE, key,
 						 len));
+	/* Saturate a counter, and see a rotation's clear count it back. */
+	for (i = 0; i < 20; i++)
+		kbloom_test_wdo(gen, KBLOOM_OP_ADD, key, len);
 	kbloom_window_rotate(gen->win);
 	kbloom_gen_lock(gen);
 	for (i = 0; i < 3; i++) {
@@ -1314,6 +1324,7 @@ static void kbloom_window_counting_remove(struct kunit *test)
 				&stuck);
 		kbloom_core_count(kbloom_gen_slice(gen, i), &o2, &s2);
 		KUNIT_EXPECT_EQ_MSG(test, occ, o2, "generation %u", i);
+		KUNIT_EXPECT_EQ_MSG(test, stuck, s2, "generation %u", i);
 	}
 	kbloom_gen_unlock(gen);
 	kbloom_gen_destroy(gen);
@@ -1334,7 +1345,8 @@ static void kbloom_window_union_fpr(struct kunit *test)
 	/* Each generation sized for n keys at 1% / G. */
 	KUNIT_ASSERT_EQ(test, kbloom_size(n, kbloom_window_fpr(10000000, g),
 					  &m, &k), 0);
-	gen = kbloom_test_window(test, g, m, k, 0);
+	/* SipHash, the default: a keyed PRF, as the theory assumes. */
+	gen = kbloom_test_window(test, g, m, k, KBLOOM_CORE_SIPHASH);
 	for (j = 0; j < g; j++) {
 		if (j)
 			kbloom_window_rotate(gen->win);
@@ -1420,10 +1432,63 @@ static void kbloom_window_concurrency(struct kunit *test)
 	kbloom_gen_destroy(r.gen);
 }
 
+/*
+ * Rotate-at-fill, through the real work item: filling the newest
+ * generation to its design capacity rotates once, exactly once however
+ * many adds see it full, and the keys of the full generation stay.
+ */
+static void kbloom_window_rotate_at_fill(struct kunit *test)
+{
+	static const u32 seed[4] = { 1, 2, 3, 4 };
+	struct kbloom_params p = {
+		.capacity = 2000, .generations = 2, .rotate_at_fill = true,
+		.seed = seed,
+	};
+	struct kbloom_gen *gen;
+	u32 i, len;
+	u8 key[32];
+
+	KUNIT_ASSERT_EQ(test, kbloom_size(p.capacity, 10000000, &p.nbits,
+					  &p.nhashes), 0);
+	gen = kbloom_gen_new(&p);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(gen));
+	KUNIT_ASSERT_GT(test, gen->win->fill_limit, 0ULL);
+	kbloom_window_start(gen->win);	/* no period: fill only */
+	for (i = 0; i < p.capacity / 2; i++)
+		kbloom_test_wdo(gen, KBLOOM_OP_ADD, key,
+				kbloom_test_key(key, 70, i));
+	flush_delayed_work(&gen->win->work);
+	KUNIT_EXPECT_EQ(test, atomic64_read(&gen->win->rotations), 0LL);
+	/* Past capacity, with every CPU's look included. */
+	for (; i < p.capacity * 3 / 2; i++)
+		kbloom_test_wdo(gen, KBLOOM_OP_ADD, key,
+				kbloom_test_key(key, 70, i));
+	flush_delayed_work(&gen->win->work);
+	KUNIT_EXPECT_EQ(test, atomic64_read(&gen->win->rotations), 1LL);
+	/* A few more adds, the new newest far from full: no second one. */
+	for (; i < p.capacity * 3 / 2 + 50; i++)
+		kbloom_test_wdo(gen, KBLOOM_OP_ADD, key,
+				kbloom_test_key(key, 70, i));
+	flush_delayed_work(&gen->win->work);
+	KUNIT_EXPECT_EQ(test, atomic64_read(&gen->win->rotations), 1LL);
+	for (i = 0; i < p.capacity * 3 / 2 + 50; i++) {
+		len = kbloom_test_key(key, 70, i);
+		KUNIT_EXPECT_TRUE_MSG(test,
+				      kbloom_test_wdo(gen, KBLOOM_OP_QUERY,
+						      key, len),
+				      "key %u lost", i);
+	}
+	/* The manual rotation waits for its own run. */
+	kbloom_window_rotate_now(gen->win);
+	KUNIT_EXPECT_EQ(test, atomic64_read(&gen->win->rotations), 2LL);
+	kbloom_gen_destroy(gen);
+}
+
 static struct kunit_case kbloom_window_cases[] = {
 	KUNIT_CASE_PARAM(kbloom_window_guarantee, kbloom_window_gens_gen_params),
 	KUNIT_CASE(kbloom_window_refresh),
 	KUNIT_CASE(kbloom_window_counting_remove),
+	KUNIT_CASE(kbloom_window_rotate_at_fill),
 	KUNIT_CASE(kbloom_window_union_fpr),
 	KUNIT_CASE(kbloom_window_concurrency),
 	{}

@@ -21,10 +21,11 @@
  * Who may do what. A read-only fd may VERSION, INFO, LIST and QUERY(_BATCH):
  * each costs O(1) per call beyond the data it carries. A read-write fd may
  * also ADD, TEST_AND_ADD, REMOVE (and their batches), MERGE and COMPARE,
- * which cost at most one pass over the filter and stop on a fatal signal.
- * CREATE, DESTROY, CLEAR, EXPORT and IMPORT also need CAP_SYS_ADMIN in the
- * initial user namespace, checked on every call, and all but EXPORT a
- * read-write fd. A missing write mode is reported (-EBADF) before a missing
+ * which cost at most one pass over the filter and stop on a fatal signal
+ * (COMPARE also works on a read-only fd for a caller with CAP_SYS_ADMIN).
+ * CREATE, DESTROY, CLEAR, ROTATE, EXPORT and IMPORT also need
+ * CAP_SYS_ADMIN in the initial user namespace, checked on every call, and
+ * all but EXPORT a read-write fd. A missing write mode is reported (-EBADF) before a missing
  * capability (-EPERM).
  *
  * Writes to userspace never lose an operation: every command that changes
@@ -91,14 +92,26 @@
  * "maybe" when any generation has it; test-and-add of a key found only in
  * an older generation also adds it to the newest and answers "seen", so a
  * flow that keeps sending stays remembered (seen within W of its last
- * packet). Remove (counting filters) removes the key from every generation
- * in which it tests present, and reports it removed if it was in any.
+ * packet). Remove (counting filters) removes the key from the newest
+ * generation in which it tests present, only: one remove undoes one add
+ * (removing it from every generation that tests present would take counts
+ * from other keys wherever it is only a false positive).
  *
  * Sizing by capacity n and rate eps means n keys per window at a total
  * false-positive rate of at most eps over all generations: each generation
  * is sized for n keys at eps / G (a union of G filters errs at most G
- * times as often as one), and @bits and @hashes report one generation's.
- * Memory is G times that. Windowed filters are not merged or compared.
+ * times as often as one; eps / G is rounded down, and at least 1 ppb, so
+ * an eps below G ppb cannot be kept), and @bits and @hashes report one
+ * generation's. Memory is G times that. Windowed filters are not merged
+ * or compared.
+ *
+ * The period W / G is rounded up to the timer's resolution (a jiffy), so
+ * a key is never dropped before W (G - 1) / G; it may stay up to G jiffies
+ * past W, plus the time rotations take (two RCU grace periods and a clear
+ * of one generation each). KBLOOM_CREATE_ROTATE_AT_FILL rotates early, at
+ * most once per time the newest generation is seen full; the fill is
+ * looked at often enough that all CPUs together overshoot it by at most a
+ * quarter.
  */
 #define KBLOOM_MAX_GENERATIONS		16
 
@@ -143,7 +156,9 @@
 /**
  * struct kbloom_version - KBLOOM_IOC_VERSION argument (all fields out)
  * @api_version: KBLOOM_API_VERSION of the module.
- * @hash_scheme: the KBLOOM_HASH_* scheme new filters get by default.
+ * @hash_scheme: KBLOOM_HASH_JHASH: the scheme every module has, and the
+ *	one KBLOOM_IOC_CREATE_V1 (binaries from before hash schemes) gets.
+ *	KBLOOM_FEATURE_SIPHASH says KBLOOM_HASH_SIPHASH exists too.
  * @features: KBLOOM_FEATURE_* bits.
  * @min_bits: smallest filter, in bits.
  * @max_bits: largest filter, in bits (before the memory limits apply).
@@ -151,6 +166,11 @@
  * @max_key_len: longest key, in bytes.
  * @max_batch: most keys in one batched call.
  * @name_max: size of a name field, NUL included.
+ * @default_hash_scheme: the scheme KBLOOM_IOC_CREATE gives a filter when
+ *	its @hash_scheme is 0 (0 from modules without KBLOOM_FEATURE_SIPHASH:
+ *	then it is @hash_scheme).
+ * @max_generations: most generations of a windowed filter (0 without
+ *	KBLOOM_FEATURE_WINDOW).
  * @reserved: set to zero by the kernel.
  *
  * Never fails once the device is open (except -EFAULT).
@@ -165,7 +185,9 @@ struct kbloom_version {
 	__u32 max_key_len;
 	__u32 max_batch;
 	__u32 name_max;
-	__u64 reserved[4];
+	__u32 default_hash_scheme;
+	__u32 max_generations;
+	__u64 reserved[3];
 };
 
 /**
@@ -186,8 +208,9 @@ struct kbloom_version {
  *	compared. KBLOOM_CREATE_COUNTING may then be given only if @like is
  *	counting too.
  * @hash_scheme: in/out: KBLOOM_HASH_JHASH or KBLOOM_HASH_SIPHASH, or 0 for
- *	the module's default (struct kbloom_version @hash_scheme). On return,
- *	the scheme used.
+ *	the module's default (struct kbloom_version @default_hash_scheme;
+ *	with KBLOOM_IOC_CREATE_V1, always KBLOOM_HASH_JHASH). On return, the
+ *	scheme used.
  * @like: in: with KBLOOM_CREATE_LIKE, the filter to copy; else all zero.
  * @window_ms: in: the window W of a windowed filter, in milliseconds (0:
  *	rotate only on KBLOOM_IOC_ROTATE); must be 0 when @generations is.
@@ -212,7 +235,10 @@ struct kbloom_version {
  * filter is charged its storage rounded to pages plus its bookkeeping),
  * -EDQUOT (the module already has max_filters filters), -ENOMEM (the
  * allocation failed), -EFAULT (the structure cannot be written back: this
- * is checked before anything is created). On any error nothing is created.
+ * is checked before anything is created). On any error nothing is created
+ * (but for one race: if the structure is unmapped during the call and an
+ * in-kernel user such as an iptables rule pinned the new filter in the
+ * meantime, the filter stays, in use, and the call fails with -EFAULT).
  */
 struct kbloom_create {
 	char name[KBLOOM_NAME_MAX];
@@ -456,7 +482,8 @@ struct kbloom_batch {
  *
  * The structure is written back on -EINVAL so @mismatch can be read.
  * Errors: -EBADF, -EINVAL (bad names, reserved, incompatible: see
- * @mismatch), -ENOENT, -EINTR.
+ * @mismatch), -ENOENT, -EINTR, -EOPNOTSUPP (a windowed filter: their
+ * generations rotate on their own clocks, so no union is meaningful).
  */
 struct kbloom_merge {
 	char dst[KBLOOM_NAME_MAX];
@@ -500,6 +527,9 @@ struct kbloom_merge {
  *	first, each as described below.
  * @window_ms: EXPORT out, IMPORT in: W; 0 if @generations is 0. A loaded
  *	windowed filter starts a fresh period: its timer starts at the load.
+ *	EXPORT copies a windowed filter's generations without stopping its
+ *	rotations, and copies again if one ran meanwhile (-EAGAIN if it
+ *	keeps rotating faster than it can be copied).
  *
  * The payload is the filter's contents in a fixed byte order, whatever the
  * architecture: plain filters, bit i of the filter is bit (i % 8) of byte
