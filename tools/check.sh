@@ -3,12 +3,17 @@
 #
 # `make check`: everything kbloom is tested by, in order of cost.
 #  1. native unit tests of the core and of bloomctl (seconds);
-#  2. W=1, sparse and checkpatch --strict on the module;
+#  2. W=1, sparse and checkpatch --strict on the module; the libFuzzer
+#     harnesses for a bounded time (tools/fuzz, when present);
 #  3. the debug kernel (KUnit, KASAN + KASAN_VMALLOC, lockdep, UBSAN,
-#     kmemleak, panic_on_warn): KUnit suites and the in-VM tests;
+#     kmemleak, fault injection, panic_on_warn): KUnit suites and the
+#     in-VM tests (with the fail-nth sweep and the ioctl fuzzer);
 #     then deliberately broken builds, which must make KUnit fail;
+#  3b. the KCSAN kernel: KUnit and the concurrency tests, no data race;
 #  4. Debian's stock kernel, the one users run: the in-VM tests.
-# Ends with "N passed, M failed"; exits non-zero if anything failed.
+# Every test program must exit 0 and print its TAP plan "1..N" and N
+# results (count_tap). Ends with "N passed, M failed"; exits non-zero if
+# anything failed.
 set -uo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -21,16 +26,75 @@ say() { printf '\n== %s\n' "$*"; }
 pass() { passed=$((passed + 1)); echo "ok - $*"; }
 fail() { failed=$((failed + 1)); echo "not ok - $*"; }
 
-# Add the "ok"/"not ok" lines of a TAP-ish log (column 0 only) to the totals.
+# ---- TAP accounting (check honesty) ----
+# count_tap LOG LABEL [EXIT_STATUS]: add the "ok"/"not ok" lines of a TAP
+# log (column 0 only) to the totals, and fail unless the log is whole:
+#  - each stream has exactly one plan "1..N", before its first result or
+#    after its last, and exactly N results: a test that dies after 30 "ok"
+#    lines has a short plan (or none) and fails here;
+#  - a VM log holds several streams: the lines between "# TAP-BEGIN NAME"
+#    and "# TAP-END NAME exit=RC" (tap_run in tools/vm/tests.d/faults.sh)
+#    are program NAME's, which must also have exited 0; the rest is
+#    tests.sh's own; "# KTAP-BEGIN"/"# KTAP-END" blocks are count_ktap's;
+#  - EXIT_STATUS, the status of the program that wrote LOG, must be 0.
 count_tap() {
-	local p f
-	p=$(grep -E -c '^ok ' "$1")
-	f=$(grep -E -c '^not ok ' "$1")
+	local log=$1 label=$2 status=${3:-0} p=0 f=0 line
+	if [ ! -s "$log" ]; then
+		fail "$label: no TAP output at all"
+		return
+	fi
+	while IFS= read -r line; do
+		case "$line" in
+		"PASS "*) p=${line#PASS } ;;
+		"FAIL "*) f=${line#FAIL } ;;
+		"PROBLEM "*) fail "$label: ${line#PROBLEM }" ;;
+		*) echo "    $line" ;;
+		esac
+	done < <(awk '
+		function problem(m) { print "PROBLEM " m }
+		function check(s) {
+			if (plans[s] != 1)
+				problem((s == "" ? "" : s ": ") plans[s] + 0 " plan lines (want one \"1..N\")")
+			else if (late[s])
+				problem((s == "" ? "" : s ": ") "results after the trailing plan")
+			else if (res[s] != want[s])
+				problem((s == "" ? "" : s ": ") "plan 1.." want[s] ", " res[s] + 0 " results")
+		}
+		{ sub(/\r$/, "") }
+		/^# KTAP-BEGIN / { ktap = 1; next }
+		/^# KTAP-END/ { ktap = 0; next }
+		ktap { next }
+		/^# TAP-BEGIN / {
+			if (cur != "") { check(cur); problem(cur ": no TAP-END") }
+			cur = $3; plans[cur] = res[cur] = late[cur] = 0; where[cur] = ""
+			next
+		}
+		/^# TAP-END / {
+			ex = $4; sub(/^exit=/, "", ex)
+			if ($3 != cur) { problem("TAP-END " $3 " without its TAP-BEGIN"); next }
+			check(cur)
+			if (ex != "0") problem(cur ": exit status " ex)
+			cur = ""
+			next
+		}
+		/^1\.\.[0-9]+/ {
+			plans[cur]++; split($1, a, /\.\./); want[cur] = a[2] + 0
+			where[cur] = res[cur] ? "end" : "start"
+			next
+		}
+		/^ok($| )/ { res[cur]++; pass++; if (where[cur] == "end") late[cur] = 1; next }
+		/^not ok($| )/ { res[cur]++; nfail++; print; if (where[cur] == "end") late[cur] = 1; next }
+		END {
+			if (cur != "") { check(cur); problem(cur ": no TAP-END (it or the VM died)") }
+			cur = ""; check(cur)
+			print "PASS " pass + 0; print "FAIL " nfail + 0
+		}' "$log")
 	passed=$((passed + p))
 	failed=$((failed + f))
-	grep -E '^not ok ' "$1" | sed 's/^/    /'
-	echo "   $p passed, $f failed ($2)"
+	[ "$status" = 0 ] || fail "$label: exit status $status"
+	echo "   $p passed, $f failed ($label)"
 }
+# ---- end of TAP accounting ----
 
 # KUnit: count test cases (a parameterised case counts once) from the
 # KTAP that the VM copied out of debugfs. A suite that crashed or never
@@ -50,26 +114,32 @@ say "dependencies"
 "$top/tools/deps.sh" || { fail "installing Debian packages"; }
 
 say "native unit tests of the core"
-make -s -C "$top/tools/native" kbloom_core_test >/dev/null &&
-	"$top/tools/native/kbloom_core_test" | tee "$build.native.log" >/dev/null
-count_tap "$build.native.log" "native core"
+rm -f "$build.native.log"
+if make -s -C "$top/tools/native" kbloom_core_test >/dev/null; then
+	"$top/tools/native/kbloom_core_test" > "$build.native.log" 2>&1
+	count_tap "$build.native.log" "native core" $?
+else
+	fail "building the native unit tests"
+fi
 
 say "bloomctl (native, no module needed)"
 mkdir -p "$build"
 if make -s -C "$top/tools/bloomctl" >/dev/null; then
 	"$top/tools/bloomctl/test-native.sh" "$top/tools/bloomctl/bloomctl" > "$build/bloomctl-native.log" 2>&1
-	count_tap "$build/bloomctl-native.log" "bloomctl native"
+	count_tap "$build/bloomctl-native.log" "bloomctl native" $?
 else
 	fail "building bloomctl"
 fi
 make -s -C "$top/tools/selftest" >/dev/null || fail "building kbloom_selftest"
+# The fail-nth sweep and the ioctl fuzzer, run in the VMs (tests.d/).
+make -s -C "$top/tools/stress" >/dev/null || fail "building the stress tools (tools/stress)"
 
 # Build the module out of a copy per kernel, so the two builds never share
 # objects.
 build_module() { # KDIR OUTDIR
 	rm -rf "$2"
 	mkdir -p "$2"
-	cp -r "$top/Kbuild" "$top/kmod" "$top/kunit" "$top/include" "$2/"
+	cp -r "$top/Kbuild" "$top/kmod" "$top/include" "$2/"
 	make -C "$1" M="$2" W=1 modules > "$2/build.log" 2>&1
 }
 
@@ -98,25 +168,49 @@ else
 	cat "$build/checkpatch.log"; fail "checkpatch.pl --strict clean"
 fi
 
+# ---- libFuzzer ----
+# The harnesses in tools/fuzz (image validation, bloomctl's readers and
+# parsers), each for a bounded time from its committed corpus; the target
+# builds them first and prints TAP.
+if [ -f "$top/tools/fuzz/Makefile" ]; then
+	say "libFuzzer harnesses (${KBLOOM_LIBFUZZER_SECONDS:-20} s each)"
+	make -s -C "$top/tools/fuzz" run SECONDS="${KBLOOM_LIBFUZZER_SECONDS:-20}" > "$build/libfuzzer.log" 2>&1
+	rc=$?
+	count_tap "$build/libfuzzer.log" "libFuzzer" $rc
+	[ $rc -eq 0 ] || tail -40 "$build/libfuzzer.log" | sed 's/^/    | /'
+fi
+# ---- end of libFuzzer ----
+
 vm_files() { # MODULE_DIR
 	echo "$1/kmod/kbloom.ko:lib/kbloom/kbloom.ko"
-	[ -f "$1/kunit/kbloom_test.ko" ] && echo "$1/kunit/kbloom_test.ko:lib/kbloom/kbloom_test.ko"
 	echo "$top/tools/bloomctl/bloomctl.static:bin/bloomctl"
 	echo "$top/tools/bloomctl/bloomctl32:bin/bloomctl32"
 	echo "$top/tools/selftest/kbloom_selftest:bin/kbloom_selftest"
 	echo "$top/tools/selftest/kbloom_selftest32:bin/kbloom_selftest32"
+	# tools/stress (tests.d/faults.sh, fuzz.sh say so when one is missing)
+	local x
+	for x in kbloom_failnth kbloom_ioctl_fuzz kbloom_ioctl_fuzz32; do
+		[ -f "$top/tools/stress/$x" ] && echo "$top/tools/stress/$x:bin/$x"
+	done
 }
 
-run_vm() { # LABEL IMAGE MODULE_DIR APPEND
+# Kernel command line for tests.d/fuzz.sh: how long the ioctl fuzzer runs
+# (seconds), and KBLOOM_FUZZ_SEED=N to replay a run's "# seed N".
+fuzz_append() { # SECONDS
+	echo "kbloom_fuzz_seconds=$1${KBLOOM_FUZZ_SEED:+ kbloom_fuzz_seed=$KBLOOM_FUZZ_SEED}"
+}
+
+run_vm() { # LABEL IMAGE MODULE_DIR APPEND [MODE]
 	local dir=$build/vm-$1 t0=$(date +%s)
 	mkdir -p "$dir"
 	# shellcheck disable=SC2046
-	"$top/tools/vm/run.sh" --kernel "$2" --dir "$dir" --mode check \
+	"$top/tools/vm/run.sh" --kernel "$2" --dir "$dir" --mode "${5:-check}" \
+		--timeout "${KBLOOM_VM_TIMEOUT:-2700}" \
 		--append "$4" $(vm_files "$3")
 	local rc=$?
 	count_tap "$dir/tests.log" "$1 kernel VM"
-	grep '^# speed' "$dir/tests.log" | sed 's/^/   /'
-	[ "$1" = debug ] && count_ktap "$dir/tests.log"
+	grep -E '^# (speed|seed)' "$dir/tests.log" | sed 's/^/   /'
+	case "$1" in debug|kcsan) count_ktap "$dir/tests.log" ;; esac
 	if [ $rc -eq 0 ]; then
 		pass "$1 kernel VM: clean run, result channel says success ($(( $(date +%s) - t0 )) s)"
 	else
@@ -128,10 +222,10 @@ run_vm() { # LABEL IMAGE MODULE_DIR APPEND
 say "debug kernel (KUnit, KASAN, lockdep, UBSAN, kmemleak)"
 if kdir=$("$top/tools/vm/kernel.sh"); then
 	if build_module "$kdir" "$build/debug"; then
-		run_vm debug "$kdir/arch/x86/boot/bzImage" "$build/debug" "kbloom_speed_keys=1000000 kbloom_speed_min=20"
+		run_vm debug "$kdir/arch/x86/boot/bzImage" "$build/debug" "kbloom_speed_keys=1000000 kbloom_speed_min=20 $(fuzz_append 60)"
 		say "tests of the tests: deliberately broken builds must fail"
 		"$top/tools/mutate.sh" "$kdir" "$build/mutants" > "$build/mutants.log" 2>&1
-		count_tap "$build/mutants.log" "mutants caught"
+		count_tap "$build/mutants.log" "mutants caught" $?
 	else
 		cat "$build/debug/build.log"; fail "module builds against the debug kernel"
 	fi
@@ -139,9 +233,26 @@ else
 	fail "building the debug kernel"
 fi
 
+# ---- KCSAN ----
+# The second debug kernel (kernel.sh --variant kcsan: debug.config without
+# KASAN, plus tools/vm/kcsan.config): KUnit and the in-VM concurrency tests
+# (tests.d/kcsan.sh: the selftest's stress group, the ioctl fuzzer); any
+# "BUG: KCSAN: data-race" in the kernel log fails the run.
+say "KCSAN kernel (data races): KUnit, concurrency tests, ioctl fuzzer"
+if kdir=$("$top/tools/vm/kernel.sh" --variant kcsan); then
+	if build_module "$kdir" "$build/kcsan"; then
+		run_vm kcsan "$kdir/arch/x86/boot/bzImage" "$build/kcsan" "$(fuzz_append 60)" kcsan
+	else
+		cat "$build/kcsan/build.log"; fail "module builds against the KCSAN kernel"
+	fi
+else
+	fail "building the KCSAN kernel"
+fi
+# ---- end of KCSAN ----
+
 say "Debian's stock kernel ($stock_image)"
 if [ -f "$build/stock/kmod/kbloom.ko" ]; then
-	run_vm stock "$stock_image" "$build/stock" "kbloom_speed_keys=1000000 kbloom_speed_min=4"
+	run_vm stock "$stock_image" "$build/stock" "kbloom_speed_keys=1000000 kbloom_speed_min=4 $(fuzz_append 30)"
 else
 	fail "no module for the stock kernel"
 fi

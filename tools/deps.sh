@@ -9,7 +9,10 @@ pkgs=(build-essential gcc-multilib bc bison flex libelf-dev libssl-dev
       zlib1g-dev lib32z1-dev
       cpio gzip xz-utils kmod file python3 sparse
       busybox-static qemu-system-x86
-      linux-source-6.1 linux-image-amd64 linux-headers-amd64)
+      linux-source-6.1 linux-image-amd64 linux-headers-amd64
+      # libFuzzer (tools/fuzz): clang with its fuzzer and sanitizer
+      # runtimes, and llvm-symbolizer for readable crash reports
+      clang libclang-rt-14-dev llvm)
 
 missing=()
 for p in "${pkgs[@]}"; do

@@ -10,6 +10,7 @@
 # Usage: mkimage.py [options] OUT
 #   --bits M --hashes K       filter size (default 100 bits, 3 hashes)
 #   --counting                4-bit counters
+#   --siphash                 hash scheme 2, with a 128-bit seed
 #   --compress                zlib-deflate the payload
 #   --fill N                  set N pseudo-random positions (counters to 1..15)
 #   --field NAME=VALUE        override a header field, CRC recomputed
@@ -30,12 +31,13 @@ import sys
 import zlib
 
 MAGIC = b"\x89KBLOOM\n"
-HEADER = struct.Struct("<8sIIIIQIIIIQQIIQQQ")
+HEADER = struct.Struct("<8sIIIIQIIIIQQIIQQII")
 assert HEADER.size == 96
 
 FIELDS = ["magic", "version", "hash_scheme", "layout", "flags", "bits",
           "hashes", "fpr_ppb", "seed0", "seed1", "adds", "capacity",
-          "compression", "crc", "payload_len", "stored_len", "reserved"]
+          "compression", "crc", "payload_len", "stored_len", "seed_hi0",
+          "seed_hi1"]
 
 
 def crc32c_table():
@@ -64,6 +66,7 @@ def main():
     ap.add_argument("--bits", type=int, default=100)
     ap.add_argument("--hashes", type=int, default=3)
     ap.add_argument("--counting", action="store_true")
+    ap.add_argument("--siphash", action="store_true")
     ap.add_argument("--compress", action="store_true")
     ap.add_argument("--fill", type=int, default=0)
     ap.add_argument("--field", action="append", default=[])
@@ -112,13 +115,18 @@ def main():
         if a.zlib_garbage:
             stored = bytes(rnd.randrange(256) for _ in range(len(stored)))
 
+    # No design rate by default: a rate binds bits and hashes to the
+    # capacity (the module's sizing), and tests set all three when they
+    # want one.
     f = {
-        "magic": MAGIC, "version": 1, "hash_scheme": 1, "layout": 0,
-        "flags": 1 if a.counting else 0, "bits": a.bits,
-        "hashes": a.hashes, "fpr_ppb": 10000000,
+        "magic": MAGIC, "version": 1, "hash_scheme": 2 if a.siphash else 1,
+        "layout": 0, "flags": 1 if a.counting else 0, "bits": a.bits,
+        "hashes": a.hashes, "fpr_ppb": 0,
         "seed0": 0x12345678, "seed1": 0x9ABCDEF0, "adds": a.fill,
         "capacity": 10, "compression": compression, "crc": 0,
-        "payload_len": plen, "stored_len": len(stored), "reserved": 0,
+        "payload_len": plen, "stored_len": len(stored),
+        "seed_hi0": 0x0F1E2D3C if a.siphash else 0,
+        "seed_hi1": 0x4B5A6978 if a.siphash else 0,
     }
     for kv in a.field:
         k, v = kv.split("=", 1)

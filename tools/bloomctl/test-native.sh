@@ -18,9 +18,11 @@ if [ $# -ne 1 ] || [ ! -x "$1" ]; then
 	echo "usage: $0 path/to/bloomctl" >&2
 	exit 2
 fi
-BLOOMCTL=$1
+# Absolute: some tests run it from another directory.
+BLOOMCTL=$(readlink -f "$1")
 # Never touch a real device, whatever the environment says.
 export BLOOMCTL_DEVICE=/nonexistent/bloom
+unset BLOOMCTL_MAX_PAYLOAD
 # The tests import mkimage.py: leave no __pycache__ in the tree.
 export PYTHONDONTWRITEBYTECODE=1
 # No test may wait for a terminal.
@@ -78,9 +80,10 @@ json_ok() {
 	result $? "$1"
 }
 
-# JSON member KEY of the last run's output, as Python prints it.
+# JSON member KEY (a.b: member b of member a) of the last run's output, as
+# Python prints it.
 json_get() {
-	python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' \
+	python3 -c 'import functools, json, sys; print(functools.reduce(lambda o, k: o[k], sys.argv[2].split("."), json.load(open(sys.argv[1]))))' \
 		"$tmp/out" "$1" 2>/dev/null
 }
 
@@ -294,6 +297,13 @@ err_has "not a kbloom device" "4096 bytes are accepted"
 head -c 100000 /dev/zero >"$tmp/in"
 expect 2 "binary line too long" -d /dev/null add foo <"$tmp/in"
 err_has "line 1: too long" "long line message"
+# However the input is cut into reads, a line is too long by its length.
+{ echo a; head -c 9000 /dev/zero | tr '\0' x; echo; } >"$tmp/in"
+expect 2 "a 9000-byte line, newline and all in one read" -d /dev/null add foo --file "$tmp/in"
+err_has "line 2: too long" "a line over 8193 bytes is too long even with its newline at hand"
+{ printf 'ab%.0s' $(seq 4096); printf '\r\n'; } >"$tmp/in"
+expect 2 "the longest hex key, CRLF" -d /dev/null add foo --hex --file "$tmp/in"
+err_has "not a kbloom device" "8192 hex digits and CRLF are accepted"
 printf 'aa\nbb\n' >"$tmp/keys"
 expect 2 "--file reaches the device" -d /dev/null query foo --file "$tmp/keys"
 err_has "not a kbloom device" "--file is read"
@@ -466,8 +476,10 @@ img c.img --field version=2
 bad "unknown version" "unknown format version 2" c.img
 img c.img --field version=0
 bad "version 0" "unknown format version 0" c.img
-img c.img --field hash_scheme=2
-bad "unknown hash scheme" "unknown hash scheme 2" c.img
+img c.img --field hash_scheme=3
+bad "unknown hash scheme" "unknown hash scheme 3 (bloomctl knows 1, jhash, and 2, siphash)" c.img
+img c.img --field hash_scheme=0
+bad "hash scheme 0" "unknown hash scheme 0" c.img
 img c.img --field layout=1
 bad "unknown layout" "unknown layout 1" c.img
 img c.img --field flags=2
@@ -476,8 +488,10 @@ img c.img --field flags=0x80000000
 bad "unknown high flag" "unknown flags 0x80000000" c.img
 img c.img --field compression=2
 bad "unknown compression" "unknown compression 2" c.img
-img c.img --field reserved=1
-bad "reserved field" "reserved header field at offset 88 is not zero" c.img
+img c.img --field seed_hi0=1
+bad "jhash image with seed_hi[0]" "header bytes 88 to 95 (seed_hi) are not zero, but hash scheme 1 (jhash) has no high seed" c.img
+img c.img --field seed_hi1=0x80000000
+bad "jhash image with seed_hi[1]" "header bytes 88 to 95 (seed_hi) are not zero" c.img
 img c.img --field bits=63 --field payload_len=8 --field stored_len=8
 bad "bits below 64" "bits 63 out of range" c.img
 img c.img --field bits=0x1000000040 --field payload_len=0x200000008
@@ -583,6 +597,452 @@ for ((i = 0; i < size; i++)); do
 done
 [ -z "$missed" ]
 result $? "a bit flipped at any of the $size offsets is caught${missed:+ (missed at:$missed)}"
+
+# --- images: hash schemes and the module's parameter rules ---
+
+img s.img --siphash --fill 20
+expect 0 "inspect a SipHash image" inspect "$tmp/s.img"
+out_has "hash scheme:    siphash (2)" "inspect names the scheme"
+! grep -qi seed "$tmp/out"
+result $? "inspect does not show the seed of a SipHash image"
+expect 0 "inspect -j a SipHash image" -j inspect "$tmp/s.img"
+json_is hash_scheme 2 "inspect JSON hash_scheme"
+json_is hash_scheme_name siphash "inspect JSON hash_scheme_name"
+expect 2 "load a SipHash image: only the device fails" -d /nonexistent load x "$tmp/s.img"
+err_has "bloomctl: /nonexistent: " "a SipHash image passes validation"
+img s0.img --siphash --field seed_hi0=0 --field seed_hi1=0
+expect 0 "a SipHash image whose high seed is zero is valid" inspect "$tmp/s0.img"
+img sc.img --siphash --counting --compress --fill 30
+expect 0 "inspect a compressed counting SipHash image" -j inspect "$tmp/sc.img"
+json_is bits_set 27 "SipHash counting image: counters set"
+expect 0 "inspect a jhash image" -j inspect "$tmp/v.img"
+json_is hash_scheme_name jhash "jhash is named"
+
+# A design rate binds bits and hashes to the capacity, as the module's
+# sizing gives them (kbloom_params_valid() in kmod/kbloom_core.c).
+run -j calc --capacity 1000 --fpr 0.01
+cbits=$(json_get bits)
+chashes=$(json_get hashes)
+img p.img --bits "$cbits" --hashes "$chashes" --field capacity=1000 --field fpr_ppb=10000000 --fill 50
+expect 0 "an image sized as calc says is valid" -j inspect "$tmp/p.img"
+json_is fpr_target 0.01 "its design rate is kept"
+img c.img --field capacity=10 --field fpr_ppb=10000000
+bad "a design rate that does not give these bits" "parameters the module would refuse: capacity 10 at fpr_ppb 10000000 sizes a filter of 96 bits and 7 hashes, not 100 bits and 3" c.img
+img c.img --bits "$cbits" --hashes $((chashes + 1)) --field capacity=1000 --field fpr_ppb=10000000
+bad "a design rate that does not give these hashes" "parameters the module would refuse: capacity 1000 at fpr_ppb 10000000 sizes a filter of $cbits bits and $chashes hashes" c.img
+img c.img --field capacity=0 --field fpr_ppb=10000000
+bad "a design rate without a capacity" "parameters the module would refuse: a design rate (fpr_ppb 10000000) without a capacity" c.img
+img c.img --field capacity=123456789 --field fpr_ppb=0
+expect 0 "a capacity without a rate is informational" inspect "$tmp/c.img"
+
+# --- images: decompression bombs ---
+
+# limited KB ARGS...: run bloomctl with at most KB of address space, so
+# that a large allocation fails instead of happening.
+limited() {
+	local kb=$1
+
+	shift
+	(ulimit -v "$kb" && exec "$BLOOMCTL" "$@") >"$tmp/out" 2>"$tmp/err"
+	rc=$?
+}
+
+unset BLOOMCTL_MAX_PAYLOAD
+# 180 bytes that claim a counting filter of 2^36 counters: 32 GiB.
+img bomb.img --compress --field bits=68719476736 --field flags=1 --field payload_len=34359738368
+size=$(wc -c <"$tmp/bomb.img")
+limited 20000 inspect "$tmp/bomb.img"
+[ "$rc" = 2 ]
+result $? "inspect a $size-byte image claiming 32 GiB: refused (exit 2, got $rc)"
+err_has "bomb.img: payload of 34359738368 bytes is over the limit of 1073741824 bytes (bloomctl's limit without the module; see --max-payload): not reading it" \
+	"the refusal names the payload size and the limit"
+limited 20000 -d /nonexistent load x "$tmp/bomb.img"
+[ "$rc" = 2 ]
+result $? "load of the 32 GiB claim: refused (exit 2, got $rc)"
+err_has "payload of 34359738368 bytes is over the limit" "load refuses it from the header, before the device"
+# Even allowed, it costs only what the stream really produces (a 32-bit
+# bloomctl, whose size_t cannot count 32 GiB, refuses it anyway).
+if [ "$(od -An -tx1 -j4 -N1 "$BLOOMCTL" | tr -d ' ')" = 01 ]; then
+	lie="counting filter of 68719476736 bits: too large for this 32-bit bloomctl"
+else
+	lie="decompressed size mismatch: the stream gives 16 bytes, the header says 34359738368"
+fi
+limited 20000 inspect "$tmp/bomb.img" --max-payload 64Gi
+err_has "$lie" "inspect with the limit raised streams and finds the lie in 20 MB"
+limited 20000 -d /nonexistent load x "$tmp/bomb.img" --max-payload 64Gi
+err_has "$lie" "load with the limit raised allocates only what arrives"
+
+# 65 KB that inflate to 64 MiB, an honest empty filter of 2^29 bits.
+img b64.img --bits 536870912 --hashes 7 --compress
+size=$(wc -c <"$tmp/b64.img")
+limited 20000 -j inspect "$tmp/b64.img"
+[ "$rc" = 0 ]
+result $? "inspect of a $size-byte image of 64 MiB streams in 20 MB (exit 0, got $rc)"
+json_is payload_bytes 67108864 "it is 64 MiB"
+json_is bits_set 0 "every piece was counted"
+limited 20000 -d /nonexistent load x "$tmp/b64.img"
+err_has "67108864 bytes of payload: Cannot allocate memory" "load needs the whole payload, and says so when it cannot have it"
+expect 2 "load --max-payload below the payload" -d /nonexistent load x "$tmp/b64.img" --max-payload 1Mi
+err_has "payload of 67108864 bytes is over the limit of 1048576 bytes (--max-payload)" "--max-payload is named"
+expect 2 "inspect --max-payload below the payload" inspect "$tmp/b64.img" --max-payload 64Mi --max-payload 1000000
+err_has "over the limit of 1000000 bytes (--max-payload)" "the last --max-payload counts"
+BLOOMCTL_MAX_PAYLOAD=32Mi run inspect "$tmp/b64.img"
+[ "$rc" = 2 ]
+result $? "BLOOMCTL_MAX_PAYLOAD below the payload (exit 2, got $rc)"
+err_has "over the limit of 33554432 bytes (BLOOMCTL_MAX_PAYLOAD)" "BLOOMCTL_MAX_PAYLOAD is named"
+BLOOMCTL_MAX_PAYLOAD=32Mi run inspect "$tmp/b64.img" --max-payload 64Mi
+[ "$rc" = 0 ]
+result $? "--max-payload overrides BLOOMCTL_MAX_PAYLOAD (exit 0, got $rc)"
+BLOOMCTL_MAX_PAYLOAD=lots run inspect "$tmp/v.img"
+[ "$rc" = 2 ]
+result $? "a bad BLOOMCTL_MAX_PAYLOAD is an error (exit 2, got $rc)"
+err_has "BLOOMCTL_MAX_PAYLOAD 'lots'" "the bad value is named"
+expect 2 "a bad --max-payload" inspect "$tmp/v.img" --max-payload -1
+err_has "--max-payload '-1'" "the bad option is named"
+expect 2 "--max-payload 0 refuses everything" inspect "$tmp/v.img" --max-payload 0
+err_has "payload of 16 bytes is over the limit of 0 bytes" "limit 0"
+
+# --- device open modes ---
+
+# Commands that change filters, or (COMPARE) cost a pass over them, need a
+# read-write fd; the others open the device read-only.
+if command -v strace >/dev/null 2>&1; then
+	# mode CMD ARGS...: how bloomctl opened /dev/null for CMD.
+	mode() {
+		strace -f -e trace=openat -o "$tmp/strace" "$BLOOMCTL" -d /dev/null "$@" \
+			>/dev/null 2>&1 </dev/null
+		sed -n 's|.*openat(AT_FDCWD, "/dev/null", \(O_[A-Z]*\).*|\1|p' "$tmp/strace" | head -1
+	}
+	for c in "create f --bits 64 --hashes 1" "create f --like g" "destroy f" \
+		 "clear f" "load f $tmp/v.img" "merge a b" "estimate a b" \
+		 "add f k" "test-and-add f k" "remove f k"; do
+		# shellcheck disable=SC2086
+		got=$(mode $c)
+		[ "$got" = O_RDWR ]
+		result $? "${c%% *} opens the device read-write (got '$got')"
+	done
+	for c in "show f" "list" "query f k" "save f $tmp/never.img" "version"; do
+		# shellcheck disable=SC2086
+		got=$(mode $c)
+		[ "$got" = O_RDONLY ]
+		result $? "${c%% *} opens the device read-only (got '$got')"
+	done
+fi
+
+# --- with a fake device ---
+
+# fakedev.so, LD_PRELOADed, answers the ioctls on $tmp/fakedev as the
+# module would (see fakedev.c): what bloomctl sends and how it reports the
+# answers can be checked without the module. Only a dynamically linked
+# bloomctl can be so tested.
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/../.." && pwd)
+mkdir "$tmp/state"
+: >"$tmp/fakedev"
+fakeenv=(env "LD_PRELOAD=$tmp/fakedev.so" "FAKEDEV=$tmp/fakedev"
+	 "FAKEDEV_STATE=$tmp/state" "FAKEDEV_LOG=$tmp/log")
+
+# fake ARGS...: run bloomctl on the fake device, as run does.
+fake() {
+	: >"$tmp/log"
+	"${fakeenv[@]}" "$BLOOMCTL" -d "$tmp/fakedev" "$@" >"$tmp/out" 2>"$tmp/err"
+	rc=$?
+}
+
+fexpect() {
+	local want=$1 desc=$2
+
+	shift 2
+	fake "$@"
+	[ "$rc" = "$want" ]
+	result $? "$desc (exit $want, got $rc)"
+}
+
+log_has() {
+	grep -qF -- "$1" "$tmp/log"
+	result $? "$2"
+}
+
+log_lacks() {
+	! grep -qF -- "$1" "$tmp/log"
+	result $? "$2"
+}
+
+have_fake=false
+if ! command -v cc >/dev/null 2>&1; then
+	echo "# no cc: no fake-device tests"
+elif ! cc -shared -fPIC -O1 -std=gnu11 -Wall -Wextra -Werror \
+	-I"$top/include/uapi" -I"$here/core" -I"$top/kmod" \
+	-o "$tmp/fakedev.so" "$here/fakedev.c" "$here/sizing.c" \
+	"$top/kmod/kbloom_core.c" -ldl 2>"$tmp/cc.err"; then
+	sed 's/^/# /' "$tmp/cc.err"
+	result 1 "fakedev.so builds against the current uapi header"
+else
+	fake version
+	if grep -q '^module: ' "$tmp/out"; then
+		have_fake=true
+	else
+		echo "# $BLOOMCTL does not take LD_PRELOAD (statically linked?): no fake-device tests"
+	fi
+fi
+
+# The errno values the fake module is told to fail with.
+EDQUOT=$(python3 -c 'import errno; print(errno.EDQUOT)')
+ENOSPC=$(python3 -c 'import errno; print(errno.ENOSPC)')
+EPERM=$(python3 -c 'import errno; print(errno.EPERM)')
+EIO=$(python3 -c 'import errno; print(errno.EIO)')
+
+fake_version_tests() {
+	fexpect 0 "version with the fake module" version
+	out_has "module: api_version 1, default hash scheme jhash (1)" "version names the default scheme"
+	out_has "features: batch test-and-add sizing counting merge image siphash" "version lists the siphash feature"
+	FAKEDEV_SCHEME=2 fexpect 0 "-j version, default siphash" -j version
+	json_is module.hash_scheme 2 "version JSON: the default scheme's number"
+	json_is module.hash_scheme_name siphash "version JSON: the default scheme's name"
+	python3 -c 'import json, sys; sys.exit("siphash" not in json.load(open(sys.argv[1]))["module"]["features"])' "$tmp/out"
+	result $? "version JSON: siphash among the features"
+}
+
+fake_create_tests() {
+	fexpect 0 "create --hash siphash" create h1 --bits 1Ki --hashes 3 --hash siphash
+	log_has "CREATE rw hash_scheme=2" "--hash siphash sends scheme 2 on a read-write fd"
+	fexpect 0 "show a SipHash filter" show h1
+	out_has "hash scheme:    siphash (2)" "show names the scheme and its number"
+	fexpect 0 "-j show a SipHash filter" -j show h1
+	json_is hash_scheme 2 "show JSON hash_scheme"
+	json_is hash_scheme_name siphash "show JSON hash_scheme_name"
+	fexpect 0 "create without --hash" create h2 --bits 1Ki --hashes 3
+	log_has "CREATE rw hash_scheme=0" "no --hash sends 0, the module's default"
+	fexpect 0 "show the default-scheme filter" show h2
+	out_has "hash scheme:    jhash (1)" "the default was jhash"
+	fexpect 0 "create --hash jhash" -j create h3 --capacity 1000 --fpr 0.01 --hash jhash
+	log_has "CREATE rw hash_scheme=1" "--hash jhash sends scheme 1"
+	json_is hash_scheme_name jhash "create JSON names the scheme"
+	FAKEDEV_SCHEME=2 fexpect 0 "create on a module defaulting to SipHash" create h4 --bits 64 --hashes 1
+	fexpect 0 "show it" show h4
+	out_has "hash scheme:    siphash (2)" "the module's default is what the filter got"
+	fexpect 0 "create --like a SipHash filter" create h5 --like h1
+	log_has "CREATE rw hash_scheme=0" "--like sends no scheme"
+	fexpect 0 "show the copy" show h5
+	out_has "hash scheme:    siphash (2)" "--like copies the scheme"
+	expect 2 "create --like with --hash" create h6 --like h1 --hash jhash
+	err_has "--hash cannot be given with it" "--like refuses --hash"
+	expect 2 "create --hash md5" create h6 --bits 64 --hashes 1 --hash md5
+	err_has "--hash 'md5': must be siphash or jhash" "a bad --hash is named"
+	FAKEDEV_FEATURES=0x3f fexpect 2 "--hash siphash on a module without it" create h7 --bits 64 --hashes 1 --hash siphash
+	err_has "filter 'h7': --hash siphash: the module does not support it (its only scheme is jhash)" "the refusal says why"
+	log_lacks "CREATE" "nothing was sent to CREATE"
+	FAKEDEV_FEATURES=0x3f fexpect 0 "--hash jhash on a module without SipHash" create h7 --bits 64 --hashes 1 --hash jhash
+	log_has "CREATE rw hash_scheme=0" "an old module gets 0 (its field was reserved)"
+}
+
+fake_error_tests() {
+	FAKEDEV_FAIL=CREATE:$EDQUOT fexpect 2 "create beyond max_filters" create q1 --bits 64 --hashes 1
+	err_has "bloomctl: filter 'q1': too many filters (the module's max_filters limit)" "EDQUOT from CREATE is explained, naming the filter"
+	nf=$(find "$tmp/state" -type f | wc -l)
+	FAKEDEV_MAX_FILTERS=$nf fexpect 2 "load beyond max_filters" load q2 "$tmp/v.img"
+	err_has "bloomctl: filter 'q2': $tmp/v.img: too many filters (the module's max_filters limit)" "EDQUOT from IMPORT names the filter and the file"
+	FAKEDEV_FAIL=IMPORT:$ENOSPC fexpect 2 "load beyond the memory budget" load q3 "$tmp/v.img"
+	err_has "filter 'q3': $tmp/v.img: 16 bytes would exceed the module's memory budget" "ENOSPC from IMPORT names the filter and the file"
+	FAKEDEV_FAIL=DESTROY:$EPERM fexpect 2 "destroy without CAP_SYS_ADMIN" destroy h1
+	err_has "filter 'h1': permission denied" "EPERM names the filter"
+	FAKEDEV_FAIL=CLEAR:$EDQUOT fexpect 2 "clear failing" clear h1
+	err_has "filter 'h1': too many filters" "clear names the filter"
+	fexpect 0 "create for the mismatch" create m1 --bits 1Ki --hashes 3
+	fexpect 0 "create another scheme" create m2 --bits 1Ki --hashes 3 --hash siphash
+	fexpect 2 "merge across hash schemes" merge m1 m2
+	err_has "cannot merge 'm2' into 'm1': seeds differ" "the seeds are named"
+	err_has "hash schemes differ (jhash vs siphash)" "the schemes are named"
+	log_has "MERGE rw" "merge uses a read-write fd"
+	fexpect 2 "estimate across hash schemes" estimate m1 m2
+	err_has "cannot compare 'm1' with 'm2'" "estimate names both filters"
+	err_has "hash schemes differ (jhash vs siphash)" "estimate names the schemes"
+	log_has "COMPARE rw" "estimate uses a read-write fd"
+	fexpect 0 "estimate of alike filters" estimate h1 h5
+	log_has "COMPARE rw" "estimate opens read-write"
+}
+
+# round_trip IMAGE PLAIN SCHEME: load IMAGE, save it both ways, and check
+# the uncompressed save is byte for byte PLAIN (the same filter, never
+# compressed), and that the compressed one comes back the same.
+round_trip() {
+	local img=$1 plain=$2 scheme=$3 i=$4
+
+	fexpect 0 "load $img" load "rt$i" "$tmp/$img"
+	if [ "$scheme" = 2 ]; then
+		log_has "IMPORT rw hash_scheme=2 seed_hi=f1e2d3c,4b5a6978" "$img: the high seed reaches IMPORT"
+	else
+		log_has "IMPORT rw hash_scheme=1 seed_hi=0,0" "$img: jhash has no high seed"
+	fi
+	fexpect 0 "save it" save "rt$i" "$tmp/rt.img"
+	log_has "EXPORT ro" "save exports on a read-only fd"
+	cmp -s "$tmp/rt.img" "$tmp/$plain"
+	result $? "$img: saved again, it is byte for byte the image it came from"
+	fexpect 0 "save it compressed" save "rt$i" "$tmp/rtz.img" --compress
+	expect 0 "inspect the compressed save" -j inspect "$tmp/rtz.img"
+	json_is hash_scheme "$scheme" "$img: the compressed save keeps the scheme"
+	json_is compression zlib "$img: it is compressed"
+	fexpect 0 "load the compressed save" load "rtz$i" "$tmp/rtz.img"
+	fexpect 0 "save that" save "rtz$i" "$tmp/rt2.img"
+	cmp -s "$tmp/rt2.img" "$tmp/$plain"
+	result $? "$img: through a compressed image and back, the same image"
+}
+
+fake_image_tests() {
+	img vcp.img --counting --fill 30
+	img sp.img --siphash --fill 20
+	img scp.img --siphash --counting --fill 30
+	round_trip v.img v.img 1 1
+	round_trip vc.img vcp.img 1 2
+	round_trip s.img sp.img 2 3
+	round_trip sc.img scp.img 2 4
+	round_trip p.img p.img 1 5
+	fexpect 0 "show a loaded SipHash filter" show rt3
+	out_has "hash scheme:    siphash (2)" "the loaded filter has the image's scheme"
+	FAKEDEV_FEATURES=0x3f fexpect 2 "load a SipHash image on a module without SipHash" load ns "$tmp/s.img"
+	err_has "bloomctl: $tmp/s.img: hash scheme 2 (siphash), which the module does not support (it hashes with jhash only)" "the refusal names the file and the scheme"
+	log_lacks "IMPORT" "nothing was sent to IMPORT"
+	FAKEDEV_FEATURES=0x3f fexpect 0 "load a jhash image on a module without SipHash" load ns "$tmp/v.img"
+	FAKEDEV_SCHEME=2 fexpect 0 "load a jhash image on a module defaulting to SipHash" load ns2 "$tmp/v.img"
+	fexpect 0 "load --replace" load ns2 "$tmp/vfull.img" --replace
+	out_has "replaced 'ns2'" "replace reported"
+	fexpect 2 "load onto an existing name" load ns2 "$tmp/v.img"
+	err_has "filter 'ns2' already exists" "EEXIST explained"
+
+	echo 1048576 >"$tmp/mfb"
+	FAKEDEV_SYSFS=$tmp/mfb fexpect 2 "load above the module's max_filter_bytes" load big "$tmp/b64.img"
+	err_has "payload of 67108864 bytes is over the limit of 1048576 bytes (the module's max_filter_bytes parameter)" "the module's limit bounds a load"
+	FAKEDEV_SYSFS=$tmp/mfb fexpect 2 "load --max-payload above max_filter_bytes" load big "$tmp/b64.img" --max-payload 1Gi
+	err_has "(the module's max_filter_bytes parameter)" "a load never reads more than the module takes"
+	FAKEDEV_SYSFS=$tmp/mfb fexpect 2 "inspect with the module's limit" inspect "$tmp/b64.img"
+	err_has "over the limit of 1048576 bytes (the module's max_filter_bytes parameter)" "inspect defaults to the module's limit"
+	FAKEDEV_SYSFS=$tmp/mfb fexpect 0 "inspect --max-payload above it" inspect "$tmp/b64.img" --max-payload 1Gi
+}
+
+# A file and its state: type, owner, mode, size and contents' hash.
+fstate() {
+	stat -c '%F %u %a %s' "$1" 2>/dev/null
+	[ -f "$1" ] && [ ! -L "$1" ] && cksum <"$1"
+}
+
+leftovers() {
+	local left
+
+	left=$(find "$tmp/sv" -name '.bloomctl-save.*' | wc -l)
+	[ "$left" = 0 ]
+	result $? "$1: no temporary file left in the directory ($left)"
+}
+
+fake_save_tests() {
+	local old u f
+
+	mkdir "$tmp/sv"
+	fexpect 0 "create a filter to save" create sv1 --bits 1Ki --hashes 3 --hash siphash
+	old=$(umask)
+	for u in 000 022 077 277; do
+		umask "$u"
+		fake save sv1 "$tmp/sv/u$u.img"
+		umask "$old"
+		[ "$rc" = 0 ] && [ "$(stat -c %a "$tmp/sv/u$u.img")" = 600 ]
+		result $? "save under umask $u: the image is mode 0600"
+	done
+	expect 0 "the saved image is valid" inspect "$tmp/sv/u022.img"
+
+	# What others may plant in a shared directory.
+	echo planted >"$tmp/sv/p.img.tmp"
+	[ "$(id -u)" = 0 ] && chown 65534 "$tmp/sv/p.img.tmp"
+	before=$(fstate "$tmp/sv/p.img.tmp")
+	fexpect 0 "save beside a FILE.tmp of someone else" save sv1 "$tmp/sv/p.img"
+	[ "$(fstate "$tmp/sv/p.img.tmp")" = "$before" ]
+	result $? "the planted FILE.tmp is neither used nor touched"
+	[ "$(stat -c '%u %a' "$tmp/sv/p.img")" = "$(id -u) 600" ]
+	result $? "the image is ours and 0600"
+	mkfifo "$tmp/sv/f.img.tmp"
+	timeout 20 "${fakeenv[@]}" "$BLOOMCTL" -d "$tmp/fakedev" save sv1 "$tmp/sv/f.img" >/dev/null 2>&1
+	rc=$?
+	[ "$rc" = 0 ] && [ -p "$tmp/sv/f.img.tmp" ]
+	result $? "a FIFO at FILE.tmp neither hangs the save nor is touched (exit $rc)"
+
+	echo target >"$tmp/sv/target"
+	ln -s target "$tmp/sv/l.img"
+	before=$(fstate "$tmp/sv/target")
+	fexpect 2 "save onto a symlink" save sv1 "$tmp/sv/l.img"
+	err_has "$tmp/sv/l.img: is a symbolic link: refusing to write through or replace it" "the symlink is refused, and named"
+	[ "$(fstate "$tmp/sv/target")" = "$before" ] && [ -L "$tmp/sv/l.img" ]
+	result $? "the symlink and its target are untouched"
+	ln -s nowhere "$tmp/sv/d.img"
+	fexpect 2 "save onto a dangling symlink" save sv1 "$tmp/sv/d.img"
+	[ ! -e "$tmp/sv/nowhere" ]
+	result $? "a dangling symlink's target is not created"
+	mkfifo "$tmp/sv/fifo.img"
+	timeout 20 "${fakeenv[@]}" "$BLOOMCTL" -d "$tmp/fakedev" save sv1 "$tmp/sv/fifo.img" >/dev/null 2>"$tmp/err"
+	rc=$?
+	[ "$rc" = 2 ] && [ -p "$tmp/sv/fifo.img" ]
+	result $? "save onto a FIFO is refused without hanging (exit $rc)"
+	err_has "exists and is not a regular file" "the FIFO refusal says why"
+	mkdir "$tmp/sv/dir.img"
+	fexpect 2 "save onto a directory" save sv1 "$tmp/sv/dir.img"
+	err_has "exists and is not a regular file" "the directory refusal says why"
+	if [ "$(id -u)" = 0 ]; then
+		echo theirs >"$tmp/sv/o.img"
+		chown 65534 "$tmp/sv/o.img"
+		before=$(fstate "$tmp/sv/o.img")
+		fexpect 2 "save onto another user's file" save sv1 "$tmp/sv/o.img"
+		err_has "$tmp/sv/o.img: belongs to uid 65534, not to uid 0: refusing to replace it" "the owner is named"
+		[ "$(fstate "$tmp/sv/o.img")" = "$before" ]
+		result $? "their file is untouched"
+	fi
+	fexpect 0 "save a first time" save sv1 "$tmp/sv/e.img"
+	ino=$(stat -c %i "$tmp/sv/e.img")
+	fexpect 0 "save over our own image" save sv1 "$tmp/sv/e.img"
+	[ "$(stat -c %i "$tmp/sv/e.img")" != "$ino" ]
+	result $? "the old image is replaced by a new file (renamed over it)"
+	leftovers "after saves and refusals"
+
+	if command -v strace >/dev/null 2>&1; then
+		strace -f -e trace=openat,linkat,renameat,renameat2 -o "$tmp/strace" \
+			"${fakeenv[@]}" "$BLOOMCTL" -d "$tmp/fakedev" save sv1 "$tmp/sv/t.img" >/dev/null 2>&1
+		grep -q 'O_TMPFILE' "$tmp/strace" && grep -q 'linkat(.*"/proc/self/fd/' "$tmp/strace" &&
+			grep -q 'rename.*"t.img"' "$tmp/strace"
+		result $? "save writes an O_TMPFILE, links it and renames it into place"
+		! grep -q 't\.img\.tmp' "$tmp/strace"
+		result $? "save never opens FILE.tmp"
+	fi
+	FAKEDEV_NO_TMPFILE=1 fexpect 0 "save where O_TMPFILE is unsupported" save sv1 "$tmp/sv/n.img"
+	[ "$(stat -c %a "$tmp/sv/n.img")" = 600 ]
+	result $? "the fallback's image is 0600"
+	expect 0 "the fallback's image is valid" inspect "$tmp/sv/n.img"
+	FAKEDEV_NO_LINK=1 fexpect 0 "save where an unnamed file cannot be linked" save sv1 "$tmp/sv/k.img"
+	expect 0 "that image is valid" inspect "$tmp/sv/k.img"
+	before=$(fstate "$tmp/sv/e.img")
+	FAKEDEV_NO_RENAME=1 fexpect 2 "save whose rename fails" save sv1 "$tmp/sv/e.img"
+	err_has "$tmp/sv/e.img: cannot rename the new file over it" "the rename failure is named"
+	[ "$(fstate "$tmp/sv/e.img")" = "$before" ]
+	result $? "the old image survives a failed save"
+	FAKEDEV_NO_RENAME=1 FAKEDEV_NO_TMPFILE=1 fexpect 2 "fallback save whose rename fails" save sv1 "$tmp/sv/e.img"
+	leftovers "after failed saves"
+	FAKEDEV_FAIL=EXPORT:$EIO fexpect 2 "save whose export fails" save sv1 "$tmp/sv/x.img"
+	[ ! -e "$tmp/sv/x.img" ]
+	result $? "a failed export creates no file"
+	fexpect 2 "save into a missing directory" save sv1 "$tmp/sv/none/x.img"
+	err_has "$tmp/sv/none/x.img: directory $tmp/sv/none: No such file or directory" "the directory is named"
+	fexpect 2 "save to a directory path" save sv1 "$tmp/sv/"
+	err_has "not a file name" "a path ending in / is no file name"
+	"${fakeenv[@]}" "$BLOOMCTL" -d "$tmp/fakedev" save sv1 - >"$tmp/sv/stdout.img" 2>/dev/null
+	expect 0 "save to stdout gives a valid image" inspect "$tmp/sv/stdout.img"
+	(cd "$tmp/sv" && "${fakeenv[@]}" "$BLOOMCTL" -d "$tmp/fakedev" save sv1 rel.img >/dev/null 2>&1)
+	[ -f "$tmp/sv/rel.img" ]
+	result $? "save to a relative name, in the current directory"
+	leftovers "at the end"
+}
+
+if $have_fake; then
+	fake_version_tests
+	fake_create_tests
+	fake_error_tests
+	fake_image_tests
+	fake_save_tests
+fi
 
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]

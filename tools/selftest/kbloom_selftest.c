@@ -3,8 +3,9 @@
  * kbloom_selftest - integration test for the kbloom module, run as root
  * inside the test VM with kbloom.ko loaded and /dev/bloom present.
  *
- * Output is TAP-ish: one "ok N - what" or "not ok N - what: detail" line per
- * check, then "selftest: P passed, F failed". The exit status is 0 only when
+ * Output is TAP: one "ok N - what" or "not ok N - what: detail" line per
+ * check, then "selftest: P passed, F failed" and the plan "1..N" (last, so
+ * that a run that dies half-way has none). The exit status is 0 only when
  * F is 0. The same source is built as a 64-bit and as an i386 binary: the
  * i386 one goes through compat_ptr_ioctl(), so both must pass.
  *
@@ -59,10 +60,12 @@ ASSERT_OFF(kbloom_version, max_hashes, 32);
 ASSERT_OFF(kbloom_version, max_key_len, 36);
 ASSERT_OFF(kbloom_version, max_batch, 40);
 ASSERT_OFF(kbloom_version, name_max, 44);
-ASSERT_OFF(kbloom_version, reserved, 48);
-ASSERT_FSIZE(kbloom_version, reserved, 32);
+ASSERT_OFF(kbloom_version, default_hash_scheme, 48);
+ASSERT_OFF(kbloom_version, max_generations, 52);
+ASSERT_OFF(kbloom_version, reserved, 56);
+ASSERT_FSIZE(kbloom_version, reserved, 24);
 
-ASSERT_SIZE(kbloom_create, 96);
+ASSERT_SIZE(kbloom_create, 120);
 ASSERT_OFF(kbloom_create, name, 0);
 ASSERT_FSIZE(kbloom_create, name, KBLOOM_NAME_MAX);
 ASSERT_OFF(kbloom_create, bits, 32);
@@ -70,9 +73,17 @@ ASSERT_OFF(kbloom_create, hashes, 40);
 ASSERT_OFF(kbloom_create, fpr_ppb, 44);
 ASSERT_OFF(kbloom_create, capacity, 48);
 ASSERT_OFF(kbloom_create, flags, 56);
-ASSERT_OFF(kbloom_create, reserved0, 60);
+ASSERT_OFF(kbloom_create, hash_scheme, 60);
 ASSERT_OFF(kbloom_create, like, 64);
 ASSERT_FSIZE(kbloom_create, like, KBLOOM_NAME_MAX);
+ASSERT_OFF(kbloom_create, window_ms, 96);
+ASSERT_OFF(kbloom_create, generations, 100);
+ASSERT_OFF(kbloom_create, reserved, 104);
+ASSERT_FSIZE(kbloom_create, reserved, 16);
+/* The argument before windows, still accepted under its own number. */
+ASSERT_SIZE(kbloom_create_v1, 96);
+ASSERT_OFF(kbloom_create_v1, hash_scheme, 60);
+ASSERT_OFF(kbloom_create_v1, like, 64);
 
 ASSERT_SIZE(kbloom_name, 48);
 ASSERT_OFF(kbloom_name, name, 0);
@@ -93,8 +104,10 @@ ASSERT_OFF(kbloom_info, queries, 80);
 ASSERT_OFF(kbloom_info, hits, 88);
 ASSERT_OFF(kbloom_info, memory_bytes, 96);
 ASSERT_OFF(kbloom_info, saturated, 104);
-ASSERT_OFF(kbloom_info, reserved, 112);
-ASSERT_FSIZE(kbloom_info, reserved, 24);
+ASSERT_OFF(kbloom_info, window_ms, 112);
+ASSERT_OFF(kbloom_info, generations, 116);
+ASSERT_OFF(kbloom_info, rotations, 120);
+ASSERT_OFF(kbloom_info, newest_age_ms, 128);
 
 ASSERT_SIZE(kbloom_list, 16);
 ASSERT_OFF(kbloom_list, names, 0);
@@ -152,12 +165,16 @@ ASSERT_OFF(kbloom_image, payload, 80);
 ASSERT_OFF(kbloom_image, payload_len, 88);
 ASSERT_OFF(kbloom_image, import_flags, 96);
 ASSERT_OFF(kbloom_image, reserved0, 100);
-ASSERT_OFF(kbloom_image, reserved, 104);
-ASSERT_FSIZE(kbloom_image, reserved, 16);
+ASSERT_OFF(kbloom_image, seed_hi, 104);
+ASSERT_FSIZE(kbloom_image, seed_hi, 8);
+ASSERT_OFF(kbloom_image, generations, 112);
+ASSERT_OFF(kbloom_image, window_ms, 116);
 
 /* The command numbers themselves are ABI: the same on both builds. */
 _Static_assert(KBLOOM_IOC_VERSION == 0x8050BF00u, "VERSION number");
-_Static_assert(KBLOOM_IOC_CREATE == 0xC060BF01u, "CREATE number");
+_Static_assert(KBLOOM_IOC_CREATE == 0xC078BF01u, "CREATE number");
+_Static_assert(KBLOOM_IOC_CREATE_V1 == 0xC060BF01u, "CREATE_V1 number");
+_Static_assert(KBLOOM_IOC_ROTATE == 0x4030BF06u, "ROTATE number");
 _Static_assert(KBLOOM_IOC_DESTROY == 0x4030BF02u, "DESTROY number");
 _Static_assert(KBLOOM_IOC_CLEAR == 0x4030BF03u, "CLEAR number");
 _Static_assert(KBLOOM_IOC_INFO == 0xC088BF04u, "INFO number");
@@ -181,8 +198,12 @@ _Static_assert(KBLOOM_CREATE_COUNTING == 1 && KBLOOM_CREATE_LIKE == 2,
 _Static_assert(KBLOOM_IMPORT_REPLACE == 1, "import flags");
 _Static_assert(KBLOOM_COUNTER_MAX == 15, "4-bit counters");
 _Static_assert(KBLOOM_MISMATCH_BITS == 1 && KBLOOM_MISMATCH_HASHES == 2 &&
-	       KBLOOM_MISMATCH_COUNTING == 4 && KBLOOM_MISMATCH_SEED == 8,
+	       KBLOOM_MISMATCH_COUNTING == 4 && KBLOOM_MISMATCH_SEED == 8 &&
+	       KBLOOM_MISMATCH_HASH_SCHEME == 16,
 	       "mismatch bits");
+_Static_assert(KBLOOM_HASH_JHASH == 1 && KBLOOM_HASH_SIPHASH == 2,
+	       "hash schemes");
+_Static_assert(KBLOOM_FEATURE_SIPHASH == 1ULL << 6, "SIPHASH feature");
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 #define PTR(p) ((u64)(uintptr_t)(p))
@@ -195,6 +216,12 @@ _Static_assert(KBLOOM_MISMATCH_BITS == 1 && KBLOOM_MISMATCH_HASHES == 2 &&
 
 static const char *g_dev = "/dev/bloom";
 static int g_fd = -1;
+/*
+ * The hash scheme filters get when CREATE's hash_scheme is 0: the
+ * module's default, VERSION's default_hash_scheme (main() asks before any
+ * group runs).
+ */
+static u32 g_scheme;
 
 /*
  * Counters live in a MAP_SHARED page so that checks run by a forked child
@@ -796,6 +823,10 @@ static void test_version(void)
 		return;
 	check_u64(v.api_version, KBLOOM_API_VERSION, "version: api_version");
 	check_u64(v.hash_scheme, KBLOOM_HASH_SCHEME, "version: hash_scheme");
+	/* The default scheme of new filters: jhash or SipHash. */
+	check_range(v.default_hash_scheme, KBLOOM_HASH_JHASH,
+		    KBLOOM_HASH_SIPHASH,
+		    "version: default_hash_scheme is a known scheme");
 	snprintf(detail, sizeof(detail), "features 0x%llx",
 		 (unsigned long long)v.features);
 	check((v.features & want_feat) == want_feat, detail,
@@ -874,7 +905,7 @@ struct rsv_case {
 			    offsetof(struct s, f) + (i), 1 }
 
 static const struct rsv_case rsv_cases[] = {
-	RSV(CREATE, kbloom_create, reserved0),
+	/* CREATE's reserved0 is hash_scheme now: see test_badioctl. */
 	/* @like must be all zero without KBLOOM_CREATE_LIKE. */
 	RSV_B(CREATE, kbloom_create, like, 0),
 	RSV_B(CREATE, kbloom_create, like, 31),
@@ -882,9 +913,11 @@ static const struct rsv_case rsv_cases[] = {
 	RSV_I(DESTROY, kbloom_name, reserved, 1),
 	RSV_I(CLEAR, kbloom_name, reserved, 0),
 	RSV_I(CLEAR, kbloom_name, reserved, 1),
-	RSV_I(INFO, kbloom_info, reserved, 0),
-	RSV_I(INFO, kbloom_info, reserved, 1),
-	RSV_I(INFO, kbloom_info, reserved, 2),
+	/* INFO's outputs that were reserved must be 0 on input. */
+	RSV(INFO, kbloom_info, window_ms),
+	RSV(INFO, kbloom_info, generations),
+	RSV(INFO, kbloom_info, rotations),
+	RSV(INFO, kbloom_info, newest_age_ms),
 	RSV(LIST, kbloom_list, reserved),
 	RSV_I(ADD, kbloom_key, reserved, 0),
 	RSV_I(ADD, kbloom_key, reserved, 1),
@@ -915,11 +948,11 @@ static const struct rsv_case rsv_cases[] = {
 	/* EXPORT: import_flags must be 0 like a reserved field. */
 	RSV(EXPORT, kbloom_image, import_flags),
 	RSV(EXPORT, kbloom_image, reserved0),
-	RSV_I(EXPORT, kbloom_image, reserved, 0),
-	RSV_I(EXPORT, kbloom_image, reserved, 1),
+	/* EXPORT's other outputs must be 0 on input too. */
+	RSV(EXPORT, kbloom_image, seed_hi),
+	RSV(EXPORT, kbloom_image, generations),
+	RSV(EXPORT, kbloom_image, window_ms),
 	RSV(IMPORT, kbloom_image, reserved0),
-	RSV_I(IMPORT, kbloom_image, reserved, 0),
-	RSV_I(IMPORT, kbloom_image, reserved, 1),
 };
 
 /*
@@ -1123,6 +1156,31 @@ static void test_badioctl(void)
 		}
 	}
 
+	/* Unknown hash schemes (was reserved0; 0 is the default). */
+	{
+		static const u32 bad_schemes[] = { 3, 0x80000000u, 0xffffffffu };
+
+		for (i = 0; i < ARRAY_SIZE(bad_schemes); i++) {
+			struct kbloom_create c;
+			struct kbloom_info info;
+
+			memset(&c, 0, sizeof(c));
+			set_name(c.name, BAD_NEW);
+			c.bits = 1024;
+			c.hashes = 3;
+			c.hash_scheme = bad_schemes[i];
+			err = ioc(g_fd, KBLOOM_IOC_CREATE, &c);
+			check_err(err, EINVAL,
+				  "badioctl: create with hash_scheme 0x%x",
+				  bad_schemes[i]);
+			err = kb_info(g_fd, BAD_NEW, &info);
+			check_err(err, ENOENT,
+				  "badioctl: hash_scheme 0x%x created nothing",
+				  bad_schemes[i]);
+			cleanup(BAD_NEW);
+		}
+	}
+
 	/* Each reserved field in turn, in an otherwise valid call. */
 	for (i = 0; i < ARRAY_SIZE(rsv_cases); i++) {
 		const struct rsv_case *rc = &rsv_cases[i];
@@ -1315,8 +1373,8 @@ static void check_info_basic(const char *name, u64 bits, u32 hashes,
 	check_u64(info.capacity, capacity, "create: INFO %s capacity", name);
 	check_u64(info.fpr_ppb, fpr, "create: INFO %s fpr_ppb", name);
 	check_u64(info.flags, 0, "create: INFO %s flags", name);
-	check_u64(info.hash_scheme, KBLOOM_HASH_SCHEME,
-		  "create: INFO %s hash_scheme", name);
+	check_u64(info.hash_scheme, g_scheme,
+		  "create: INFO %s hash_scheme (the default)", name);
 	check(info.bits_set == 0 && info.adds == 0 && info.queries == 0 &&
 	      info.hits == 0, "statistics not zero",
 	      "create: INFO %s fresh statistics zero", name);
@@ -1324,8 +1382,10 @@ static void check_info_basic(const char *name, u64 bits, u32 hashes,
 	      "create: INFO %s memory_bytes >= bits/8", name);
 	check_u64(info.saturated, 0, "create: INFO %s saturated 0 (plain)",
 		  name);
-	check(!info.reserved[0] && !info.reserved[1] && !info.reserved[2],
-	      "non-zero reserved", "create: INFO %s reserved zero", name);
+	check(!info.window_ms && !info.generations && !info.rotations,
+	      "non-zero window fields",
+	      "create: INFO %s window_ms, generations, rotations zero (not windowed)",
+	      name);
 }
 
 /* Creation that must fail with EINVAL; undo it if it did not. */
@@ -2736,7 +2796,7 @@ static void merge_errors(void)
 	check_err(err, EINVAL, "merge: MERGE bad src name");
 	/* (Reserved fields: in the badioctl group's table.) */
 
-	/* A read-only fd may compare but not merge. */
+	/* A read-only fd may compare (as root) but not merge. */
 	ro = open(g_dev, O_RDONLY);
 	if (check(ro >= 0, strerror(errno), "merge: open O_RDONLY")) {
 		err = kb_skey(g_fd, KBLOOM_IOC_ADD, MRG_B, "ro-only-in-b",
@@ -3136,7 +3196,10 @@ static bool img_same(const char *name, const struct img *g)
 		return false;
 	same = now.len == g->len && now.im.bits == g->im.bits &&
 	       now.im.hashes == g->im.hashes && now.im.flags == g->im.flags &&
+	       now.im.hash_scheme == g->im.hash_scheme &&
 	       !memcmp(now.im.seed, g->im.seed, sizeof(now.im.seed)) &&
+	       !memcmp(now.im.seed_hi, g->im.seed_hi,
+		       sizeof(now.im.seed_hi)) &&
 	       !memcmp(now.buf, g->buf, g->len);
 	img_free(&now);
 	return same;
@@ -3183,7 +3246,8 @@ static void image_bad_inputs(const struct img *p, const struct img *c)
 	BAD(bits, IMG_PBITS + 64, EINVAL, "bits that need 8 more bytes");
 	BAD(hashes, 0, EINVAL, "hashes 0");
 	BAD(hashes, KBLOOM_MAX_HASHES + 1, EINVAL, "hashes 33");
-	BAD(hash_scheme, KBLOOM_HASH_SCHEME + 1, EINVAL, "hash_scheme + 1");
+	/* 1 (jhash) and 2 (SipHash) are the schemes; 0 is no scheme. */
+	BAD(hash_scheme, KBLOOM_HASH_SIPHASH + 1, EINVAL, "hash_scheme 3");
 	BAD(hash_scheme, 0, EINVAL, "hash_scheme 0");
 	BAD(flags, KBLOOM_CREATE_LIKE, EINVAL, "flags LIKE");
 	BAD(flags, 1u << 2, EINVAL, "flags 1 << 2");
@@ -3199,8 +3263,9 @@ static void image_bad_inputs(const struct img *p, const struct img *c)
 	BAD(import_flags, 1u << 1, EINVAL, "import_flags 1 << 1");
 	BAD(import_flags, 0x80000000u, EINVAL, "import_flags 0x80000000");
 	BAD(reserved0, 1, EINVAL, "reserved0 1");
-	BAD(reserved[0], 1ULL << 63, EINVAL, "reserved[0] non-zero");
-	BAD(reserved[1], 1, EINVAL, "reserved[1] non-zero");
+	/* Was reserved: 1 generation and a window without them are invalid. */
+	BAD(generations, 1, EINVAL, "generations 1");
+	BAD(window_ms, 1, EINVAL, "window_ms without generations");
 	im = base;
 	set_name(im.name, "");
 	img_bad(&im, EINVAL, before, "empty name");
@@ -3352,8 +3417,8 @@ static void image_plain(struct img *p)
 	check_u64(im.adds, info.adds, "image: EXPORT adds == INFO");
 	check_u64(im.capacity, info.capacity, "image: EXPORT capacity == INFO");
 	check_u64(im.fpr_ppb, info.fpr_ppb, "image: EXPORT fpr_ppb == INFO");
-	check_u64(im.hash_scheme, KBLOOM_HASH_SCHEME,
-		  "image: EXPORT hash_scheme");
+	check_u64(im.hash_scheme, g_scheme,
+		  "image: EXPORT hash_scheme (the default)");
 	check_u64(popcount_bytes(buf, want), info.bits_set,
 		  "image: payload popcount == INFO bits_set");
 	check(pad_zero(buf, want, IMG_PBITS), "a padding bit is set",
@@ -3379,7 +3444,7 @@ static void image_plain(struct img *p)
 		      iq.fpr_ppb == info.fpr_ppb && iq.adds == p->im.adds,
 		      "differs",
 		      "image: imported capacity, fpr_ppb, adds as in the image");
-		check_u64(iq.hash_scheme, KBLOOM_HASH_SCHEME,
+		check_u64(iq.hash_scheme, p->im.hash_scheme,
 			  "image: imported hash_scheme");
 	}
 	check_u64((u64)ks_hits(g_fd, IMG_Q, &ks, 0, IMG_KEYS), IMG_KEYS,
@@ -4306,6 +4371,13 @@ int main(int argc, char **argv)
 
 	g_fd = open(g_dev, O_RDWR);
 	if (check(g_fd >= 0, strerror(errno), "open %s O_RDWR", g_dev)) {
+		struct kbloom_version v;
+
+		memset(&v, 0, sizeof(v));
+		check_ok(ioc(g_fd, KBLOOM_IOC_VERSION, &v),
+			 "VERSION: the default hash scheme");
+		g_scheme = v.default_hash_scheme ? v.default_hash_scheme :
+						   v.hash_scheme;
 		for (i = 0; i < ARRAY_SIZE(groups); i++) {
 			if (only && strcmp(groups[i].name, only))
 				continue;
@@ -4315,5 +4387,10 @@ int main(int argc, char **argv)
 		close(g_fd);
 	}
 	printf("selftest: %u passed, %u failed\n", tap->passed, tap->failed);
+	/*
+	 * The plan, after the last result: a run that dies half-way prints
+	 * none, and the harness (tap_run in tools/vm/tests.d) fails it.
+	 */
+	printf("1..%u\n", tap->n);
 	return tap->failed ? 1 : 0;
 }

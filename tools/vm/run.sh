@@ -37,6 +37,92 @@ file "$root/bin/busybox" | grep -q 'statically linked' ||
 	{ echo "run.sh: /bin/busybox is not static (apt-get install busybox-static)" >&2; exit 2; }
 install -m 0755 "$here/init.sh" "$root/init"
 install -m 0644 "$here/tests.sh" "$root/lib/kbloom/tests.sh"
+mkdir -p "$root/lib/kbloom/tests.d"
+for f in "$here"/tests.d/*.sh; do
+	[ -f "$f" ] && install -m 0644 "$f" "$root/lib/kbloom/tests.d/"
+done
+# ---- packet tests (tests.d/packets.sh): iptables, nft, kernel modules ----
+# iptables-nft and iptables-legacy (the multi binaries with their command
+# symlinks and shared libraries), nft, the xtables extensions the tests
+# load, /etc/protocols and /run; and, when IMAGE is a kernel whose modules
+# are installed on this host (Debian's), the netfilter, veth and pktgen
+# modules, listed in load order in /lib/kbloom/modules.order for the tests
+# to insmod. What the host lacks is left out, and the tests then skip.
+# libxt_bloom.so and xt_bloom.ko come in as FILE:DEST pairs.
+packet_tools() { # ROOT IMAGE
+	local r=$1 image=$2 b l x ver m xtlib
+	local elf=() done_mods=" "
+	xtlib=$(pkg-config --variable=xtlibdir xtables 2>/dev/null) ||
+		xtlib=/usr/lib/x86_64-linux-gnu/xtables
+	mkdir -p "$r/sbin" "$r/run" "$r/etc" "$r/usr/sbin" "$r/lib/modules"
+	for b in /usr/sbin/xtables-nft-multi /usr/sbin/xtables-legacy-multi /usr/sbin/nft; do
+		[ -x "$b" ] || continue
+		cp "$b" "$r/usr/sbin/"
+		elf+=("$b")
+	done
+	if [ -x /usr/sbin/xtables-nft-multi ]; then
+		for x in iptables ip6tables; do
+			for l in "" -save -restore; do
+				ln -sf /usr/sbin/xtables-nft-multi "$r/sbin/$x-nft$l"
+				ln -sf /usr/sbin/xtables-nft-multi "$r/sbin/$x$l"
+			done
+		done
+	fi
+	if [ -x /usr/sbin/xtables-legacy-multi ]; then
+		for x in iptables ip6tables; do
+			for l in "" -save -restore; do
+				ln -sf /usr/sbin/xtables-legacy-multi "$r/sbin/$x-legacy$l"
+			done
+		done
+	fi
+	if [ -x /usr/sbin/nft ]; then
+		ln -sf /usr/sbin/nft "$r/sbin/nft"
+	fi
+	if [ -d "$xtlib" ]; then
+		mkdir -p "$r$xtlib"
+		for x in libxt_standard libxt_udp libxt_tcp libxt_comment libxt_recent \
+			 libipt_icmp libip6t_icmp6 libxt_mark libxt_LOG; do
+			[ -f "$xtlib/$x.so" ] || continue
+			cp "$xtlib/$x.so" "$r$xtlib/"
+			elf+=("$xtlib/$x.so")
+		done
+	fi
+	# Shared libraries, wherever the loader will look for them.
+	for l in $( { for b in "${elf[@]}"; do ldd "$b"; done; } |
+		   awk '/=> \// { print $3 } /^\t\// { print $1 }' | sort -u); do
+		mkdir -p "$r$(dirname "$l")"
+		cp -L "$l" "$r$l"
+	done
+	for x in /etc/protocols /etc/services; do
+		if [ -f "$x" ]; then cp "$x" "$r$x"; fi
+	done
+	# Kernel modules of IMAGE, if this host has them, dependencies first.
+	ver=$(file -bL "$image" | sed -n 's/.*version \([^ ]*\) .*/\1/p')
+	[ -n "$ver" ] && [ -d "/lib/modules/$ver" ] || return 0
+	: > "$r/lib/kbloom/modules.order"
+	add_mod() { # NAME
+		local p d
+		case "$done_mods" in *" $1 "*) return 0 ;; esac
+		done_mods="$done_mods$1 "
+		p=$(modinfo -k "$ver" -n "$1" 2>/dev/null) || return 0
+		for d in $(modinfo -k "$ver" -F depends "$1" | tr , ' '); do
+			add_mod "$d"
+		done
+		mkdir -p "$r$(dirname "$p")"
+		case "$p" in
+		*.ko.xz) xz -dc "$p" > "$r${p%.xz}"; p=${p%.xz} ;;
+		*) cp "$p" "$r$p" ;;
+		esac
+		echo "$p" >> "$r/lib/kbloom/modules.order"
+	}
+	for m in crc32c_generic libcrc32c x_tables xt_tcpudp ip_tables iptable_filter \
+		 ip6_tables ip6table_filter nfnetlink nf_tables nft_compat \
+		 xt_comment xt_recent veth pktgen; do
+		add_mod "$m"
+	done
+}
+packet_tools "$root" "$kernel"
+# ---- end of the packet tests block ----
 printf 'root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/:/bin/sh\n' > "$root/etc/passwd"
 printf 'root:x:0:\nnogroup:x:65534:\n' > "$root/etc/group"
 for pair in "$@"; do
@@ -54,7 +140,7 @@ case "$mode" in check|kunit|exchange-*) ;; *) console=(-serial mon:stdio) ;; esa
 # -no-reboot: the guest's reboot (or a panic, with panic=-1) ends qemu.
 set +e
 timeout --foreground "$timeout" qemu-system-x86_64 \
-	-machine pc -cpu "${KBLOOM_QEMU_CPU:-max}" -smp 2 -m "$mem" \
+	-machine pc -cpu "${KBLOOM_QEMU_CPU:-max,la57=off}" -smp 2 -m "$mem" \
 	-nographic -nodefaults -no-reboot \
 	-accel tcg,thread=multi \
 	"${console[@]}" \

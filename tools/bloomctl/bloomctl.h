@@ -1,0 +1,142 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * bloomctl: what the command families share (main.c, common.c, output.c)
+ * and the commands each family provides (filters.c, keys.c, images.c,
+ * setops.c, calc.c), in the way of bpftool.
+ */
+#ifndef BLOOMCTL_H
+#define BLOOMCTL_H
+
+#include <getopt.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <linux/kbloom.h>
+
+#include "json.h"
+
+#ifndef BLOOMCTL_VERSION
+#define BLOOMCTL_VERSION	"1.0"
+#endif
+
+#define DEFAULT_DEVICE		"/dev/bloom"
+
+/* Exit status, as grep(1): 1 is a negative answer, not an error. */
+#define EXIT_NEGATIVE		1
+#define EXIT_ERROR		2
+
+/* The device: -d, else $BLOOMCTL_DEVICE, else DEFAULT_DEVICE. */
+extern const char *device_path;
+/* Non-NULL in JSON mode (-j or -p). */
+extern struct jw *jw;
+
+struct cmd {
+	const char *name;
+	int (*fn)(const struct cmd *cmd, int argc, char **argv);
+	const char *args;
+	const char *help;
+	const char *options;
+};
+
+/* Long options of the subcommands; the common ones are below 256. */
+enum {
+	OPT_CAPACITY = 256,
+	OPT_FPR,
+	OPT_BITS,
+	OPT_HASHES,
+	OPT_FILE,
+	OPT_HEX,
+	OPT_BATCH,
+	OPT_COUNT,
+	OPT_COUNTING,
+	OPT_LIKE,
+	OPT_COMPRESS,
+	OPT_REPLACE,
+	OPT_HASH,
+	OPT_MAX_PAYLOAD,
+};
+
+/* Options every subcommand takes. */
+#define COMMON_SHORTOPTS	":hjp"
+#define COMMON_LONGOPTS					\
+	{ "help",	no_argument,	NULL, 'h' },	\
+	{ "json",	no_argument,	NULL, 'j' },	\
+	{ "pretty",	no_argument,	NULL, 'p' }
+#define END_LONGOPTS		{ NULL, 0, NULL, 0 }
+
+/* output.c */
+void enable_json(bool pretty);
+void __attribute__((format(printf, 1, 2))) pr_err(const char *fmt, ...);
+void __attribute__((format(printf, 1, 2))) pr_warn(const char *fmt, ...);
+void json_info(const struct kbloom_info *info);
+void print_info(const struct kbloom_info *info);
+double estimate_keys(uint64_t x, uint64_t m, uint32_t k);
+
+/* common.c: options and operands */
+typedef int (*opt_handler)(void *ctx, int c, const char *arg);
+int next_opt(int argc, char **argv, const char *shortopts,
+	     const struct option *longopts);
+void cmd_usage(const struct cmd *cmd, FILE *f);
+int parse_options(const struct cmd *cmd, int argc, char **argv,
+		  const struct option *longopts, opt_handler fn, void *ctx);
+int parse_u64(const char *opt, const char *s, uint64_t *out);
+int parse_u32(const char *opt, const char *s, uint64_t min, uint64_t max,
+	      uint32_t *out);
+int check_name(const char *name);
+void set_name(char dst[KBLOOM_NAME_MAX], const char *name);
+const char *get_name_arg(const struct cmd *cmd, int argc, char **argv);
+int get_two_args(const struct cmd *cmd, int argc, char **argv,
+		 const char *what, const char **a, const char **b);
+int no_args(const struct cmd *cmd, int argc, char **argv);
+
+/* common.c: the device */
+const char *kerr(int err);
+int open_device(int flags);
+int device_version(int fd, struct kbloom_version *v);
+int get_info(int fd, const char *name, struct kbloom_info *info);
+
+/* savefile.c */
+int write_full(int fd, const void *buf, uint64_t len);
+int write_private_file(const char *path, const void *h, size_t hlen,
+		       const void *body, uint64_t blen);
+
+/* calc.c: sizing, shared by calc and create */
+#define SIZING_LONGOPTS						\
+	{ "capacity",	required_argument, NULL, OPT_CAPACITY },	\
+	{ "fpr",	required_argument, NULL, OPT_FPR },		\
+	{ "bits",	required_argument, NULL, OPT_BITS },		\
+	{ "hashes",	required_argument, NULL, OPT_HASHES }
+
+struct sizing {
+	bool have_capacity, have_fpr, have_bits, have_hashes;
+	uint64_t capacity;
+	uint64_t bits;
+	uint32_t hashes;
+	uint32_t fpr_ppb;
+	double fpr;
+};
+
+int sizing_opt(struct sizing *sz, int c, const char *arg);
+int check_sizing(const struct sizing *sz, bool calc);
+int size_filter(uint64_t n, uint32_t fpr_ppb, uint64_t *bits,
+		uint32_t *hashes);
+
+/* The subcommands. */
+int cmd_calc(const struct cmd *cmd, int argc, char **argv);
+int cmd_create(const struct cmd *cmd, int argc, char **argv);
+int cmd_destroy(const struct cmd *cmd, int argc, char **argv);
+int cmd_clear(const struct cmd *cmd, int argc, char **argv);
+int cmd_list(const struct cmd *cmd, int argc, char **argv);
+int cmd_show(const struct cmd *cmd, int argc, char **argv);
+int cmd_add(const struct cmd *cmd, int argc, char **argv);
+int cmd_query(const struct cmd *cmd, int argc, char **argv);
+int cmd_test_and_add(const struct cmd *cmd, int argc, char **argv);
+int cmd_remove(const struct cmd *cmd, int argc, char **argv);
+int cmd_merge(const struct cmd *cmd, int argc, char **argv);
+int cmd_estimate(const struct cmd *cmd, int argc, char **argv);
+int cmd_save(const struct cmd *cmd, int argc, char **argv);
+int cmd_load(const struct cmd *cmd, int argc, char **argv);
+int cmd_inspect(const struct cmd *cmd, int argc, char **argv);
+
+#endif /* BLOOMCTL_H */

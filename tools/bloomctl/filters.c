@@ -1,0 +1,473 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Filters as a whole: create, destroy, clear, list and show.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include "bloomctl.h"
+#include "image.h"
+#include "sizing.h"
+
+struct create_opts {
+	struct sizing sz;
+	const char *like;
+	bool counting;
+	uint32_t scheme;	/* --hash; 0: the module's default */
+};
+
+/* --hash: a scheme by name. */
+static int parse_hash(const char *s, uint32_t *scheme)
+{
+	if (!strcmp(s, "jhash")) {
+		*scheme = KBLOOM_HASH_JHASH;
+		return 0;
+	}
+	if (!strcmp(s, "siphash")) {
+		*scheme = KBLOOM_HASH_SIPHASH;
+		return 0;
+	}
+	pr_err("--hash '%s': must be siphash or jhash", s);
+	return -1;
+}
+
+static int create_opt(void *ctx, int c, const char *arg)
+{
+	struct create_opts *o = ctx;
+
+	switch (c) {
+	case OPT_COUNTING:
+		o->counting = true;
+		return 0;
+	case OPT_LIKE:
+		o->like = arg;
+		return 0;
+	case OPT_HASH:
+		return parse_hash(arg, &o->scheme);
+	default:
+		return sizing_opt(&o->sz, c, arg) > 0 ? 0 : -1;
+	}
+}
+
+/*
+ * With --like everything comes from the old filter, the seed and scheme
+ * included: a size or scheme given here could only contradict it.
+ */
+static int create_check(const struct create_opts *o)
+{
+	const struct sizing *sz = &o->sz;
+
+	if (!o->like)
+		return check_sizing(sz, false);
+	if (sz->have_capacity || sz->have_fpr || sz->have_bits ||
+	    sz->have_hashes) {
+		pr_err("--like takes every parameter from '%s': --capacity, --fpr, --bits and --hashes cannot be given with it",
+		       o->like);
+		return -1;
+	}
+	if (o->scheme) {
+		pr_err("--like takes the hash scheme from '%s' with its seed: --hash cannot be given with it",
+		       o->like);
+		return -1;
+	}
+	return check_name(o->like);
+}
+
+static void create_request(const struct create_opts *o, const char *name,
+			   struct kbloom_create *cr)
+{
+	memset(cr, 0, sizeof(*cr));
+	set_name(cr->name, name);
+	if (o->counting)
+		cr->flags |= KBLOOM_CREATE_COUNTING;
+	if (o->like) {
+		cr->flags |= KBLOOM_CREATE_LIKE;
+		set_name(cr->like, o->like);
+		return;
+	}
+	cr->capacity = o->sz.capacity;
+	if (o->sz.have_bits) {
+		cr->bits = o->sz.bits;
+		cr->hashes = o->sz.hashes;
+	} else {
+		cr->fpr_ppb = o->sz.fpr_ppb;
+	}
+}
+
+/*
+ * The scheme to ask CREATE for. A module without KBLOOM_FEATURE_SIPHASH
+ * knows only jhash and wants 0 in the field (it was reserved0); a module
+ * that cannot say (no VERSION: not kbloom) is left to refuse CREATE itself.
+ */
+static int create_scheme(int fd, const char *name, uint32_t *scheme)
+{
+	struct kbloom_version v;
+
+	if (!*scheme || device_version(fd, &v) ||
+	    v.features & KBLOOM_FEATURE_SIPHASH)
+		return 0;
+	if (*scheme == KBLOOM_HASH_JHASH) {
+		*scheme = 0;
+		return 0;
+	}
+	pr_err("filter '%s': --hash %s: the module does not support it (its only scheme is %s)",
+	       name, hash_scheme_name(*scheme),
+	       hash_scheme_name(v.hash_scheme));
+	return -1;
+}
+
+static int create_ioctl(int fd, const struct create_opts *o,
+			const char *name, struct kbloom_create *cr)
+{
+	uint32_t scheme = o->scheme;
+	int err;
+
+	if (create_scheme(fd, name, &scheme))
+		return -1;
+	cr->hash_scheme = scheme;
+	if (!ioctl(fd, KBLOOM_IOC_CREATE, cr))
+		return 0;
+	err = errno;
+	/* With --like, the only filter that can be missing is @like. */
+	if (o->like && err == ENOENT)
+		pr_err("filter '%s' (--like): %s", o->like, kerr(err));
+	else if (o->like && o->counting && err == EINVAL)
+		pr_err("filter '%s': --counting needs '%s' to be a counting filter too",
+		       name, o->like);
+	else
+		pr_err("filter '%s': %s", name, kerr(err));
+	return -1;
+}
+
+/* Should the filter be gone again already, what CREATE returned will do. */
+static void info_from_create(const struct kbloom_create *cr,
+			     struct kbloom_info *info)
+{
+	memset(info, 0, sizeof(*info));
+	memcpy(info->name, cr->name, KBLOOM_NAME_MAX);
+	info->bits = cr->bits;
+	info->hashes = cr->hashes;
+	info->capacity = cr->capacity;
+	info->fpr_ppb = cr->fpr_ppb;
+	info->flags = cr->flags & KBLOOM_CREATE_COUNTING;
+	info->hash_scheme = cr->hash_scheme;
+	info->memory_bytes = sizing_bytes(cr->bits, info->flags);
+}
+
+/* The module and calc share the sizing code; say so if they disagree. */
+static void create_compare_calc(const struct create_opts *o,
+				const struct kbloom_create *cr)
+{
+	uint64_t bits;
+	uint32_t hashes;
+
+	if (o->like || o->sz.have_bits ||
+	    size_filter(o->sz.capacity, o->sz.fpr_ppb, &bits, &hashes))
+		return;
+	if (bits >= KBLOOM_MIN_BITS && bits <= KBLOOM_MAX_BITS &&
+	    (bits != cr->bits || hashes != cr->hashes))
+		pr_warn("module sized '%s' as %llu bits, %u hashes; 'bloomctl calc' gives %" PRIu64 " bits, %" PRIu32 " hashes",
+			cr->name, (unsigned long long)cr->bits, cr->hashes,
+			bits, hashes);
+}
+
+int cmd_create(const struct cmd *cmd, int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		SIZING_LONGOPTS,
+		{ "counting",	no_argument,	   NULL, OPT_COUNTING },
+		{ "like",	required_argument, NULL, OPT_LIKE },
+		{ "hash",	required_argument, NULL, OPT_HASH },
+		COMMON_LONGOPTS,
+		END_LONGOPTS
+	};
+	struct create_opts o = { .like = NULL };
+	struct kbloom_create cr;
+	struct kbloom_info info;
+	const char *name;
+	int ret, fd;
+
+	ret = parse_options(cmd, argc, argv, longopts, create_opt, &o);
+	if (ret >= 0)
+		return ret;
+	name = get_name_arg(cmd, argc, argv);
+	if (!name || create_check(&o))
+		return EXIT_ERROR;
+	create_request(&o, name, &cr);
+	fd = open_device(O_RDWR);
+	if (fd < 0)
+		return EXIT_ERROR;
+	if (create_ioctl(fd, &o, name, &cr)) {
+		close(fd);
+		return EXIT_ERROR;
+	}
+	/* The module's view: memory_bytes in particular. */
+	if (get_info(fd, name, &info))
+		info_from_create(&cr, &info);
+	close(fd);
+	create_compare_calc(&o, &cr);
+	if (jw) {
+		jw_start_object(jw);
+		json_info(&info);
+		jw_end_object(jw);
+	} else {
+		printf("created '%s': %llu %s, %u hashes, %llu bytes\n",
+		       name, (unsigned long long)info.bits,
+		       info.flags & KBLOOM_CREATE_COUNTING ? "counters" : "bits",
+		       info.hashes, (unsigned long long)info.memory_bytes);
+	}
+	return 0;
+}
+
+/* destroy and clear: a name, an ioctl, nothing printed unless -j. */
+static int name_cmd(const struct cmd *cmd, int argc, char **argv,
+		    unsigned long request, const char *done)
+{
+	static const struct option longopts[] = {
+		COMMON_LONGOPTS,
+		END_LONGOPTS
+	};
+	struct kbloom_name arg;
+	const char *name;
+	int ret, fd;
+
+	ret = parse_options(cmd, argc, argv, longopts, NULL, NULL);
+	if (ret >= 0)
+		return ret;
+	name = get_name_arg(cmd, argc, argv);
+	if (!name)
+		return EXIT_ERROR;
+
+	memset(&arg, 0, sizeof(arg));
+	set_name(arg.name, name);
+	fd = open_device(O_RDWR);
+	if (fd < 0)
+		return EXIT_ERROR;
+	ret = ioctl(fd, request, &arg) ? errno : 0;
+	close(fd);
+	if (ret) {
+		pr_err("filter '%s': %s", name, kerr(ret));
+		return EXIT_ERROR;
+	}
+	if (jw) {
+		jw_start_object(jw);
+		jw_kv_string(jw, done, name);
+		jw_end_object(jw);
+	}
+	return 0;
+}
+
+int cmd_destroy(const struct cmd *cmd, int argc, char **argv)
+{
+	return name_cmd(cmd, argc, argv, KBLOOM_IOC_DESTROY, "destroyed");
+}
+
+int cmd_clear(const struct cmd *cmd, int argc, char **argv)
+{
+	return name_cmd(cmd, argc, argv, KBLOOM_IOC_CLEAR, "cleared");
+}
+
+int cmd_show(const struct cmd *cmd, int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		COMMON_LONGOPTS,
+		END_LONGOPTS
+	};
+	struct kbloom_info info;
+	const char *name;
+	int ret, fd;
+
+	ret = parse_options(cmd, argc, argv, longopts, NULL, NULL);
+	if (ret >= 0)
+		return ret;
+	name = get_name_arg(cmd, argc, argv);
+	if (!name)
+		return EXIT_ERROR;
+	fd = open_device(O_RDONLY);
+	if (fd < 0)
+		return EXIT_ERROR;
+	ret = get_info(fd, name, &info);
+	close(fd);
+	if (ret) {
+		pr_err("filter '%s': %s", name, kerr(ret));
+		return EXIT_ERROR;
+	}
+	if (jw) {
+		jw_start_object(jw);
+		json_info(&info);
+		jw_end_object(jw);
+	} else {
+		print_info(&info);
+	}
+	return 0;
+}
+
+/*
+ * All names, in the module's (name) order. The list may change between
+ * the calls, so ask for the count, then again until it fits.
+ */
+static int list_names(int fd, char **names, uint32_t *count)
+{
+	struct kbloom_list l;
+	char *buf = NULL, *tmp;
+	uint32_t room = 0;
+
+	for (;;) {
+		memset(&l, 0, sizeof(l));
+		l.names = (__u64)(uintptr_t)buf;
+		l.count = room;
+		if (ioctl(fd, KBLOOM_IOC_LIST, &l)) {
+			pr_err("list: %s", kerr(errno));
+			free(buf);
+			return -1;
+		}
+		if (l.count <= room)
+			break;
+		/* Some slack, so that a growing list does not loop long. */
+		room = l.count < UINT32_MAX - 16 ? l.count + 16 : UINT32_MAX;
+		tmp = realloc(buf, (size_t)room * KBLOOM_NAME_MAX);
+		if (!tmp) {
+			pr_err("list: %s", strerror(ENOMEM));
+			free(buf);
+			return -1;
+		}
+		buf = tmp;
+	}
+	*names = buf;
+	*count = l.count;
+	return 0;
+}
+
+/*
+ * INFO of every filter LIST names. A filter destroyed since LIST is
+ * simply not there any more. *infos is the caller's to free.
+ */
+static int list_infos(int fd, struct kbloom_info **infos, uint32_t *n)
+{
+	uint32_t count, i;
+	char *names;
+	int err = 0;
+
+	if (list_names(fd, &names, &count))
+		return -1;
+	*n = 0;
+	*infos = calloc(count ? count : 1, sizeof(**infos));
+	if (!*infos) {
+		pr_err("list: %s", strerror(ENOMEM));
+		free(names);
+		return -1;
+	}
+	for (i = 0; i < count && !err; i++) {
+		char name[KBLOOM_NAME_MAX];
+
+		/* The module NUL-terminates; do not rely on it. */
+		memcpy(name, names + (size_t)i * KBLOOM_NAME_MAX,
+		       KBLOOM_NAME_MAX);
+		name[KBLOOM_NAME_MAX - 1] = '\0';
+		err = get_info(fd, name, &(*infos)[*n]);
+		if (!err)
+			(*n)++;
+		else if (err == ENOENT)
+			err = 0;
+		else
+			pr_err("filter '%s': %s", name, kerr(err));
+	}
+	free(names);
+	return err ? -1 : 0;
+}
+
+static unsigned int u64_width(uint64_t v)
+{
+	unsigned int w = 1;
+
+	while (v >= 10) {
+		v /= 10;
+		w++;
+	}
+	return w;
+}
+
+static unsigned int max_width(unsigned int w, uint64_t v)
+{
+	return u64_width(v) > w ? u64_width(v) : w;
+}
+
+/* A table under a header line; nothing at all without filters. */
+static void list_text(const struct kbloom_info *infos, uint32_t n)
+{
+	unsigned int wn = 4, wb = 4, wh = 6, ws = 8, wa = 4;
+	uint32_t i;
+
+	if (!n)
+		return;
+	for (i = 0; i < n; i++) {
+		unsigned int len = strnlen(infos[i].name, KBLOOM_NAME_MAX);
+
+		wn = len > wn ? len : wn;
+		wb = max_width(wb, infos[i].bits);
+		ws = max_width(ws, infos[i].bits_set);
+		wa = max_width(wa, infos[i].adds);
+	}
+	printf("%-*s  %*s  %*s  %*s  %*s\n", wn, "NAME", wb, "BITS", wh,
+	       "HASHES", ws, "BITS_SET", wa, "ADDS");
+	for (i = 0; i < n; i++)
+		printf("%-*.*s  %*llu  %*u  %*llu  %*llu\n", wn,
+		       KBLOOM_NAME_MAX, infos[i].name,
+		       wb, (unsigned long long)infos[i].bits,
+		       wh, infos[i].hashes,
+		       ws, (unsigned long long)infos[i].bits_set,
+		       wa, (unsigned long long)infos[i].adds);
+}
+
+static void list_json(const struct kbloom_info *infos, uint32_t n)
+{
+	uint32_t i;
+
+	jw_start_object(jw);
+	jw_key(jw, "filters");
+	jw_start_array(jw);
+	for (i = 0; i < n; i++) {
+		jw_start_object(jw);
+		json_info(&infos[i]);
+		jw_end_object(jw);
+	}
+	jw_end_array(jw);
+	jw_end_object(jw);
+}
+
+int cmd_list(const struct cmd *cmd, int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		COMMON_LONGOPTS,
+		END_LONGOPTS
+	};
+	struct kbloom_info *infos = NULL;
+	uint32_t n;
+	int ret, fd;
+
+	ret = parse_options(cmd, argc, argv, longopts, NULL, NULL);
+	if (ret >= 0)
+		return ret;
+	if (no_args(cmd, argc, argv))
+		return EXIT_ERROR;
+	fd = open_device(O_RDONLY);
+	if (fd < 0)
+		return EXIT_ERROR;
+	ret = list_infos(fd, &infos, &n);
+	close(fd);
+	if (ret) {
+		free(infos);
+		return EXIT_ERROR;
+	}
+	if (jw)
+		list_json(infos, n);
+	else
+		list_text(infos, n);
+	free(infos);
+	return 0;
+}

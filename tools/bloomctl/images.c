@@ -1,0 +1,628 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Filter images: save, load and inspect. The format and its reader are in
+ * image.c, the safe writing of files in savefile.c; here are the limits,
+ * the device and the commands.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include "bloomctl.h"
+#include "image.h"
+
+/*
+ * The largest payload an image may announce before anything is allocated
+ * or inflated: a 180-byte image can claim 32 GiB. By default the module's
+ * own per-filter limit (it would refuse more), or without the module 1 GiB
+ * (2^33 bits); --max-payload or BLOOMCTL_MAX_PAYLOAD set another.
+ */
+#define DEFAULT_MAX_PAYLOAD	(1ULL << 30)
+#define SYSFS_MAX_FILTER_BYTES	"/sys/module/kbloom/parameters/max_filter_bytes"
+
+/* The module's max_filter_bytes parameter; 0 if unknown (not loaded). */
+static uint64_t module_max_filter_bytes(void)
+{
+	unsigned long long v;
+	char buf[32], *end;
+	ssize_t n;
+	int fd;
+
+	fd = open(SYSFS_MAX_FILTER_BYTES, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	errno = 0;
+	v = strtoull(buf, &end, 10);
+	if (errno || end == buf || (*end && *end != '\n'))
+		return 0;
+	return v;
+}
+
+/*
+ * The limit for this run: --max-payload, else BLOOMCTL_MAX_PAYLOAD, else
+ * the module's max_filter_bytes, else DEFAULT_MAX_PAYLOAD. A load never
+ * reads more than the module's limit, whatever was asked: the module would
+ * refuse it (EFBIG) after bloomctl had allocated and inflated it all.
+ */
+static int payload_limit(const char *opt, bool load, struct img_reader *rd)
+{
+	const char *env = getenv("BLOOMCTL_MAX_PAYLOAD");
+	uint64_t module = module_max_filter_bytes();
+
+	if (opt) {
+		rd->max_payload_src = "--max-payload";
+		if (parse_u64("--max-payload", opt, &rd->max_payload))
+			return -1;
+	} else if (env && *env) {
+		rd->max_payload_src = "BLOOMCTL_MAX_PAYLOAD";
+		if (parse_u64("BLOOMCTL_MAX_PAYLOAD", env, &rd->max_payload))
+			return -1;
+	} else if (module) {
+		rd->max_payload_src = "the module's max_filter_bytes parameter";
+		rd->max_payload = module;
+	} else {
+		rd->max_payload_src = "bloomctl's limit without the module; see --max-payload";
+		rd->max_payload = DEFAULT_MAX_PAYLOAD;
+	}
+	if (load && module && module < rd->max_payload) {
+		rd->max_payload_src = "the module's max_filter_bytes parameter";
+		rd->max_payload = module;
+	}
+	return 0;
+}
+
+/*
+ * Read and check the image at @path ("-": stdin) completely. Every
+ * problem has its own message naming the file.
+ */
+static int read_image(const char *path, struct img_reader *rd)
+{
+	int fd = STDIN_FILENO, ret;
+
+	rd->file = strcmp(path, "-") ? path : "stdin";
+	if (strcmp(path, "-")) {
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0) {
+			pr_err("%s: %s", path, strerror(errno));
+			return -1;
+		}
+	}
+	ret = img_read_fd(rd, fd);
+	if (ret)
+		pr_err("%s", rd->err);
+	if (fd != STDIN_FILENO)
+		close(fd);
+	return ret;
+}
+
+/* --max-payload, as inspect and load take it. */
+#define IMAGE_LONGOPTS \
+	{ "max-payload", required_argument, NULL, OPT_MAX_PAYLOAD }
+
+static int max_payload_opt(void *ctx, int c, const char *arg)
+{
+	if (c != OPT_MAX_PAYLOAD)
+		return -1;
+	*(const char **)ctx = arg;
+	return 0;
+}
+
+static void inspect_json(const struct img_reader *rd)
+{
+	const struct image *img = &rd->img;
+	double m = img->bits, x = rd->set;
+
+	jw_start_object(jw);
+	jw_kv_string(jw, "file", rd->file);
+	jw_kv_u64(jw, "format_version", img->version);
+	jw_kv_u64(jw, "hash_scheme", img->hash_scheme);
+	jw_kv_string(jw, "hash_scheme_name",
+		     hash_scheme_name(img->hash_scheme));
+	jw_kv_u64(jw, "layout", img->layout);
+	jw_kv_u64(jw, "flags", img->flags);
+	jw_kv_bool(jw, "counting", img->flags & KBLOOM_CREATE_COUNTING);
+	jw_kv_u64(jw, "bits", img->bits);
+	jw_kv_u64(jw, "hashes", img->hashes);
+	jw_kv_u64(jw, "capacity", img->capacity);
+	if (img->fpr_ppb)
+		jw_kv_double(jw, "fpr_target", img->fpr_ppb / 1e9);
+	else
+		jw_kv_null(jw, "fpr_target");
+	jw_kv_u64(jw, "adds", img->adds);
+	jw_kv_string(jw, "compression",
+		     img->compression == IMG_COMPRESS_ZLIB ? "zlib" : "none");
+	jw_kv_u64(jw, "payload_bytes", img->payload_len);
+	jw_kv_u64(jw, "stored_bytes", img->stored_len);
+	jw_kv_u64(jw, "file_bytes", rd->file_bytes);
+	jw_kv_u64(jw, "crc32c", img->crc);
+	jw_kv_u64(jw, "bits_set", rd->set);
+	jw_kv_u64(jw, "saturated", rd->saturated);
+	jw_kv_double(jw, "fill_ratio", x / m);
+	jw_kv_double(jw, "estimated_fpr", pow(x / m, img->hashes));
+	jw_kv_double(jw, "estimated_keys",
+		     estimate_keys(rd->set, img->bits, img->hashes));
+	jw_end_object(jw);
+}
+
+/* The seed is a secret: it is never printed. */
+static void inspect_text(const struct img_reader *rd)
+{
+	const struct image *img = &rd->img;
+	bool counting = img->flags & KBLOOM_CREATE_COUNTING;
+	double m = img->bits, x = rd->set;
+
+	printf("image '%s'\n", rd->file);
+	printf("  format version: %u\n", img->version);
+	printf("  hash scheme:    %s (%u)\n",
+	       hash_scheme_name(img->hash_scheme), img->hash_scheme);
+	printf("  layout:         %u (standard)\n", img->layout);
+	printf("  counting:       %s\n", counting ? "yes" : "no");
+	printf("  bits:           %" PRIu64 "\n", img->bits);
+	printf("  hashes:         %u\n", img->hashes);
+	if (img->capacity)
+		printf("  capacity:       %" PRIu64 "\n", img->capacity);
+	else
+		printf("  capacity:       -\n");
+	if (img->fpr_ppb)
+		printf("  fpr target:     %.9g\n", img->fpr_ppb / 1e9);
+	else
+		printf("  fpr target:     -\n");
+	printf("  adds:           %" PRIu64 "\n", img->adds);
+	if (img->compression == IMG_COMPRESS_ZLIB)
+		printf("  compression:    zlib, %" PRIu64 " bytes for %" PRIu64 "\n",
+		       img->stored_len, img->payload_len);
+	else
+		printf("  compression:    none, %" PRIu64 " bytes\n",
+		       img->payload_len);
+	printf("  crc32c:         0x%08x\n", img->crc);
+	printf("  %s   %" PRIu64 " (%.2f%% full)\n",
+	       counting ? "counters set:" : "bits set:    ", rd->set,
+	       100 * x / m);
+	if (counting)
+		printf("  saturated:      %" PRIu64 "\n", rd->saturated);
+	printf("  estimated fpr:  %.3g\n", pow(x / m, img->hashes));
+	if (rd->set < img->bits)
+		printf("  estimated keys: %.0f\n",
+		       estimate_keys(rd->set, img->bits, img->hashes));
+	else
+		printf("  estimated keys: - (filter full)\n");
+}
+
+
+/*
+ * KBLOOM_IOC_EXPORT: ask for the size, allocate, fetch; again should the
+ * filter have been replaced by a larger one meanwhile.
+ */
+static int export_filter(int fd, const char *name, struct kbloom_image *ki,
+			 unsigned char **payload)
+{
+	unsigned char *buf = NULL, *tmp;
+	uint64_t cap = 0;
+	int err;
+
+	for (;;) {
+		memset(ki, 0, sizeof(*ki));
+		set_name(ki->name, name);
+		ki->payload = (__u64)(uintptr_t)buf;
+		ki->payload_len = cap;
+		if (!ioctl(fd, KBLOOM_IOC_EXPORT, ki))
+			break;
+		err = errno;
+		if (err != ENOBUFS || ki->payload_len <= cap) {
+			pr_err("filter '%s': %s", name, kerr(err));
+			free(buf);
+			return -1;
+		}
+		if (ki->payload_len > SIZE_MAX / 2) {
+			pr_err("filter '%s': %llu bytes: too large for this %zu-bit bloomctl",
+			       name, (unsigned long long)ki->payload_len,
+			       sizeof(size_t) * 8);
+			free(buf);
+			return -1;
+		}
+		cap = ki->payload_len;
+		tmp = realloc(buf, cap);
+		if (!tmp) {
+			pr_err("filter '%s': %s", name, strerror(ENOMEM));
+			free(buf);
+			return -1;
+		}
+		buf = tmp;
+	}
+	*payload = buf;
+	return 0;
+}
+
+/*
+ * The image of an exported filter: header and stored payload, checked by
+ * the very reader load uses, so that save never writes what load refuses.
+ */
+static int build_image(const char *name, const struct kbloom_image *ki,
+		       const unsigned char *payload, bool compress,
+		       unsigned char h[IMG_HEADER_SIZE],
+		       unsigned char **zbuf, struct image *img)
+{
+	struct img_reader rd = { 0 };
+	const unsigned char *stored = payload;
+
+	/* Their payload is G generations: version 1 has no field for that. */
+	if (ki->generations) {
+		pr_err("filter '%s' is a windowed filter (%u generations): images hold plain and counting filters only",
+		       name, ki->generations);
+		return -1;
+	}
+	memset(img, 0, sizeof(*img));
+	img->version = IMG_VERSION;
+	img->hash_scheme = ki->hash_scheme;
+	img->layout = IMG_LAYOUT_STANDARD;
+	img->flags = ki->flags;
+	img->bits = ki->bits;
+	img->hashes = ki->hashes;
+	img->fpr_ppb = ki->fpr_ppb;
+	img->seed[0] = ki->seed[0];
+	img->seed[1] = ki->seed[1];
+	img->seed_hi[0] = ki->seed_hi[0];
+	img->seed_hi[1] = ki->seed_hi[1];
+	img->adds = ki->adds;
+	img->capacity = ki->capacity;
+	img->payload_len = ki->payload_len;
+	img->stored_len = ki->payload_len;
+	if (compress) {
+		if (img_deflate(payload, img->payload_len, zbuf,
+				&img->stored_len, rd.err, sizeof(rd.err))) {
+			pr_err("filter '%s': %s", name, rd.err);
+			return -1;
+		}
+		img->compression = IMG_COMPRESS_ZLIB;
+		stored = *zbuf;
+	}
+	img_encode_header(h, img);
+	img->crc = crc32c(crc32c(0, h, IMG_HEADER_SIZE), stored,
+			  img->stored_len);
+	img_encode_header(h, img);
+
+	rd.file = "the exported image";
+	rd.max_payload = UINT64_MAX;
+	rd.max_payload_src = "none";
+	if (img_read_parts(&rd, h, IMG_HEADER_SIZE, stored, img->stored_len)) {
+		pr_err("filter '%s': the module exported an image bloomctl would refuse: %s",
+		       name, rd.err);
+		return -1;
+	}
+	return 0;
+}
+
+
+/*
+ * The module's own limits, known only now that the device is open. A
+ * module has jhash always, SipHash if it says so: what matters is that it
+ * can hash the image's keys to the same bits, not what it defaults to.
+ */
+static int check_image_module(int fd, const struct image *img,
+			      const char *file)
+{
+	struct kbloom_version v;
+	int err = device_version(fd, &v);
+
+	if (err) {
+		pr_err("%s: %s", device_path, kerr(err));
+		return -1;
+	}
+	if (!(v.features & KBLOOM_FEATURE_IMAGE)) {
+		pr_err("%s: the module does not support filter images",
+		       device_path);
+		return -1;
+	}
+	if (img->hash_scheme == KBLOOM_HASH_SIPHASH &&
+	    !(v.features & KBLOOM_FEATURE_SIPHASH)) {
+		pr_err("%s: hash scheme 2 (siphash), which the module does not support (it hashes with %s only): its keys would map to other bits",
+		       file, hash_scheme_name(v.hash_scheme));
+		return -1;
+	}
+	if ((v.min_bits && img->bits < v.min_bits) ||
+	    (v.max_bits && img->bits > v.max_bits)) {
+		pr_err("%s: %" PRIu64 " bits, outside the module's range %llu to %llu",
+		       file, img->bits, (unsigned long long)v.min_bits,
+		       (unsigned long long)v.max_bits);
+		return -1;
+	}
+	if (v.max_hashes && img->hashes > v.max_hashes) {
+		pr_err("%s: %u hashes, more than the module's %u", file,
+		       img->hashes, v.max_hashes);
+		return -1;
+	}
+	return 0;
+}
+
+/* KBLOOM_IOC_IMPORT's errors, each naming the filter and the file. */
+static void import_error(int err, const char *name, const char *file,
+			 uint64_t bytes, bool replace)
+{
+	if (err == EEXIST)
+		pr_err("filter '%s' already exists (load --replace swaps in the image's contents)",
+		       name);
+	else if (err == ENOENT && replace)
+		pr_err("filter '%s': no such filter (--replace needs an existing filter; without it, load creates one)",
+		       name);
+	else if (err == EFBIG)
+		pr_err("filter '%s': %s: %" PRIu64 " bytes, larger than the module's per-filter limit (its max_filter_bytes parameter)",
+		       name, file, bytes);
+	else if (err == ENOSPC)
+		pr_err("filter '%s': %s: %" PRIu64 " bytes would exceed the module's memory budget (its max_memory parameter)",
+		       name, file, bytes);
+	else if (err == EINVAL)
+		pr_err("filter '%s': the module rejected %s as invalid",
+		       name, file);
+	else
+		pr_err("filter '%s': %s: %s", name, file, kerr(err));
+}
+
+static int import_image(int fd, const char *name, const struct img_reader *rd,
+			bool replace)
+{
+	const struct image *img = &rd->img;
+	struct kbloom_image ki;
+
+	memset(&ki, 0, sizeof(ki));
+	set_name(ki.name, name);
+	ki.bits = img->bits;
+	ki.hashes = img->hashes;
+	ki.flags = img->flags;
+	ki.seed[0] = img->seed[0];
+	ki.seed[1] = img->seed[1];
+	ki.seed_hi[0] = img->seed_hi[0];
+	ki.seed_hi[1] = img->seed_hi[1];
+	ki.adds = img->adds;
+	ki.capacity = img->capacity;
+	ki.fpr_ppb = img->fpr_ppb;
+	ki.hash_scheme = img->hash_scheme;
+	ki.payload = (__u64)(uintptr_t)rd->payload;
+	ki.payload_len = img->payload_len;
+	ki.import_flags = replace ? KBLOOM_IMPORT_REPLACE : 0;
+	if (!ioctl(fd, KBLOOM_IOC_IMPORT, &ki))
+		return 0;
+	import_error(errno, name, rd->file, img->payload_len, replace);
+	return -1;
+}
+
+/* Streams the image: its payload is counted, never held in memory. */
+int cmd_inspect(const struct cmd *cmd, int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		IMAGE_LONGOPTS,
+		COMMON_LONGOPTS,
+		END_LONGOPTS
+	};
+	struct img_reader rd = { .file = NULL };
+	const char *max = NULL;
+	int ret;
+
+	ret = parse_options(cmd, argc, argv, longopts, max_payload_opt, &max);
+	if (ret >= 0)
+		return ret;
+	if (optind >= argc) {
+		pr_err("%s: missing FILE", cmd->name);
+		return EXIT_ERROR;
+	}
+	if (optind + 1 < argc) {
+		pr_err("%s: unexpected argument '%s'", cmd->name,
+		       argv[optind + 1]);
+		return EXIT_ERROR;
+	}
+	if (payload_limit(max, false, &rd) || read_image(argv[optind], &rd))
+		return EXIT_ERROR;
+	if (jw)
+		inspect_json(&rd);
+	else
+		inspect_text(&rd);
+	img_reader_release(&rd);
+	return 0;
+}
+
+static int save_opt(void *ctx, int c, const char *arg)
+{
+	(void)arg;
+	if (c != OPT_COMPRESS)
+		return -1;
+	*(bool *)ctx = true;
+	return 0;
+}
+
+/* NAME and FILE; '-' writes to stdout, which must then be neither. */
+static int save_operands(const struct cmd *cmd, int argc, char **argv,
+			 const char **name, const char **path)
+{
+	if (get_two_args(cmd, argc, argv, "NAME and FILE", name, path) ||
+	    check_name(*name))
+		return -1;
+	if (strcmp(*path, "-"))
+		return 0;
+	if (jw) {
+		pr_err("save: FILE '-' writes the image to stdout: no JSON there");
+		return -1;
+	}
+	if (isatty(STDOUT_FILENO)) {
+		pr_err("save: refusing to write a binary image to a terminal");
+		return -1;
+	}
+	return 0;
+}
+
+/* Nothing else goes to stdout: the image is the output. */
+static int save_stdout(const unsigned char *h, const unsigned char *stored,
+		       uint64_t stored_len)
+{
+	if (fflush(stdout) || write_full(STDOUT_FILENO, h, IMG_HEADER_SIZE) ||
+	    write_full(STDOUT_FILENO, stored, stored_len)) {
+		pr_err("stdout: %s", strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+static void save_report(const char *name, const char *path,
+			const struct image *img)
+{
+	if (!jw) {
+		printf("saved '%s' to %s: %" PRIu64 " %s, %u hashes, %" PRIu64 " bytes\n",
+		       name, path, img->bits,
+		       img->flags & KBLOOM_CREATE_COUNTING ? "counters" : "bits",
+		       img->hashes, IMG_HEADER_SIZE + img->stored_len);
+		return;
+	}
+	jw_start_object(jw);
+	jw_kv_string(jw, "saved", name);
+	jw_kv_string(jw, "file", path);
+	jw_kv_u64(jw, "bits", img->bits);
+	jw_kv_u64(jw, "hashes", img->hashes);
+	jw_kv_bool(jw, "counting", img->flags & KBLOOM_CREATE_COUNTING);
+	jw_kv_u64(jw, "hash_scheme", img->hash_scheme);
+	jw_kv_string(jw, "hash_scheme_name",
+		     hash_scheme_name(img->hash_scheme));
+	jw_kv_string(jw, "compression",
+		     img->compression == IMG_COMPRESS_ZLIB ? "zlib" : "none");
+	jw_kv_u64(jw, "payload_bytes", img->payload_len);
+	jw_kv_u64(jw, "file_bytes", IMG_HEADER_SIZE + img->stored_len);
+	jw_end_object(jw);
+}
+
+/* EXPORT needs CAP_SYS_ADMIN but, alone of those, no write mode. */
+static int save_export(const char *name, struct kbloom_image *ki,
+		       unsigned char **payload)
+{
+	int fd = open_device(O_RDONLY), ret;
+
+	if (fd < 0)
+		return -1;
+	ret = export_filter(fd, name, ki, payload);
+	close(fd);
+	return ret;
+}
+
+int cmd_save(const struct cmd *cmd, int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "compress",	no_argument,	NULL, OPT_COMPRESS },
+		COMMON_LONGOPTS,
+		END_LONGOPTS
+	};
+	unsigned char h[IMG_HEADER_SIZE], *payload = NULL, *zbuf = NULL;
+	const unsigned char *stored;
+	const char *name, *path;
+	bool compress = false;
+	struct kbloom_image ki;
+	struct image img;
+	int ret;
+
+	ret = parse_options(cmd, argc, argv, longopts, save_opt, &compress);
+	if (ret >= 0)
+		return ret;
+	if (save_operands(cmd, argc, argv, &name, &path) ||
+	    save_export(name, &ki, &payload))
+		return EXIT_ERROR;
+	ret = EXIT_ERROR;
+	if (build_image(name, &ki, payload, compress, h, &zbuf, &img))
+		goto out;
+	stored = compress ? zbuf : payload;
+	if (!strcmp(path, "-")) {
+		ret = save_stdout(h, stored, img.stored_len) ? EXIT_ERROR : 0;
+		goto out;
+	}
+	if (write_private_file(path, h, IMG_HEADER_SIZE, stored,
+			       img.stored_len))
+		goto out;
+	save_report(name, path, &img);
+	ret = 0;
+out:
+	free(zbuf);
+	free(payload);
+	return ret;
+}
+
+struct load_opts {
+	bool replace;
+	const char *max;
+};
+
+static int load_opt(void *ctx, int c, const char *arg)
+{
+	struct load_opts *o = ctx;
+
+	if (c == OPT_REPLACE) {
+		o->replace = true;
+		return 0;
+	}
+	return max_payload_opt(&o->max, c, arg);
+}
+
+static void load_report(const char *name, const struct img_reader *rd,
+			bool replace)
+{
+	const struct image *img = &rd->img;
+	bool counting = img->flags & KBLOOM_CREATE_COUNTING;
+
+	if (!jw) {
+		printf("%s '%s' from %s: %" PRIu64 " %s, %u hashes\n",
+		       replace ? "replaced" : "loaded", name, rd->file,
+		       img->bits, counting ? "counters" : "bits", img->hashes);
+		return;
+	}
+	jw_start_object(jw);
+	jw_kv_string(jw, "loaded", name);
+	jw_kv_string(jw, "file", rd->file);
+	jw_kv_bool(jw, "replaced", replace);
+	jw_kv_u64(jw, "bits", img->bits);
+	jw_kv_u64(jw, "hashes", img->hashes);
+	jw_kv_bool(jw, "counting", counting);
+	jw_kv_u64(jw, "hash_scheme", img->hash_scheme);
+	jw_kv_string(jw, "hash_scheme_name",
+		     hash_scheme_name(img->hash_scheme));
+	jw_end_object(jw);
+}
+
+int cmd_load(const struct cmd *cmd, int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "replace",	no_argument,	NULL, OPT_REPLACE },
+		IMAGE_LONGOPTS,
+		COMMON_LONGOPTS,
+		END_LONGOPTS
+	};
+	struct img_reader rd = { .keep_payload = true };
+	struct load_opts o = { .replace = false };
+	const char *name, *path;
+	int ret, fd;
+
+	ret = parse_options(cmd, argc, argv, longopts, load_opt, &o);
+	if (ret >= 0)
+		return ret;
+	if (get_two_args(cmd, argc, argv, "NAME and FILE", &name, &path) ||
+	    check_name(name) || payload_limit(o.max, true, &rd))
+		return EXIT_ERROR;
+	/* The whole file is checked before the device is even opened. */
+	if (read_image(path, &rd))
+		return EXIT_ERROR;
+	ret = EXIT_ERROR;
+	fd = open_device(O_RDWR);
+	if (fd >= 0) {
+		if (!check_image_module(fd, &rd.img, rd.file) &&
+		    !import_image(fd, name, &rd, o.replace))
+			ret = 0;
+		close(fd);
+	}
+	if (!ret)
+		load_report(name, &rd, o.replace);
+	img_reader_release(&rd);
+	return ret;
+}

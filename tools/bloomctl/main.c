@@ -1,0 +1,341 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * bloomctl - manage the named Bloom filters of the kbloom module through the
+ * ioctls of /dev/bloom (include/uapi/linux/kbloom.h).
+ *
+ * Usage: bloomctl [-j|-p] [-d DEVICE] SUBCOMMAND [ARGS...]; see bloomctl(8).
+ *
+ * This file has the table of subcommands, the global options, help and
+ * version; each family of subcommands has its own file (filters.c, keys.c,
+ * images.c, setops.c, calc.c), and what they share is in common.c and
+ * output.c.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bloomctl.h"
+#include "image.h"
+
+static int cmd_help(const struct cmd *cmd, int argc, char **argv);
+static int cmd_version(const struct cmd *cmd, int argc, char **argv);
+
+#define KEY_OPTIONS \
+	"  --file F             read keys from F, one per line (- is stdin)\n" \
+	"  --hex                keys are hex-encoded binary\n" \
+	"  --batch N            keys per ioctl (default 65536; 1: one-key ioctls)\n" \
+	"  --count              print only the totals\n"
+
+#define MAX_PAYLOAD_OPTION \
+	"  --max-payload BYTES  refuse images of more payload (default: the module's\n" \
+	"                       max_filter_bytes, else 1Gi; or $BLOOMCTL_MAX_PAYLOAD)\n"
+
+static const struct cmd cmds[] = {
+	{ "create", cmd_create,
+	  "NAME {--capacity N --fpr P | --bits M --hashes K [--capacity N] | --like OLD} [--counting] [--hash SCHEME]",
+	  "Create a filter, sized for N keys at false-positive rate P, or by M and K,\n"
+	  "or with every parameter and the seed of OLD, so that the two can be merged.",
+	  "  --capacity N         design capacity in keys\n"
+	  "  --fpr P              target false-positive rate, 0 < P < 1\n"
+	  "  --bits M             size in bits\n"
+	  "  --hashes K           number of hash functions\n"
+	  "  --counting           4-bit counters instead of bits: keys can be removed\n"
+	  "  --hash SCHEME        siphash (keyed: for untrusted keys) or jhash (faster);\n"
+	  "                       default: the module's (see 'bloomctl version')\n"
+	  "  --like OLD           copy OLD's size, hashes, counting, hash scheme and seed\n" },
+	{ "destroy", cmd_destroy, "NAME", "Destroy a filter.", NULL },
+	{ "clear", cmd_clear, "NAME", "Zero every bit and counter of a filter.",
+	  NULL },
+	{ "list", cmd_list, "", "List the filters.", NULL },
+	{ "show", cmd_show, "NAME", "Show a filter's parameters and statistics.",
+	  NULL },
+	{ "add", cmd_add, "NAME [--file F] [--hex] [--batch N] [--count] [KEY...]",
+	  "Add keys (the arguments, else one per line from stdin or --file).",
+	  KEY_OPTIONS },
+	{ "query", cmd_query,
+	  "NAME [--file F] [--hex] [--batch N] [--count] [KEY...]",
+	  "Query keys: print KEY maybe|no. Exit 0 if all may be present, 1 if not.",
+	  KEY_OPTIONS },
+	{ "test-and-add", cmd_test_and_add,
+	  "NAME [--file F] [--hex] [--batch N] [--count] [KEY...]",
+	  "Add keys, printing KEY seen|new. Exit 0 if all were seen, 1 if not.",
+	  KEY_OPTIONS },
+	{ "remove", cmd_remove,
+	  "NAME [--file F] [--hex] [--batch N] [--count] [KEY...]",
+	  "Remove keys from a counting filter, printing KEY removed|absent.\n"
+	  "Exit 0 if all were removed, 1 if some were absent (and left alone).",
+	  KEY_OPTIONS },
+	{ "merge", cmd_merge, "DST SRC",
+	  "Add every key of SRC to DST (SRC made with --like DST, or alike).",
+	  NULL },
+	{ "estimate", cmd_estimate, "A B",
+	  "Estimate the keys of A, of B, of their union and intersection, and\n"
+	  "their Jaccard similarity, from two compatible filters.",
+	  NULL },
+	{ "save", cmd_save, "NAME FILE [--compress]",
+	  "Save a filter, its seed included, to an image FILE (- is stdout).",
+	  "  --compress           deflate the contents with zlib\n" },
+	{ "load", cmd_load, "NAME FILE [--replace] [--max-payload BYTES]",
+	  "Create NAME from the image FILE (- is stdin), after checking all of it.",
+	  "  --replace            swap the contents of the existing NAME atomically\n"
+	  MAX_PAYLOAD_OPTION },
+	{ "inspect", cmd_inspect, "FILE [--max-payload BYTES]",
+	  "Check an image FILE completely and show its header; needs no module.",
+	  MAX_PAYLOAD_OPTION },
+	{ "calc", cmd_calc,
+	  "{--capacity N --fpr P | --bits M --hashes K --capacity N}",
+	  "Compute a filter's size, or its false-positive rate, without the module.",
+	  "  --capacity N         number of keys\n"
+	  "  --fpr P              target false-positive rate, 0 < P < 1\n"
+	  "  --bits M             size in bits\n"
+	  "  --hashes K           number of hash functions\n" },
+	{ "version", cmd_version, "",
+	  "Show bloomctl's version and the module's API version and limits.",
+	  NULL },
+	{ "help", cmd_help, "", "Show this help.", NULL },
+};
+
+#define NR_CMDS (sizeof(cmds) / sizeof(cmds[0]))
+
+static void usage(FILE *f)
+{
+	size_t i;
+
+	fputs("Usage: bloomctl [GLOBAL OPTIONS] SUBCOMMAND [ARGS...]\n\n"
+	      "Subcommands:\n", f);
+	for (i = 0; i < NR_CMDS; i++)
+		/* The first line of the help; cmd_usage() shows all of it. */
+		fprintf(f, "  %-13s %.*s\n", cmds[i].name,
+			(int)strcspn(cmds[i].help, "\n"), cmds[i].help);
+	fputs("\nGlobal options:\n"
+	      "  -j, --json           JSON output\n"
+	      "  -p, --pretty         pretty-printed JSON output (implies -j)\n"
+	      "  -d, --device PATH    the kbloom device (default $BLOOMCTL_DEVICE or "
+	      DEFAULT_DEVICE ")\n"
+	      "  -h, --help           show this help\n"
+	      "  -V, --version        show the version\n"
+	      "\n'bloomctl SUBCOMMAND --help' describes a subcommand; see bloomctl(8).\n"
+	      "Exit status: 0 success, 1 a key absent, new or not removed, 2 an error.\n", f);
+}
+
+static int cmd_help(const struct cmd *cmd, int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		COMMON_LONGOPTS,
+		END_LONGOPTS
+	};
+	int ret;
+
+	ret = parse_options(cmd, argc, argv, longopts, NULL, NULL);
+	if (ret >= 0)
+		return ret;
+	if (no_args(cmd, argc, argv))
+		return EXIT_ERROR;
+	usage(stdout);
+	return 0;
+}
+
+/* Bit i of KBLOOM_IOC_VERSION's features is feature_names[i]. */
+static const char * const feature_names[] = {
+	"batch", "test-and-add", "sizing", "counting", "merge", "image",
+	"siphash",
+};
+
+#define NR_FEATURES	(sizeof(feature_names) / sizeof(feature_names[0]))
+
+static void version_json(const struct kbloom_version *v)
+{
+	unsigned int i;
+
+	jw_start_object(jw);
+	jw_kv_string(jw, "version", BLOOMCTL_VERSION);
+	jw_kv_u64(jw, "uapi_version", KBLOOM_API_VERSION);
+	jw_kv_string(jw, "device", device_path);
+	if (!v) {
+		jw_kv_null(jw, "module");
+		jw_end_object(jw);
+		return;
+	}
+	jw_key(jw, "module");
+	jw_start_object(jw);
+	jw_kv_u64(jw, "api_version", v->api_version);
+	jw_kv_u64(jw, "hash_scheme", v->hash_scheme);
+	jw_kv_string(jw, "hash_scheme_name", hash_scheme_name(v->hash_scheme));
+	jw_kv_u64(jw, "features_mask", v->features);
+	jw_key(jw, "features");
+	jw_start_array(jw);
+	for (i = 0; i < NR_FEATURES; i++)
+		if (v->features & (1ULL << i))
+			jw_string(jw, feature_names[i]);
+	jw_end_array(jw);
+	jw_kv_u64(jw, "min_bits", v->min_bits);
+	jw_kv_u64(jw, "max_bits", v->max_bits);
+	jw_kv_u64(jw, "max_hashes", v->max_hashes);
+	jw_kv_u64(jw, "max_key_len", v->max_key_len);
+	jw_kv_u64(jw, "max_batch", v->max_batch);
+	jw_kv_u64(jw, "name_max", v->name_max);
+	jw_end_object(jw);
+	jw_end_object(jw);
+}
+
+static void version_text(const struct kbloom_version *v)
+{
+	uint64_t unknown;
+	unsigned int i;
+
+	printf("bloomctl %s (kbloom API %d)\n", BLOOMCTL_VERSION,
+	       KBLOOM_API_VERSION);
+	if (!v)
+		return;
+	printf("module: api_version %u, default hash scheme %s (%u)\n",
+	       v->api_version, hash_scheme_name(v->hash_scheme),
+	       v->hash_scheme);
+	printf("features:");
+	for (i = 0; i < NR_FEATURES; i++)
+		if (v->features & (1ULL << i))
+			printf(" %s", feature_names[i]);
+	unknown = v->features & ~((1ULL << NR_FEATURES) - 1);
+	if (unknown)
+		printf(" 0x%llx", (unsigned long long)unknown);
+	printf("\n");
+	printf("limits: bits %llu..%llu, hashes 1..%u, key 1..%u bytes, batch %u keys, name %u bytes with NUL\n",
+	       (unsigned long long)v->min_bits, (unsigned long long)v->max_bits,
+	       v->max_hashes, v->max_key_len, v->max_batch, v->name_max);
+}
+
+/* Without the module there is still bloomctl's own version. */
+static int cmd_version(const struct cmd *cmd, int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		COMMON_LONGOPTS,
+		END_LONGOPTS
+	};
+	struct kbloom_version v;
+	bool have_module = false;
+	int ret, fd;
+
+	ret = parse_options(cmd, argc, argv, longopts, NULL, NULL);
+	if (ret >= 0)
+		return ret;
+	if (no_args(cmd, argc, argv))
+		return EXIT_ERROR;
+	fd = open(device_path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		ret = device_version(fd, &v);
+		close(fd);
+		if (ret) {
+			pr_err("%s: %s", device_path, kerr(ret));
+			return EXIT_ERROR;
+		}
+		have_module = true;
+		if (v.api_version != KBLOOM_API_VERSION)
+			pr_warn("module API version %u, bloomctl knows version %d",
+				v.api_version, KBLOOM_API_VERSION);
+	} else {
+		pr_warn("%s: %s; module version unknown", device_path,
+			strerror(errno));
+	}
+	if (jw)
+		version_json(have_module ? &v : NULL);
+	else
+		version_text(have_module ? &v : NULL);
+	return 0;
+}
+
+static const struct cmd *find_cmd(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < NR_CMDS; i++)
+		if (!strcmp(cmds[i].name, name))
+			return &cmds[i];
+	return NULL;
+}
+
+/*
+ * The global options, up to the subcommand. Returns -1 to carry on, else
+ * the exit status to return at once; *version for -V.
+ */
+static int global_options(int argc, char **argv, bool *version)
+{
+	static const struct option longopts[] = {
+		{ "json",	no_argument,	   NULL, 'j' },
+		{ "pretty",	no_argument,	   NULL, 'p' },
+		{ "device",	required_argument, NULL, 'd' },
+		{ "help",	no_argument,	   NULL, 'h' },
+		{ "version",	no_argument,	   NULL, 'V' },
+		END_LONGOPTS
+	};
+	int c;
+
+	/* '+': stop at the subcommand, its options are its own. */
+	while ((c = next_opt(argc, argv, "+:jpd:hV", longopts)) != -1) {
+		switch (c) {
+		case 'j':
+		case 'p':
+			enable_json(c == 'p');
+			break;
+		case 'd':
+			device_path = optarg;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		case 'V':
+			*version = true;
+			break;
+		default:
+			return EXIT_ERROR;
+		}
+	}
+	return -1;
+}
+
+int main(int argc, char **argv)
+{
+	const char *env = getenv("BLOOMCTL_DEVICE");
+	const struct cmd *cmd;
+	bool version = false;
+	int ret;
+
+	if (env && *env)
+		device_path = env;
+	opterr = 0;
+	ret = global_options(argc, argv, &version);
+	if (ret >= 0)
+		return ret;
+	if (version) {
+		cmd = find_cmd("version");
+		argc = 1;
+		argv += optind - 1;
+	} else if (optind >= argc) {
+		usage(stderr);
+		pr_err("missing SUBCOMMAND");
+		return EXIT_ERROR;
+	} else {
+		cmd = find_cmd(argv[optind]);
+		argc -= optind;
+		argv += optind;
+	}
+	if (!cmd) {
+		pr_err("unknown subcommand '%s' (try 'bloomctl --help')",
+		       argv[0]);
+		return EXIT_ERROR;
+	}
+
+	/* Big writes: a query may print millions of lines. */
+	if (!isatty(STDOUT_FILENO))
+		setvbuf(stdout, NULL, _IOFBF, 1 << 16);
+
+	/* 0 makes glibc start afresh, and in argument-permuting mode. */
+	optind = 0;
+	ret = cmd->fn(cmd, argc, argv);
+
+	if (fflush(stdout) || ferror(stdout)) {
+		fprintf(stderr, "bloomctl: stdout: %s\n", strerror(errno));
+		return EXIT_ERROR;
+	}
+	return ret;
+}

@@ -1,0 +1,157 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * bloomctl's output: errors and warnings, JSON mode, and a filter's
+ * statistics as show, list and create print them.
+ */
+#define _GNU_SOURCE
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bloomctl.h"
+#include "image.h"
+
+static struct jw json_writer;
+static bool pretty_output;
+struct jw *jw;
+
+void enable_json(bool pretty)
+{
+	pretty_output |= pretty;
+	jw_init(&json_writer, stdout, pretty_output);
+	jw = &json_writer;
+}
+
+/*
+ * Report an error on stderr and, in JSON mode, as {"error":...} on stdout,
+ * so that a script reading either stream sees it.
+ */
+void pr_err(const char *fmt, ...)
+{
+	va_list ap;
+	char *msg;
+	int ret;
+
+	va_start(ap, fmt);
+	ret = vasprintf(&msg, fmt, ap);
+	va_end(ap);
+	if (ret < 0) {
+		fputs("bloomctl: out of memory\n", stderr);
+		if (jw)
+			jw_error(jw, "out of memory");
+		return;
+	}
+	fprintf(stderr, "bloomctl: %s\n", msg);
+	if (jw)
+		jw_error(jw, msg);
+	free(msg);
+}
+
+void pr_warn(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("bloomctl: warning: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	putc('\n', stderr);
+}
+
+/*
+ * Keys in a filter with X of its m bits set, Swamidass & Baldi:
+ * n = -(m/k) ln(1 - X/m). Infinite (NAN here, null in JSON) when every bit
+ * is set: then any number of keys fits.
+ */
+double estimate_keys(uint64_t x, uint64_t m, uint32_t k)
+{
+	if (!m || !k || x >= m)
+		return NAN;
+	return -((double)m / k) * log1p(-(double)x / (double)m);
+}
+
+/* Members of a filter's JSON object, shared by show, list and create. */
+void json_info(const struct kbloom_info *info)
+{
+	double m = info->bits, x = info->bits_set, k = info->hashes;
+
+	jw_key(jw, "name");
+	jw_bytes(jw, info->name, strnlen(info->name, KBLOOM_NAME_MAX));
+	jw_kv_u64(jw, "bits", info->bits);
+	jw_kv_u64(jw, "hashes", info->hashes);
+	jw_kv_u64(jw, "capacity", info->capacity);
+	if (info->fpr_ppb)
+		jw_kv_double(jw, "fpr_target", info->fpr_ppb / 1e9);
+	else
+		jw_kv_null(jw, "fpr_target");
+	jw_kv_u64(jw, "flags", info->flags);
+	jw_kv_bool(jw, "counting", info->flags & KBLOOM_CREATE_COUNTING);
+	jw_kv_u64(jw, "hash_scheme", info->hash_scheme);
+	jw_kv_string(jw, "hash_scheme_name",
+		     hash_scheme_name(info->hash_scheme));
+	jw_kv_u64(jw, "bits_set", info->bits_set);
+	jw_kv_u64(jw, "saturated", info->saturated);
+	jw_kv_u64(jw, "adds", info->adds);
+	jw_kv_u64(jw, "queries", info->queries);
+	jw_kv_u64(jw, "hits", info->hits);
+	jw_kv_u64(jw, "memory_bytes", info->memory_bytes);
+	if (!info->bits) {
+		/* Not from a sane module; keep the output valid JSON. */
+		jw_kv_null(jw, "fill_ratio");
+		jw_kv_null(jw, "estimated_fpr");
+		jw_kv_null(jw, "estimated_keys");
+		return;
+	}
+	jw_kv_double(jw, "fill_ratio", x / m);
+	jw_kv_double(jw, "estimated_fpr", pow(x / m, k));
+	/* Swamidass & Baldi: n ~ -(m/k) ln(1 - X/m); unbounded when full. */
+	if (info->bits_set >= info->bits || !info->hashes)
+		jw_kv_null(jw, "estimated_keys");
+	else
+		jw_kv_double(jw, "estimated_keys", -(m / k) * log1p(-x / m));
+}
+
+void print_info(const struct kbloom_info *info)
+{
+	double m = info->bits, x = info->bits_set, k = info->hashes;
+	bool counting = info->flags & KBLOOM_CREATE_COUNTING;
+
+	printf("filter '%.*s'\n", KBLOOM_NAME_MAX, info->name);
+	printf("  bits:           %llu (%llu bytes)\n",
+	       (unsigned long long)info->bits,
+	       (unsigned long long)info->memory_bytes);
+	printf("  hashes:         %u\n", info->hashes);
+	if (info->capacity)
+		printf("  capacity:       %llu\n",
+		       (unsigned long long)info->capacity);
+	else
+		printf("  capacity:       -\n");
+	if (info->fpr_ppb)
+		printf("  fpr target:     %.9g\n", info->fpr_ppb / 1e9);
+	else
+		printf("  fpr target:     -\n");
+	printf("  hash scheme:    %s (%u)\n",
+	       hash_scheme_name(info->hash_scheme), info->hash_scheme);
+	if (info->flags)
+		printf("  flags:          0x%x\n", info->flags);
+	printf("  counting:       %s\n", counting ? "yes" : "no");
+	/* For a counting filter X is the number of non-zero counters. */
+	printf("  %s   %llu (%.2f%% full)\n",
+	       counting ? "counters set:" : "bits set:    ",
+	       (unsigned long long)info->bits_set, m ? 100 * x / m : 0.0);
+	printf("  saturated:      %llu%s\n",
+	       (unsigned long long)info->saturated,
+	       counting ? " (counters stuck at 15)" : "");
+	printf("  adds:           %llu\n", (unsigned long long)info->adds);
+	printf("  queries:        %llu\n", (unsigned long long)info->queries);
+	printf("  hits:           %llu\n", (unsigned long long)info->hits);
+	if (!m)
+		return;
+	printf("  estimated fpr:  %.3g\n", pow(x / m, k));
+	if (info->bits_set < info->bits && info->hashes)
+		printf("  estimated keys: %.0f\n", -(m / k) * log1p(-x / m));
+	else
+		printf("  estimated keys: - (filter full)\n");
+}

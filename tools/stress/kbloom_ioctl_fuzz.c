@@ -1,0 +1,2113 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kbloom_ioctl_fuzz - seeded random ioctl sequences against /dev/bloom.
+ *
+ * Several processes of several threads each issue random kbloom ioctls for
+ * a bounded time: every command and unknown ones, valid and corrupted
+ * arguments (bad names, non-zero reserved fields, random flags, huge
+ * counts, pointers into unmapped memory and at kernel addresses, argument
+ * structures and result buffers on read-only, PROT_NONE or half-mapped
+ * pages, memory another thread unmaps meanwhile), read-only and read-write
+ * fds, an unprivileged process (EPERM paths), a process that is SIGKILLed
+ * in the middle of long calls and restarted, and create/destroy/clear/
+ * replace churn on a small set of shared names.
+ *
+ * Random input has no expected errno, but some things always hold, and
+ * are checked:
+ *  - no call fails with an errno outside the set the uapi header documents
+ *    for that command (ENOTTY for unknown commands);
+ *  - nothing that needs a read-write fd or CAP_SYS_ADMIN succeeds without;
+ *  - each thread owns a few filters nobody else touches, and keeps a shadow
+ *    of the keys it added to them (with multiplicities on counting
+ *    filters; a batch that failed counts exactly its first @done keys). A
+ *    key in the shadow is always found, and a REMOVE of it is never refused,
+ *    until the thread itself destroys, clears or replaces the filter.
+ *    Calls whose result cannot be written back must change nothing;
+ *  - an owned filter never vanishes or appears on its own;
+ *  - after the run, quiescent: LIST, sysfs and filter_count agree, every
+ *    filter's bits_set matches its exported contents, and once every
+ *    filter is destroyed memory_used returns to what it was before.
+ *
+ * Reproducible: "# seed N" is printed first; --seed N replays the same
+ * per-thread sequences of calls (exactly so with --procs 1 --threads 1;
+ * with more, the interleaving of threads still varies).
+ *
+ * Output: TAP ("1..N" first, then one line per property), diagnostics as
+ * "# " lines. Exit status 0 only if every property held.
+ *
+ * Usage: kbloom_ioctl_fuzz [--seed N] [--time SECONDS] [--procs P]
+ *                          [--threads T] [-d DEV] [-v]
+ *   -v prints the first calls and their results (up to 200 lines).
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <grp.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <linux/kbloom.h>
+
+typedef unsigned long long ull;
+typedef __u32 u32;
+typedef __u64 u64;
+
+#define PAGE		4096UL
+#define NSHARED		4	/* fzs0..fzs3: everyone's */
+#define NOWN		3	/* per thread: fzo<worker>_<slot> */
+#define MAXSK		384	/* shadow keys per owned filter */
+#define MAXTHREADS	16
+#define MAXPROCS	16
+#define OPLOG		12
+#define BIG_NAME	"fzbig"	/* large: long CLEAR/MERGE/EXPORT to be killed in */
+#define BIG_BITS	(1ULL << 23)
+#define FUZZ_BUDGET	"33554432"	/* max_memory during the run: 32 MiB */
+
+static const char *dev = "/dev/bloom";
+static unsigned int opt_time = 60, opt_procs = 3, opt_threads = 3;
+static ull opt_seed;
+static bool opt_verbose;
+static ull deadline_ms;
+static u64 features;	/* KBLOOM_IOC_VERSION's, read before the run */
+
+/* ------------------------------------------------------------------ */
+/* Shared (across processes) counters                                 */
+/* ------------------------------------------------------------------ */
+
+struct shared {
+	ull ops;
+	ull ok_calls;
+	ull bad_errno;
+	ull lost;		/* shadow violations */
+	ull vanished;		/* owned filters appearing/vanishing */
+	ull forbidden;		/* succeeded without rights */
+	ull other;		/* other inconsistencies */
+	ull diag_lines;
+	ull kills;
+	ull per_cmd_ok[64];
+	ull per_cmd_err[64];
+	ull slowest_ms;
+	char slowest[96];
+};
+
+static struct shared *sh;
+
+static void add(ull *p, ull v)
+{
+	__atomic_add_fetch(p, v, __ATOMIC_RELAXED);
+}
+
+static ull now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (ull)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static bool expired(void)
+{
+	return now_ms() >= deadline_ms;
+}
+
+/* One whole "# ..." line, so that processes do not interleave parts. */
+static void diag(const char *fmt, ...)
+{
+	char buf[1024];
+	va_list ap;
+	int n;
+
+	if (__atomic_add_fetch(&sh->diag_lines, 1, __ATOMIC_RELAXED) > 200)
+		return;
+	n = snprintf(buf, sizeof(buf), "# ");
+	va_start(ap, fmt);
+	n += vsnprintf(buf + n, sizeof(buf) - n - 1, fmt, ap);
+	va_end(ap);
+	if (n > (int)sizeof(buf) - 2)
+		n = sizeof(buf) - 2;
+	buf[n++] = '\n';
+	if (write(1, buf, n) < 0)
+		_exit(3);
+}
+
+/* ------------------------------------------------------------------ */
+/* Random numbers: splitmix64 to seed, xorshift64* to run             */
+/* ------------------------------------------------------------------ */
+
+static u64 splitmix(u64 *s)
+{
+	u64 z = (*s += 0x9e3779b97f4a7c15ULL);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+struct rng {
+	u64 s;
+};
+
+static u64 rnd(struct rng *r)
+{
+	r->s ^= r->s >> 12;
+	r->s ^= r->s << 25;
+	r->s ^= r->s >> 27;
+	return r->s * 2685821657736338717ULL;
+}
+
+static u32 below(struct rng *r, u32 n)
+{
+	return n ? (u32)(rnd(r) % n) : 0;
+}
+
+static bool chance(struct rng *r, u32 percent)
+{
+	return below(r, 100) < percent;
+}
+
+/* ------------------------------------------------------------------ */
+/* Memory with holes                                                  */
+/* ------------------------------------------------------------------ */
+
+/* Per-process: a read-only page, a PROT_NONE page, an unmapped hole. */
+static char *page_ro, *page_none, *hole;
+/* A region another thread keeps unmapping, remapping and protecting. */
+static char *chaos;
+#define CHAOS_PAGES 4
+
+static void *map(size_t len, int prot)
+{
+	void *p = mmap(NULL, len, prot, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED) {
+		diag("mmap: %s", strerror(errno));
+		_exit(3);
+	}
+	return p;
+}
+
+static void process_memory(void)
+{
+	char *three = map(3 * PAGE, PROT_READ | PROT_WRITE);
+
+	page_ro = map(PAGE, PROT_READ);
+	page_none = map(PAGE, PROT_NONE);
+	munmap(three + PAGE, PAGE);
+	hole = three + PAGE;
+	chaos = map(CHAOS_PAGES * PAGE, PROT_READ | PROT_WRITE);
+}
+
+/* A pointer nobody may dereference, as a u64. */
+static u64 bad_ptr(struct rng *r)
+{
+	switch (below(r, 8)) {
+	case 0: return 0;
+	case 1: return 1;
+	case 2: return (uintptr_t)hole + below(r, PAGE);
+	case 3: return (uintptr_t)page_none + below(r, PAGE);
+	case 4: return 0xffffffff81000000ULL;	/* kernel text */
+	case 5: return 0xffff888000000000ULL;	/* direct map */
+	case 6: return 1ULL << 47;		/* past the user half */
+	default: return rnd(r);
+	}
+}
+
+/*
+ * A thread's own pages: @len bytes read-write followed by a PROT_NONE
+ * guard, so a buffer can end exactly where memory stops.
+ */
+struct region {
+	char *rw;
+	size_t len;
+	char *guard;
+};
+
+static void region_init(struct region *g, size_t len)
+{
+	g->len = (len + PAGE - 1) & ~(PAGE - 1);
+	g->rw = map(g->len + PAGE, PROT_READ | PROT_WRITE);
+	g->guard = g->rw + g->len;
+	if (mprotect(g->guard, PAGE, PROT_NONE)) {
+		diag("mprotect: %s", strerror(errno));
+		_exit(3);
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* Commands and the errnos the uapi header documents for each         */
+/* ------------------------------------------------------------------ */
+
+struct cmdinfo {
+	unsigned long cmd;
+	const char *name;
+	const int *errs;	/* 0-terminated */
+	bool needs_write;	/* never succeeds on a read-only fd */
+	bool needs_admin;	/* never succeeds without CAP_SYS_ADMIN */
+};
+
+#define E(...) ((const int[]){ __VA_ARGS__, 0 })
+
+static const struct cmdinfo cmds[] = {
+	{ KBLOOM_IOC_VERSION, "VERSION", E(EFAULT), false, false },
+	{ KBLOOM_IOC_CREATE, "CREATE",
+	  E(EBADF, EPERM, EINVAL, ENOENT, EEXIST, EFBIG, ENOSPC, EDQUOT,
+	    ENOMEM, EFAULT), true, true },
+	{ KBLOOM_IOC_DESTROY, "DESTROY",
+	  E(EBADF, EPERM, EINVAL, ENOENT, EBUSY, EFAULT), true, true },
+#ifdef KBLOOM_IOC_ROTATE
+	{ KBLOOM_IOC_ROTATE, "ROTATE",
+	  E(EBADF, EPERM, EINVAL, ENOENT, EFAULT), true, true },
+	{ KBLOOM_IOC_CREATE_V1, "CREATE_V1",
+	  E(EBADF, EPERM, EINVAL, ENOENT, EEXIST, EFBIG, ENOSPC, EDQUOT,
+	    ENOMEM, EFAULT), true, true },
+#endif
+	{ KBLOOM_IOC_CLEAR, "CLEAR",
+	  E(EBADF, EPERM, EINVAL, ENOENT, EINTR, EFAULT), true, true },
+	{ KBLOOM_IOC_INFO, "INFO", E(EINVAL, ENOENT, EFAULT), false, false },
+	{ KBLOOM_IOC_LIST, "LIST", E(EINVAL, EFAULT, ENOMEM), false, false },
+	{ KBLOOM_IOC_ADD, "ADD",
+	  E(EBADF, EINVAL, EFAULT, ENOENT, EOPNOTSUPP), true, false },
+	{ KBLOOM_IOC_QUERY, "QUERY",
+	  E(EBADF, EINVAL, EFAULT, ENOENT, EOPNOTSUPP), false, false },
+	{ KBLOOM_IOC_TEST_AND_ADD, "TEST_AND_ADD",
+	  E(EBADF, EINVAL, EFAULT, ENOENT, EOPNOTSUPP), true, false },
+	{ KBLOOM_IOC_REMOVE, "REMOVE",
+	  E(EBADF, EINVAL, EFAULT, ENOENT, EOPNOTSUPP), true, false },
+	{ KBLOOM_IOC_ADD_BATCH, "ADD_BATCH",
+	  E(EBADF, EINVAL, EFAULT, ENOENT, EOPNOTSUPP, E2BIG, EINTR), true,
+	  false },
+	{ KBLOOM_IOC_QUERY_BATCH, "QUERY_BATCH",
+	  E(EBADF, EINVAL, EFAULT, ENOENT, EOPNOTSUPP, E2BIG, EINTR), false,
+	  false },
+	{ KBLOOM_IOC_TEST_AND_ADD_BATCH, "TEST_AND_ADD_BATCH",
+	  E(EBADF, EINVAL, EFAULT, ENOENT, EOPNOTSUPP, E2BIG, EINTR), true,
+	  false },
+	{ KBLOOM_IOC_REMOVE_BATCH, "REMOVE_BATCH",
+	  E(EBADF, EINVAL, EFAULT, ENOENT, EOPNOTSUPP, E2BIG, EINTR), true,
+	  false },
+	{ KBLOOM_IOC_MERGE, "MERGE",
+	  E(EBADF, EINVAL, ENOENT, EINTR, EFAULT), true, false },
+	{ KBLOOM_IOC_COMPARE, "COMPARE",
+	  E(EBADF, EINVAL, ENOENT, EINTR, EFAULT), false, false },
+	{ KBLOOM_IOC_EXPORT, "EXPORT",
+	  E(EPERM, EINVAL, ENOBUFS, ENOENT, ENOMEM, EFAULT, EINTR), false,
+	  true },
+	{ KBLOOM_IOC_IMPORT, "IMPORT",
+	  E(EBADF, EPERM, EINVAL, EEXIST, ENOENT, EFBIG, ENOSPC, EDQUOT,
+	    ENOMEM, EFAULT, EINTR), true, true },
+};
+
+#define NCMDS (sizeof(cmds) / sizeof(cmds[0]))
+
+static const struct cmdinfo *cmd_lookup(unsigned long cmd)
+{
+	size_t i;
+
+	for (i = 0; i < NCMDS; i++)
+		if (cmds[i].cmd == cmd)
+			return &cmds[i];
+	return NULL;
+}
+
+/* ------------------------------------------------------------------ */
+/* Workers                                                            */
+/* ------------------------------------------------------------------ */
+
+struct skey {
+	u32 id;
+	u32 mult;	/* times added (counting: how many removes it takes) */
+};
+
+struct owned {
+	char name[KBLOOM_NAME_MAX];
+	bool exists;
+	bool counting;
+	bool full;		/* shadow full: keys added but not tracked */
+	char like[KBLOOM_NAME_MAX];	/* compatible sibling, if made --like */
+	unsigned int n;
+	struct skey k[MAXSK];
+};
+
+struct worker {
+	int proc, thread, id;
+	struct rng r;
+	int rw, ro;
+	bool admin;		/* may use CAP_SYS_ADMIN commands */
+	bool own_enabled;
+	u32 next_key;
+	struct owned own[NOWN];
+	struct region keys;	/* batch keys, ending at a guard */
+	struct region res;	/* results, ending at a guard */
+	struct region img;	/* export/import payloads */
+	char *lens_buf;		/* u32 lens */
+	char *scratch_ro;	/* a page we make read-only around a call */
+	char oplog[OPLOG][96];
+	unsigned int opn;
+};
+
+static void note(struct worker *w, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(w->oplog[w->opn++ % OPLOG], sizeof(w->oplog[0]), fmt, ap);
+	va_end(ap);
+}
+
+static void dump_oplog(struct worker *w)
+{
+	unsigned int i, from = w->opn > OPLOG ? w->opn - OPLOG : 0;
+
+	for (i = from; i < w->opn; i++)
+		diag("  [p%d t%d] op %u: %s", w->proc, w->thread, i,
+		     w->oplog[i % OPLOG]);
+}
+
+static void set_name(char *dst, const char *src)
+{
+	size_t len = strlen(src);	/* callers pass C strings */
+
+	if (len > KBLOOM_NAME_MAX - 1)
+		len = KBLOOM_NAME_MAX - 1;
+	memset(dst, 0, KBLOOM_NAME_MAX);
+	memcpy(dst, src, len);
+}
+
+/*
+ * Make the call and judge its errno. @fd_ro: it was the read-only fd.
+ * Returns 0 or the errno.
+ */
+static int call(struct worker *w, int fd, unsigned long cmd, u64 arg)
+{
+	const struct cmdinfo *ci = cmd_lookup(cmd);
+	ull t0;
+	int rc, err;
+	const int *e;
+	bool ok;
+
+	t0 = now_ms();
+	rc = ioctl(fd, cmd, (unsigned long)arg);
+	err = rc ? errno : 0;
+	t0 = now_ms() - t0;
+	if (t0 > __atomic_load_n(&sh->slowest_ms, __ATOMIC_RELAXED)) {
+		/* Racy but only informative. */
+		__atomic_store_n(&sh->slowest_ms, t0, __ATOMIC_RELAXED);
+		snprintf(sh->slowest, sizeof(sh->slowest), "%s",
+			 w->oplog[(w->opn + OPLOG - 1) % OPLOG]);
+	}
+	add(&sh->ops, 1);
+	if (opt_verbose)
+		diag("[p%d t%d] %s: %s", w->proc, w->thread,
+		     w->oplog[(w->opn + OPLOG - 1) % OPLOG],
+		     rc ? strerror(err) : "ok");
+	if (ci) {
+		add(rc ? &sh->per_cmd_err[ci - cmds] : &sh->per_cmd_ok[ci - cmds],
+		    1);
+	}
+	if (!rc) {
+		add(&sh->ok_calls, 1);
+		if (ci && ((ci->needs_write && fd == w->ro) ||
+			   (ci->needs_admin && !w->admin))) {
+			add(&sh->forbidden, 1);
+			diag("VIOLATION [p%d t%d] %s succeeded %s", w->proc,
+			     w->thread, ci->name,
+			     fd == w->ro ? "on a read-only fd" :
+					   "without CAP_SYS_ADMIN");
+		}
+		return 0;
+	}
+	if (!ci) {
+		ok = err == ENOTTY;
+	} else {
+		for (ok = false, e = ci->errs; *e; e++)
+			ok |= *e == err;
+		/* "Common to every command" */
+		ok |= err == EFAULT || err == EINVAL || err == ENOENT;
+	}
+	if (!ok) {
+		add(&sh->bad_errno, 1);
+		diag("VIOLATION [p%d t%d] %s (%#lx) failed with %s (errno %d), not a documented errno",
+		     w->proc, w->thread, ci ? ci->name : "unknown command", cmd,
+		     strerror(err), err);
+		dump_oplog(w);
+	}
+	return err;
+}
+
+static int pick_fd(struct worker *w, bool write)
+{
+	if (!write)
+		return chance(&w->r, 50) ? w->ro : w->rw;
+	return chance(&w->r, 5) ? w->ro : w->rw;
+}
+
+/* ------------------------------------------------------------------ */
+/* Names                                                              */
+/* ------------------------------------------------------------------ */
+
+static void shared_name(struct worker *w, char *name)
+{
+	char buf[16];
+
+	snprintf(buf, sizeof(buf), "fzs%u", below(&w->r, NSHARED));
+	set_name(name, buf);
+}
+
+/* A shared name usually; sometimes an invalid or missing one. */
+static void any_name(struct worker *w, char *name)
+{
+	u32 i;
+
+	switch (below(&w->r, 14)) {
+	case 0:
+		memset(name, 'A', KBLOOM_NAME_MAX);	/* no NUL */
+		break;
+	case 1:
+		memset(name, 0, KBLOOM_NAME_MAX);	/* empty */
+		break;
+	case 2:
+		set_name(name, below(&w->r, 2) ? ".." : ".hidden");
+		break;
+	case 3:
+		set_name(name, below(&w->r, 2) ? "a/b" : "sp ace");
+		break;
+	case 4:
+		for (i = 0; i < KBLOOM_NAME_MAX; i++)
+			name[i] = (char)rnd(&w->r);
+		break;
+	case 5:
+		set_name(name, "fz_nosuch");
+		break;
+	case 6:
+		set_name(name, BIG_NAME);
+		break;
+	case 7: {
+		/* valid name, garbage after the NUL */
+		shared_name(w, name);
+		for (i = 6; i < KBLOOM_NAME_MAX; i++)
+			name[i] = (char)rnd(&w->r);
+		break;
+	}
+	default:
+		shared_name(w, name);
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* Keys                                                               */
+/* ------------------------------------------------------------------ */
+
+static u32 key_text(char *buf, int worker, u32 id)
+{
+	return (u32)sprintf(buf, "w%dk%u", worker, id);
+}
+
+/*
+ * Lay out @n keys ending at the keys region's guard (so the region's end
+ * is past the last key) and their lengths. @ids: the key ids, or NULL for
+ * random keys. Returns the pointer to the first key; *bytes the size.
+ */
+static char *lay_keys(struct worker *w, const u32 *ids, u32 n, u32 *lens,
+		      u64 *bytes)
+{
+	char tmp[64];
+	size_t total = 0, pos;
+	u32 i, len;
+	char *start;
+
+	for (i = 0; i < n; i++) {
+		if (ids)
+			len = key_text(tmp, w->id, ids[i]);
+		else
+			len = 1 + below(&w->r, 24);
+		lens[i] = len;
+		total += len;
+	}
+	if (total > w->keys.len)
+		total = w->keys.len;	/* callers keep n small enough */
+	start = w->keys.guard - total;
+	for (i = 0, pos = 0; i < n && pos + lens[i] <= total; i++) {
+		if (ids) {
+			key_text(tmp, w->id, ids[i]);
+			memcpy(start + pos, tmp, lens[i]);
+		} else {
+			u32 j;
+
+			for (j = 0; j < lens[i]; j++)
+				start[pos + j] = (char)rnd(&w->r);
+		}
+		pos += lens[i];
+	}
+	*bytes = total;
+	return start;
+}
+
+/* ------------------------------------------------------------------ */
+/* Owned filters and their shadows                                    */
+/* ------------------------------------------------------------------ */
+
+static void shadow_clear(struct owned *o)
+{
+	o->n = 0;
+	o->full = false;
+}
+
+static struct skey *shadow_find(struct owned *o, u32 id)
+{
+	unsigned int i;
+
+	for (i = 0; i < o->n; i++)
+		if (o->k[i].id == id)
+			return &o->k[i];
+	return NULL;
+}
+
+static void shadow_add(struct owned *o, u32 id)
+{
+	struct skey *k = shadow_find(o, id);
+
+	if (k) {
+		k->mult++;
+	} else if (o->n < MAXSK) {
+		o->k[o->n].id = id;
+		o->k[o->n].mult = 1;
+		o->n++;
+	} else {
+		o->full = true;
+	}
+}
+
+static void shadow_remove(struct owned *o, u32 id)
+{
+	struct skey *k = shadow_find(o, id);
+
+	if (k && k->mult && --k->mult == 0)
+		*k = o->k[--o->n];
+}
+
+/* Forget a key entirely (reported once). */
+static void shadow_forget(struct owned *o, u32 id)
+{
+	struct skey *k = shadow_find(o, id);
+
+	if (k)
+		*k = o->k[--o->n];
+}
+
+static void lost(struct worker *w, struct owned *o, const char *what, u32 id)
+{
+	char key[32];
+
+	key_text(key, w->id, id);
+	add(&sh->lost, 1);
+	diag("VIOLATION [p%d t%d] %s: key '%s' of owned filter %s (%s, %u keys in the shadow)",
+	     w->proc, w->thread, what, key, o->name,
+	     o->counting ? "counting" : "plain", o->n);
+	dump_oplog(w);
+}
+
+static void vanished(struct worker *w, struct owned *o, const char *what,
+		     int err)
+{
+	add(&sh->vanished, 1);
+	diag("VIOLATION [p%d t%d] owned filter %s: %s (%s)", w->proc,
+	     w->thread, o->name, what, strerror(err));
+	dump_oplog(w);
+}
+
+/* Every shadow key must test present (QUERY_BATCH, either fd). */
+static void own_verify(struct worker *w, struct owned *o)
+{
+	u32 ids[MAXSK], lens[MAXSK], i, n = o->n;
+	unsigned char *res = (unsigned char *)w->res.guard - (MAXSK / 8);
+	struct kbloom_batch b = {};
+	u64 bytes;
+	char *keys;
+	int err;
+
+	if (!o->exists || !n)
+		return;
+	for (i = 0; i < n; i++)
+		ids[i] = o->k[i].id;
+	keys = lay_keys(w, ids, n, lens, &bytes);
+	memcpy(w->lens_buf, lens, n * sizeof(u32));
+	set_name(b.name, o->name);
+	b.keys = (uintptr_t)keys;
+	b.lens = (uintptr_t)w->lens_buf;
+	b.keys_bytes = bytes;
+	b.count = n;
+	b.results = (uintptr_t)res;
+	note(w, "verify %s: %u keys", o->name, n);
+	err = call(w, chance(&w->r, 50) ? w->ro : w->rw,
+		   KBLOOM_IOC_QUERY_BATCH, (uintptr_t)&b);
+	if (err == ENOENT) {
+		vanished(w, o, "gone though nobody destroyed it", err);
+		o->exists = false;
+		shadow_clear(o);
+		return;
+	}
+	if (err || b.done != n) {
+		add(&sh->other, 1);
+		diag("VIOLATION [p%d t%d] verify %s: QUERY_BATCH of %u keys: %s, done %u",
+		     w->proc, w->thread, o->name, n, strerror(err), b.done);
+		return;
+	}
+	for (i = 0; i < n; i++) {
+		if (!(res[i / 8] >> (i % 8) & 1)) {
+			lost(w, o, "added key reported absent", ids[i]);
+			/* One report per key: forget it. */
+			shadow_forget(o, ids[i]);
+			return;
+		}
+	}
+}
+
+static void own_create(struct worker *w, struct owned *o, int slot)
+{
+	struct kbloom_create c = {};
+	struct owned *model = slot ? &w->own[0] : NULL;
+	int err;
+
+	set_name(c.name, o->name);
+	o->like[0] = 0;
+	if (model && model->exists && chance(&w->r, 60)) {
+		c.flags = KBLOOM_CREATE_LIKE;
+		set_name(c.like, model->name);
+		o->counting = model->counting;
+		if (o->counting && chance(&w->r, 50))
+			c.flags |= KBLOOM_CREATE_COUNTING;
+	} else {
+		o->counting = chance(&w->r, 40);
+		if (o->counting)
+			c.flags = KBLOOM_CREATE_COUNTING;
+		if (chance(&w->r, 50)) {
+			c.capacity = 100 + below(&w->r, 5000);
+			c.fpr_ppb = 1000000 + below(&w->r, 100000000);
+		} else {
+			c.bits = 64 + below(&w->r, 1 << 16);
+			c.hashes = 1 + below(&w->r, 10);
+		}
+	}
+	note(w, "own create %s%s%s", o->name, c.flags & KBLOOM_CREATE_LIKE ?
+	     " like " : "", c.flags & KBLOOM_CREATE_LIKE ? c.like : "");
+	err = call(w, w->rw, KBLOOM_IOC_CREATE, (uintptr_t)&c);
+	if (!err) {
+		o->exists = true;
+		shadow_clear(o);
+		if (c.flags & KBLOOM_CREATE_LIKE)
+			set_name(o->like, model->name);
+	} else if (err == EEXIST) {
+		vanished(w, o, "exists though no CREATE of it succeeded", err);
+		o->exists = true;
+		shadow_clear(o);
+		o->counting = false;	/* unknown: keep to plain ops */
+	} else if (err == ENOENT && (c.flags & KBLOOM_CREATE_LIKE)) {
+		vanished(w, model, "--like model not found", err);
+	}
+}
+
+static u32 fresh_id(struct worker *w)
+{
+	return w->next_key++;
+}
+
+/* ADD or TEST_AND_ADD one key; maybe with the structure on a page that
+ * cannot be written back (then nothing may change). */
+static void own_add_one(struct worker *w, struct owned *o, bool tadd)
+{
+	struct kbloom_key kk = {}, *kp = &kk;
+	char key[32];
+	u32 id = fresh_id(w);
+	bool ro_arg = chance(&w->r, 10);
+	int err;
+
+	kk.len = key_text(key, w->id, id);
+	kk.key = (uintptr_t)key;
+	set_name(kk.name, o->name);
+	if (ro_arg) {
+		memcpy(w->scratch_ro, &kk, sizeof(kk));
+		kp = (struct kbloom_key *)w->scratch_ro;
+		mprotect(w->scratch_ro, PAGE, PROT_READ);
+	}
+	note(w, "own %s %s key %u%s", tadd ? "tadd" : "add", o->name, id,
+	     ro_arg ? " (arg read-only)" : "");
+	err = call(w, w->rw, tadd ? KBLOOM_IOC_TEST_AND_ADD : KBLOOM_IOC_ADD,
+		   (uintptr_t)kp);
+	if (ro_arg)
+		mprotect(w->scratch_ro, PAGE, PROT_READ | PROT_WRITE);
+	if (!err) {
+		if (ro_arg) {
+			add(&sh->other, 1);
+			diag("VIOLATION [p%d t%d] ADD with an unwritable argument succeeded",
+			     w->proc, w->thread);
+		}
+		shadow_add(o, id);
+	} else if (err == ENOENT) {
+		vanished(w, o, "ADD: gone", err);
+		o->exists = false;
+		shadow_clear(o);
+	}
+}
+
+/*
+ * A batch of fresh keys, sometimes with a bad length in the middle, a
+ * results buffer that ends in the middle of the batch, or keys that run
+ * into the guard page: the keys before @done are claimed, no others.
+ */
+static void own_add_batch(struct worker *w, struct owned *o, bool tadd)
+{
+	u32 n = 1 + below(&w->r, chance(&w->r, 30) ? 2500 : 200);
+	u32 ids[2600], *lens = (u32 *)w->lens_buf, i, bad_at = ~0U;
+	u32 writable = ~0U;	/* keys whose result bits are writable */
+	struct kbloom_batch b = {};
+	const char *how = "";
+	u64 bytes;
+	char *keys;
+	int err;
+
+	for (i = 0; i < n; i++)
+		ids[i] = fresh_id(w);
+	keys = lay_keys(w, ids, n, lens, &bytes);
+	set_name(b.name, o->name);
+	b.keys = (uintptr_t)keys;
+	b.lens = (uintptr_t)lens;
+	b.keys_bytes = bytes;
+	b.count = n;
+	switch (below(&w->r, 8)) {
+	case 0:
+		/* A bad length: EINVAL, @done tells which. */
+		bad_at = below(&w->r, n);
+		lens[bad_at] = chance(&w->r, 50) ? 0 : KBLOOM_KEY_MAX + 1;
+		how = " (bad length)";
+		break;
+	case 1: {
+		/* Results end after the first chunk or earlier. */
+		u32 room = 8 * below(&w->r, 17);
+
+		b.results = (uintptr_t)(w->res.guard - room);
+		writable = 8 * room;
+		how = " (results run into a guard page)";
+		break;
+	}
+	case 2:
+		/* The keys buffer claims more than is mapped. */
+		b.keys_bytes = bytes + below(&w->r, 64);
+		if (n > 1)
+			lens[n - 1] += below(&w->r, 64);
+		how = " (keys run into a guard page)";
+		break;
+	case 3:
+		b.results = (uintptr_t)page_ro;
+		writable = 0;
+		how = " (results read-only)";
+		break;
+	default:
+		b.results = (uintptr_t)(w->res.guard - (n + 7) / 8);
+	}
+	b.done = 0;
+	note(w, "own %s %s %u keys%s", tadd ? "tadd_batch" : "add_batch",
+	     o->name, n, how);
+	err = call(w, w->rw, tadd ? KBLOOM_IOC_TEST_AND_ADD_BATCH :
+				    KBLOOM_IOC_ADD_BATCH, (uintptr_t)&b);
+	if (err == ENOENT) {
+		vanished(w, o, "ADD_BATCH: gone", err);
+		o->exists = false;
+		shadow_clear(o);
+		return;
+	}
+	if (!err && b.done != n) {
+		add(&sh->other, 1);
+		diag("VIOLATION [p%d t%d] ADD_BATCH succeeded with done %u of %u",
+		     w->proc, w->thread, b.done, n);
+	}
+	if (b.done > n || (bad_at != ~0U && b.done > bad_at) ||
+	    b.done > writable) {
+		add(&sh->other, 1);
+		diag("VIOLATION [p%d t%d] ADD_BATCH: done %u, count %u, bad length at %d, results writable for %d keys%s",
+		     w->proc, w->thread, b.done, n, (int)bad_at, (int)writable,
+		     how);
+		dump_oplog(w);
+		return;
+	}
+	for (i = 0; i < b.done; i++)
+		shadow_add(o, ids[i]);
+}
+
+/* Remove keys the thread added (never others: that could steal counts). */
+static void own_remove(struct worker *w, struct owned *o)
+{
+	u32 ids[128], *lens = (u32 *)w->lens_buf, n, i;
+	struct kbloom_batch b = {};
+	unsigned char *res;
+	const char *how = "";
+	u64 bytes;
+	char *keys;
+	int err;
+
+	if (!o->n)
+		return;
+	if (chance(&w->r, 40)) {
+		/* One key, sometimes with the structure unwritable. */
+		struct kbloom_key kk = {}, *kp = &kk;
+		char key[32];
+		u32 id = o->k[below(&w->r, o->n)].id;
+		bool ro_arg = chance(&w->r, 20);
+
+		kk.len = key_text(key, w->id, id);
+		kk.key = (uintptr_t)key;
+		set_name(kk.name, o->name);
+		if (ro_arg) {
+			memcpy(w->scratch_ro, &kk, sizeof(kk));
+			kp = (struct kbloom_key *)w->scratch_ro;
+			mprotect(w->scratch_ro, PAGE, PROT_READ);
+		}
+		note(w, "own remove %s key %u%s", o->name, id,
+		     ro_arg ? " (arg read-only)" : "");
+		err = call(w, w->rw, KBLOOM_IOC_REMOVE, (uintptr_t)kp);
+		if (ro_arg)
+			mprotect(w->scratch_ro, PAGE, PROT_READ | PROT_WRITE);
+		if (err == ENOENT) {
+			vanished(w, o, "REMOVE: gone", err);
+			o->exists = false;
+			shadow_clear(o);
+		} else if (!err && ro_arg) {
+			add(&sh->other, 1);
+			diag("VIOLATION [p%d t%d] REMOVE with an unwritable argument succeeded",
+			     w->proc, w->thread);
+			shadow_remove(o, id);
+		} else if (!err && kp->result == 0) {
+			lost(w, o, "REMOVE refused an added key", id);
+			shadow_forget(o, id);
+		} else if (!err) {
+			shadow_remove(o, id);
+		}
+		return;
+	}
+	/* A batch of distinct shadow keys. */
+	/* Distinct keys: a run of consecutive shadow slots. */
+	n = 1 + below(&w->r, o->n < 128 ? o->n : 128);
+	{
+		u32 start = below(&w->r, o->n);
+
+		for (i = 0; i < n; i++)
+			ids[i] = o->k[(start + i) % o->n].id;
+	}
+	keys = lay_keys(w, ids, n, lens, &bytes);
+	set_name(b.name, o->name);
+	b.keys = (uintptr_t)keys;
+	b.lens = (uintptr_t)lens;
+	b.keys_bytes = bytes;
+	b.count = n;
+	res = (unsigned char *)w->res.guard - (n + 7) / 8;
+	switch (below(&w->r, 6)) {
+	case 0:
+		res = (unsigned char *)page_none;
+		how = " (results PROT_NONE)";
+		break;
+	case 1:
+		res = (unsigned char *)page_ro;
+		how = " (results read-only)";
+		break;
+	default:
+		break;
+	}
+	b.results = (uintptr_t)res;
+	note(w, "own remove_batch %s %u keys%s", o->name, n, how);
+	err = call(w, w->rw, KBLOOM_IOC_REMOVE_BATCH, (uintptr_t)&b);
+	if (err == ENOENT) {
+		vanished(w, o, "REMOVE_BATCH: gone", err);
+		o->exists = false;
+		shadow_clear(o);
+		return;
+	}
+	if (b.done > n ||
+	    (b.done && (res == (unsigned char *)page_none ||
+			res == (unsigned char *)page_ro))) {
+		add(&sh->other, 1);
+		diag("VIOLATION [p%d t%d] REMOVE_BATCH done %u of %u%s",
+		     w->proc, w->thread, b.done, n, how);
+		dump_oplog(w);
+		return;
+	}
+	if (!err && b.done != n) {
+		add(&sh->other, 1);
+		diag("VIOLATION [p%d t%d] REMOVE_BATCH succeeded with done %u of %u",
+		     w->proc, w->thread, b.done, n);
+	}
+	for (i = 0; i < b.done; i++) {
+		bool removed = res != (unsigned char *)page_none &&
+			       res != (unsigned char *)page_ro &&
+			       (res[i / 8] >> (i % 8) & 1);
+
+		if (!removed) {
+			lost(w, o, "REMOVE_BATCH refused an added key", ids[i]);
+			shadow_forget(o, ids[i]);
+			continue;
+		}
+		shadow_remove(o, ids[i]);
+	}
+}
+
+static void own_clear(struct worker *w, struct owned *o)
+{
+	struct kbloom_name n = {};
+	int err;
+
+	set_name(n.name, o->name);
+	note(w, "own clear %s", o->name);
+	err = call(w, w->rw, KBLOOM_IOC_CLEAR, (uintptr_t)&n);
+	if (!err || err == EINTR)
+		shadow_clear(o);
+	else if (err == ENOENT) {
+		vanished(w, o, "CLEAR: gone", err);
+		o->exists = false;
+		shadow_clear(o);
+	}
+}
+
+static void own_destroy(struct worker *w, struct owned *o)
+{
+	struct kbloom_name n = {};
+	int err, i;
+
+	set_name(n.name, o->name);
+	note(w, "own destroy %s", o->name);
+	err = call(w, w->rw, KBLOOM_IOC_DESTROY, (uintptr_t)&n);
+	if (!err) {
+		o->exists = false;
+		shadow_clear(o);
+		for (i = 0; i < NOWN; i++)
+			if (!strcmp(w->own[i].like, o->name))
+				w->own[i].like[0] = 0;
+	} else if (err == ENOENT) {
+		vanished(w, o, "DESTROY: gone", err);
+		o->exists = false;
+		shadow_clear(o);
+	}
+}
+
+/*
+ * EXPORT an owned filter and IMPORT it back with --replace (the shadow
+ * stays true: same contents), or into a free slot (which then shares the
+ * shadow). Sometimes the payload is damaged first: the import must then
+ * fail and change nothing, or succeed (random bits can be valid) and the
+ * target's shadow is void.
+ */
+static void own_roundtrip(struct worker *w, struct owned *o)
+{
+	struct kbloom_image im = {};
+	struct owned *dst = o;
+	bool damage = chance(&w->r, 20);
+	int err, i;
+
+	set_name(im.name, o->name);
+	im.payload = (uintptr_t)w->img.rw;
+	im.payload_len = w->img.len;
+	note(w, "own export %s", o->name);
+	err = call(w, w->rw, KBLOOM_IOC_EXPORT, (uintptr_t)&im);
+	if (err == ENOENT) {
+		vanished(w, o, "EXPORT: gone", err);
+		o->exists = false;
+		shadow_clear(o);
+		return;
+	}
+	if (err)
+		return;		/* ENOBUFS: too big for our buffer */
+	for (i = 0; i < NOWN; i++)
+		if (!w->own[i].exists && chance(&w->r, 50))
+			dst = &w->own[i];
+	if (damage)
+		w->img.rw[below(&w->r, (u32)im.payload_len)] ^=
+			(char)(1 << below(&w->r, 8));
+	set_name(im.name, dst->name);
+	im.import_flags = dst == o ? KBLOOM_IMPORT_REPLACE : 0;
+	note(w, "own import %s from %s%s", dst->name, o->name,
+	     damage ? " (damaged)" : "");
+	err = call(w, w->rw, KBLOOM_IOC_IMPORT, (uintptr_t)&im);
+	if (err == ENOENT && dst == o) {
+		vanished(w, o, "IMPORT --replace: gone", err);
+		o->exists = false;
+		shadow_clear(o);
+		return;
+	}
+	if (err == EEXIST && dst != o) {
+		vanished(w, dst, "IMPORT: exists though no CREATE of it succeeded",
+			 err);
+		dst->exists = true;
+		shadow_clear(dst);
+		return;
+	}
+	if (err)
+		return;
+	if (damage) {
+		shadow_clear(dst);
+		dst->exists = true;
+		dst->counting = o->counting;
+		return;
+	}
+	if (dst != o) {
+		dst->exists = true;
+		dst->counting = o->counting;
+		dst->n = o->n;
+		dst->full = o->full;
+		memcpy(dst->k, o->k, sizeof(o->k[0]) * o->n);
+		set_name(dst->like, o->name);
+	}
+}
+
+/* MERGE a compatible sibling in: its keys are then in the target too. */
+static void own_merge(struct worker *w, struct owned *o)
+{
+	struct kbloom_merge m = {};
+	struct owned *src = NULL;
+	unsigned int i;
+	int err;
+
+	for (i = 0; i < NOWN; i++)
+		if (w->own[i].exists && &w->own[i] != o &&
+		    (!strcmp(w->own[i].like, o->name) ||
+		     !strcmp(o->like, w->own[i].name)))
+			src = &w->own[i];
+	if (!src)
+		return;
+	set_name(m.dst, o->name);
+	set_name(m.src, src->name);
+	note(w, "own merge %s <- %s", o->name, src->name);
+	err = call(w, w->rw, KBLOOM_IOC_MERGE, (uintptr_t)&m);
+	if (err == ENOENT) {
+		vanished(w, o, "MERGE: a side is gone", err);
+		return;
+	}
+	if (err)
+		return;		/* e.g. EINVAL: counting flags differ */
+	/*
+	 * The source's keys are in the target now (counting: the counters
+	 * added up, so at least once more: claim one, to stay safe).
+	 */
+	for (i = 0; i < src->n; i++)
+		shadow_add(o, src->k[i].id);
+}
+
+static void own_info(struct worker *w, struct owned *o)
+{
+	struct kbloom_info info = {};
+	int err;
+
+	set_name(info.name, o->name);
+	note(w, "own info %s", o->name);
+	err = call(w, chance(&w->r, 50) ? w->ro : w->rw, KBLOOM_IOC_INFO,
+		   (uintptr_t)&info);
+	if (err == ENOENT) {
+		vanished(w, o, "INFO: gone", err);
+		o->exists = false;
+		shadow_clear(o);
+		return;
+	}
+	if (!err && (info.bits_set > info.bits || !info.memory_bytes ||
+		     !!(info.flags & KBLOOM_CREATE_COUNTING) != o->counting ||
+		     (o->n && !info.bits_set))) {
+		add(&sh->other, 1);
+		diag("VIOLATION [p%d t%d] INFO %s: bits %llu bits_set %llu memory %llu flags %#x with %u keys in the shadow",
+		     w->proc, w->thread, o->name, (ull)info.bits,
+		     (ull)info.bits_set, (ull)info.memory_bytes, info.flags,
+		     o->n);
+	}
+}
+
+static void own_step(struct worker *w)
+{
+	int slot = below(&w->r, NOWN);
+	struct owned *o = &w->own[slot];
+	u32 c = below(&w->r, 100);
+
+	if (!o->exists) {
+		own_create(w, o, slot);
+		return;
+	}
+	if (c < 25)
+		own_add_batch(w, o, chance(&w->r, 30));
+	else if (c < 40)
+		own_add_one(w, o, chance(&w->r, 30));
+	else if (c < 55)
+		own_verify(w, o);
+	else if (c < 68) {
+		if (o->counting)
+			own_remove(w, o);
+		else
+			own_verify(w, o);
+	} else if (c < 76)
+		own_roundtrip(w, o);
+	else if (c < 82)
+		own_merge(w, o);
+	else if (c < 90)
+		own_info(w, o);
+	else if (c < 94)
+		own_clear(w, o);
+	else
+		own_destroy(w, o);
+}
+
+/* ------------------------------------------------------------------ */
+/* Chaos: random commands, random arguments                           */
+/* ------------------------------------------------------------------ */
+
+/*
+ * Where the argument structure goes: usually the stack, sometimes a page
+ * another thread plays with, a read-only page, across the end of mapped
+ * memory, or nowhere at all.
+ */
+static u64 place_arg(struct worker *w, void *arg, size_t size)
+{
+	switch (below(&w->r, 24)) {
+	case 0:
+		return bad_ptr(&w->r);
+	case 1:
+		return (uintptr_t)page_ro;	/* zeros, unwritable */
+	case 2: {
+		/* The structure runs into the guard page. */
+		char *p = w->keys.guard - size / 2;
+
+		memcpy(p, arg, size / 2);
+		return (uintptr_t)p;
+	}
+	case 3: {
+		/* In the chaos region: maybe unmapped right now. */
+		char *p = chaos + below(&w->r, CHAOS_PAGES) * PAGE;
+
+		return (uintptr_t)p;
+	}
+	default:
+		return (uintptr_t)arg;
+	}
+}
+
+static void chaos_bits(struct worker *w, void *p, size_t size)
+{
+	/* Flip a few random bits of a structure. */
+	u32 i, n = 1 + below(&w->r, 4);
+
+	for (i = 0; i < n; i++)
+		((unsigned char *)p)[below(&w->r, (u32)size)] ^=
+			(unsigned char)(1 << below(&w->r, 8));
+}
+
+static u32 rnd_count(struct worker *w)
+{
+	switch (below(&w->r, 8)) {
+	case 0: return 0;
+	case 1: return KBLOOM_BATCH_MAX;
+	case 2: return KBLOOM_BATCH_MAX + 1;
+	case 3: return 0xffffffffU;
+	case 4: return (u32)rnd(&w->r);
+	default: return 1 + below(&w->r, 300);
+	}
+}
+
+static u64 rnd_bits(struct worker *w)
+{
+	switch (below(&w->r, 8)) {
+	case 0: return 0;
+	case 1: return below(&w->r, 64);
+	case 2: return KBLOOM_MAX_BITS + below(&w->r, 2);
+	case 3: return rnd(&w->r);
+	case 4: return 1ULL << (30 + below(&w->r, 7));	/* EFBIG/ENOSPC */
+	case 5: return 1ULL << (16 + below(&w->r, 6));	/* up to 256 KiB */
+	default: return 64 + below(&w->r, 100000);
+	}
+}
+
+static void chaos_create(struct worker *w)
+{
+	struct kbloom_create c = {};
+
+	any_name(w, c.name);
+	switch (below(&w->r, 4)) {
+	case 0:
+		c.capacity = chance(&w->r, 80) ? below(&w->r, 100000) :
+						   rnd(&w->r);
+		c.fpr_ppb = chance(&w->r, 80) ? below(&w->r, KBLOOM_FPR_ONE + 2) :
+						  (u32)rnd(&w->r);
+		break;
+	case 1:
+		c.flags = KBLOOM_CREATE_LIKE;
+		any_name(w, c.like);
+		break;
+	default:
+		c.bits = rnd_bits(w);
+		c.hashes = below(&w->r, KBLOOM_MAX_HASHES + 3);
+		if (chance(&w->r, 20))
+			c.capacity = below(&w->r, 100000);
+	}
+	if (chance(&w->r, 30))
+		c.flags |= KBLOOM_CREATE_COUNTING;
+	if (chance(&w->r, 10))
+		c.flags = (u32)rnd(&w->r);
+	if (chance(&w->r, 10))
+		c.hash_scheme = below(&w->r, 4);
+#ifdef KBLOOM_IOC_ROTATE
+	if ((features & KBLOOM_FEATURE_WINDOW) && chance(&w->r, 25)) {
+		/* Windowed: G generations, W ms (0: by ROTATE only). */
+		c.generations = chance(&w->r, 85) ? 2 + below(&w->r, 4) :
+				below(&w->r, KBLOOM_MAX_GENERATIONS + 3);
+		c.window_ms = chance(&w->r, 40) ? 0 :
+			      chance(&w->r, 80) ? 20 + below(&w->r, 2000) :
+						  (u32)rnd(&w->r);
+		if (chance(&w->r, 20))
+			c.flags |= KBLOOM_CREATE_ROTATE_AT_FILL;
+	}
+	if (chance(&w->r, 5))
+		c.reserved[below(&w->r, 2)] = rnd(&w->r);
+	if ((features & KBLOOM_FEATURE_WINDOW) && chance(&w->r, 10)) {
+		/* The pre-window structure, still accepted. */
+		note(w, "chaos create_v1 '%.32s'", c.name);
+		call(w, pick_fd(w, true), KBLOOM_IOC_CREATE_V1,
+		     place_arg(w, &c, sizeof(struct kbloom_create_v1)));
+		return;
+	}
+#endif
+	if (chance(&w->r, 10))
+		chaos_bits(w, &c, sizeof(c));
+	note(w, "chaos create '%.32s'", c.name);
+	call(w, pick_fd(w, true), KBLOOM_IOC_CREATE,
+	     place_arg(w, &c, sizeof(c)));
+}
+
+static void chaos_name_cmd(struct worker *w, unsigned long cmd)
+{
+	struct kbloom_name n = {};
+
+	any_name(w, n.name);
+	if (chance(&w->r, 8))
+		n.reserved[below(&w->r, 2)] = rnd(&w->r);
+	note(w, "chaos %s '%.32s'", cmd_lookup(cmd)->name, n.name);
+	call(w, pick_fd(w, true), cmd, place_arg(w, &n, sizeof(n)));
+}
+
+static void chaos_info(struct worker *w)
+{
+	struct kbloom_info info = {};
+
+	any_name(w, info.name);
+	/* The fields after @saturated are in-zero (once reserved). */
+	if (chance(&w->r, 8))
+		((unsigned char *)&info)[offsetof(struct kbloom_info, saturated) + 8 +
+			below(&w->r, sizeof(info) -
+				     offsetof(struct kbloom_info, saturated) - 8)] =
+			(unsigned char)(1 + below(&w->r, 255));
+	if (chance(&w->r, 10))
+		chaos_bits(w, &info, sizeof(info));
+	note(w, "chaos info '%.32s'", info.name);
+	call(w, pick_fd(w, false), KBLOOM_IOC_INFO,
+	     place_arg(w, &info, sizeof(info)));
+}
+
+static void chaos_list(struct worker *w)
+{
+	struct kbloom_list l = {};
+
+	switch (below(&w->r, 5)) {
+	case 0:
+		l.names = bad_ptr(&w->r);
+		l.count = rnd_count(w);
+		break;
+	case 1:
+		/* Room claimed beyond what is mapped. */
+		l.names = (uintptr_t)(w->res.guard - KBLOOM_NAME_MAX);
+		l.count = 1 + below(&w->r, 1000);
+		break;
+	case 2:
+		l.names = 0;
+		l.count = 0;
+		break;
+	default:
+		l.names = (uintptr_t)w->img.rw;
+		l.count = below(&w->r, (u32)(w->img.len / KBLOOM_NAME_MAX));
+	}
+	if (chance(&w->r, 8))
+		l.reserved = (u32)rnd(&w->r);
+	note(w, "chaos list count %u", l.count);
+	call(w, pick_fd(w, false), KBLOOM_IOC_LIST,
+	     place_arg(w, &l, sizeof(l)));
+}
+
+static void chaos_key(struct worker *w, unsigned long cmd)
+{
+	struct kbloom_key k = {};
+	u32 lens[1];
+	u64 bytes;
+
+	any_name(w, k.name);
+	k.len = chance(&w->r, 80) ? 1 + below(&w->r, 64) :
+		chance(&w->r, 50) ? 0 : KBLOOM_KEY_MAX + below(&w->r, 3);
+	if (k.len && k.len <= KBLOOM_KEY_MAX && chance(&w->r, 85)) {
+		/* Random bytes ending at the guard, or running into it. */
+		lay_keys(w, NULL, 1, lens, &bytes);
+		if (chance(&w->r, 70))
+			k.key = (uintptr_t)(w->keys.guard - k.len);
+		else
+			k.key = (uintptr_t)(w->keys.guard - below(&w->r, k.len));
+	} else {
+		k.key = bad_ptr(&w->r);
+	}
+	if (chance(&w->r, 8))
+		k.reserved[below(&w->r, 2)] = rnd(&w->r);
+	if (chance(&w->r, 5))
+		k.result = (u32)rnd(&w->r);
+	note(w, "chaos %s '%.32s' len %u", cmd_lookup(cmd)->name, k.name,
+	     k.len);
+	call(w, pick_fd(w, cmd != KBLOOM_IOC_QUERY), cmd,
+	     place_arg(w, &k, sizeof(k)));
+}
+
+static void chaos_batch(struct worker *w, unsigned long cmd)
+{
+	struct kbloom_batch b = {};
+	u32 n = chance(&w->r, 80) ? 1 + below(&w->r, 2100) : rnd_count(w);
+	u32 real = n < 2100 ? n : 2100;
+	u32 *lens = (u32 *)w->lens_buf;
+	u64 bytes;
+	char *keys = lay_keys(w, NULL, real ? real : 1, lens, &bytes);
+
+	any_name(w, b.name);
+	b.count = n;
+	b.keys = (uintptr_t)keys;
+	b.lens = (uintptr_t)lens;
+	b.keys_bytes = bytes;
+	switch (below(&w->r, 10)) {
+	case 0:
+		b.keys = bad_ptr(&w->r);
+		break;
+	case 1:
+		b.lens = bad_ptr(&w->r);
+		break;
+	case 2:
+		/* lengths run into the guard page */
+		b.lens = (uintptr_t)(w->keys.guard - 4 * below(&w->r, real + 1));
+		break;
+	case 3:
+		b.keys_bytes = chance(&w->r, 50) ? rnd(&w->r) :
+			       bytes - below(&w->r, (u32)bytes + 1);
+		break;
+	case 4:
+		lens[below(&w->r, real ? real : 1)] =
+			chance(&w->r, 50) ? 0 : (u32)rnd(&w->r);
+		break;
+	default:
+		break;
+	}
+	switch (below(&w->r, 8)) {
+	case 0:
+		b.results = (uintptr_t)page_none;
+		break;
+	case 1:
+		b.results = (uintptr_t)page_ro;
+		break;
+	case 2:
+		b.results = bad_ptr(&w->r);
+		break;
+	case 3:
+		b.results = 0;
+		break;
+	case 4:
+		b.results = (uintptr_t)(chaos + below(&w->r, CHAOS_PAGES * PAGE));
+		break;
+	default:
+		b.results = (uintptr_t)(w->res.guard - 8 * below(&w->r, 300));
+	}
+	if (chance(&w->r, 6))
+		b.reserved0 = (u32)rnd(&w->r);
+	if (chance(&w->r, 6))
+		b.reserved[below(&w->r, 2)] = rnd(&w->r);
+	if (chance(&w->r, 5))
+		b.done = (u32)rnd(&w->r);
+	note(w, "chaos %s '%.32s' count %u", cmd_lookup(cmd)->name, b.name, n);
+	call(w, pick_fd(w, cmd != KBLOOM_IOC_QUERY_BATCH), cmd,
+	     place_arg(w, &b, sizeof(b)));
+}
+
+static void chaos_merge(struct worker *w, unsigned long cmd)
+{
+	struct kbloom_merge m = {};
+
+	any_name(w, m.dst);
+	if (chance(&w->r, 20))
+		memcpy(m.src, m.dst, KBLOOM_NAME_MAX);
+	else
+		any_name(w, m.src);
+	if (chance(&w->r, 6))
+		m.reserved0 = (u32)rnd(&w->r);
+	if (chance(&w->r, 6))
+		m.reserved[below(&w->r, 2)] = rnd(&w->r);
+	if (chance(&w->r, 6))
+		m.mismatch = (u32)rnd(&w->r);
+	note(w, "chaos %s '%.32s' '%.32s'", cmd_lookup(cmd)->name, m.dst,
+	     m.src);
+	call(w, pick_fd(w, true), cmd, place_arg(w, &m, sizeof(m)));
+}
+
+/* EXPORT a shared filter, maybe damage the image, IMPORT it somewhere. */
+static void chaos_image(struct worker *w, bool export_only)
+{
+	struct kbloom_image im = {};
+	int err;
+
+	any_name(w, im.name);
+	switch (below(&w->r, 6)) {
+	case 0:
+		im.payload = bad_ptr(&w->r);
+		im.payload_len = chance(&w->r, 50) ? rnd(&w->r) : w->img.len;
+		break;
+	case 1:
+		/* Claims more room than is mapped. */
+		im.payload = (uintptr_t)(w->img.guard - below(&w->r, 4096));
+		im.payload_len = w->img.len;
+		break;
+	case 2:
+		im.payload = 0;
+		im.payload_len = 0;
+		break;
+	default:
+		im.payload = (uintptr_t)w->img.rw;
+		im.payload_len = w->img.len;
+	}
+	if (chance(&w->r, 6))
+		im.import_flags = (u32)rnd(&w->r);
+	if (chance(&w->r, 6))
+		im.reserved0 = (u32)rnd(&w->r);
+	note(w, "chaos export '%.32s'", im.name);
+	err = call(w, pick_fd(w, false), KBLOOM_IOC_EXPORT,
+		   place_arg(w, &im, sizeof(im)));
+	if (export_only)
+		return;
+	if (err) {
+		/* Invent a header. */
+		im.bits = rnd_bits(w);
+		im.hashes = below(&w->r, KBLOOM_MAX_HASHES + 2);
+		im.flags = chance(&w->r, 80) ? 0 : (u32)rnd(&w->r);
+		im.hash_scheme = below(&w->r, 4);
+		im.seed[0] = (u32)rnd(&w->r);
+		im.payload_len = chance(&w->r, 50) ?
+				 ((im.bits + 63) / 64) * 8 : rnd(&w->r);
+		im.payload = (uintptr_t)w->img.rw;
+		if (im.payload_len <= w->img.len)
+			memset(w->img.rw, 0, im.payload_len);
+	}
+	if (chance(&w->r, 30))
+		chaos_bits(w, &im, sizeof(im));
+	if (chance(&w->r, 30) && im.payload_len && im.payload_len <= w->img.len)
+		w->img.rw[below(&w->r, (u32)im.payload_len)] ^= 0x80;
+	any_name(w, im.name);
+	im.import_flags = chance(&w->r, 50) ? KBLOOM_IMPORT_REPLACE :
+			  chance(&w->r, 90) ? 0 : (u32)rnd(&w->r);
+	note(w, "chaos import '%.32s' bits %llu", im.name, (ull)im.bits);
+	call(w, pick_fd(w, true), KBLOOM_IOC_IMPORT,
+	     place_arg(w, &im, sizeof(im)));
+}
+
+/* Unknown commands, and known numbers with the wrong size or direction. */
+static void chaos_unknown(struct worker *w)
+{
+	unsigned long cmd;
+	char buf[256] = {};
+
+	switch (below(&w->r, 3)) {
+	case 0:
+		cmd = _IOC(below(&w->r, 4), KBLOOM_IOC_MAGIC,
+			   below(&w->r, 0x50), below(&w->r, 256));
+		break;
+	case 1:
+		cmd = _IOC(_IOC_READ | _IOC_WRITE, KBLOOM_IOC_MAGIC,
+			   0x20 + below(&w->r, 4), 8 * below(&w->r, 20));
+		break;
+	default:
+		/* (Only kbloom's magic: the VFS answers some others itself.) */
+		cmd = _IOC(_IOC_READ | _IOC_WRITE, KBLOOM_IOC_MAGIC,
+			   0x50 + below(&w->r, 0xb0), below(&w->r, 200));
+	}
+	if (cmd_lookup(cmd))
+		return;
+	note(w, "chaos cmd %#lx", cmd);
+	call(w, pick_fd(w, false), cmd, place_arg(w, buf, sizeof(buf)));
+}
+
+static void chaos_step(struct worker *w)
+{
+	static const unsigned long batches[] = {
+		KBLOOM_IOC_ADD_BATCH, KBLOOM_IOC_QUERY_BATCH,
+		KBLOOM_IOC_TEST_AND_ADD_BATCH, KBLOOM_IOC_REMOVE_BATCH,
+	};
+	static const unsigned long keycmds[] = {
+		KBLOOM_IOC_ADD, KBLOOM_IOC_QUERY, KBLOOM_IOC_TEST_AND_ADD,
+		KBLOOM_IOC_REMOVE,
+	};
+	struct kbloom_version v;
+
+	switch (below(&w->r, 20)) {
+	case 0:
+	case 1:
+		chaos_create(w);
+		break;
+	case 2:
+	case 3:
+		chaos_name_cmd(w, KBLOOM_IOC_DESTROY);
+		break;
+	case 4:
+#ifdef KBLOOM_IOC_ROTATE
+		if ((features & KBLOOM_FEATURE_WINDOW) && chance(&w->r, 50)) {
+			chaos_name_cmd(w, KBLOOM_IOC_ROTATE);
+			break;
+		}
+#endif
+		chaos_name_cmd(w, KBLOOM_IOC_CLEAR);
+		break;
+	case 5:
+		chaos_info(w);
+		break;
+	case 6:
+		chaos_list(w);
+		break;
+	case 7:
+	case 8:
+	case 9:
+		chaos_key(w, keycmds[below(&w->r, 4)]);
+		break;
+	case 10:
+	case 11:
+	case 12:
+		chaos_batch(w, batches[below(&w->r, 4)]);
+		break;
+	case 13:
+		chaos_merge(w, KBLOOM_IOC_MERGE);
+		break;
+	case 14:
+		chaos_merge(w, KBLOOM_IOC_COMPARE);
+		break;
+	case 15:
+	case 16:
+		chaos_image(w, chance(&w->r, 30));
+		break;
+	case 17:
+		chaos_unknown(w);
+		break;
+	default:
+		note(w, "version");
+		call(w, pick_fd(w, false), KBLOOM_IOC_VERSION,
+		     place_arg(w, &v, sizeof(v)));
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* Threads and processes                                              */
+/* ------------------------------------------------------------------ */
+
+static pthread_barrier_t start_barrier;
+
+static void *chaos_mapper(void *arg)
+{
+	struct rng r = { *(u64 *)arg | 1 };
+
+	while (!expired()) {
+		char *p = chaos + below(&r, CHAOS_PAGES) * PAGE;
+
+		switch (below(&r, 4)) {
+		case 0:
+			munmap(p, PAGE);
+			break;
+		case 1:
+			mmap(p, PAGE, PROT_READ | PROT_WRITE,
+			     MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+			break;
+		case 2:
+			mprotect(p, PAGE, PROT_NONE);
+			break;
+		default:
+			mprotect(p, PAGE, PROT_READ | PROT_WRITE);
+		}
+		/* Not too often: every change of the map stalls the
+		 * process's page faults and shoots down its TLBs. */
+		usleep(5000 + below(&r, 45000));
+	}
+	return NULL;
+}
+
+static void worker_init(struct worker *w, int proc, int thread, bool admin,
+			bool own)
+{
+	u64 s = opt_seed ^ ((u64)proc << 40) ^ ((u64)thread << 20) ^ 0x5eed;
+	int i;
+
+	memset(w, 0, sizeof(*w));
+	w->proc = proc;
+	w->thread = thread;
+	w->id = proc * MAXTHREADS + thread;
+	w->r.s = splitmix(&s) | 1;
+	w->admin = admin;
+	w->own_enabled = own;
+	w->rw = w->ro = -1;
+	region_init(&w->keys, 160 * 1024);
+	region_init(&w->res, 64 * 1024);
+	/* Room for fzbig's 4 MiB payload: long copies to be killed in. */
+	region_init(&w->img, BIG_BITS / 8 + 64 * 1024);
+	w->lens_buf = map(4 * 4096, PROT_READ | PROT_WRITE);
+	w->scratch_ro = map(PAGE, PROT_READ | PROT_WRITE);
+	for (i = 0; i < NOWN; i++)
+		snprintf(w->own[i].name, KBLOOM_NAME_MAX, "fzo%d_%d", w->id,
+			 i);
+}
+
+static void *worker_main(void *arg)
+{
+	struct worker *w = arg;
+	int i;
+
+	if (w->rw < 0)
+		w->rw = open(dev, O_RDWR);
+	if (w->ro < 0)
+		w->ro = open(dev, O_RDONLY);
+	pthread_barrier_wait(&start_barrier);
+	if (w->rw < 0 || w->ro < 0) {
+		add(&sh->other, 1);
+		diag("[p%d t%d] open %s: %s", w->proc, w->thread, dev,
+		     strerror(errno));
+		return NULL;
+	}
+	/* Leftovers of an earlier run of this process slot. */
+	for (i = 0; i < NOWN && w->own_enabled; i++) {
+		struct kbloom_name n = {};
+
+		set_name(n.name, w->own[i].name);
+		ioctl(w->rw, KBLOOM_IOC_DESTROY, &n);
+	}
+	while (!expired()) {
+		if (w->own_enabled && chance(&w->r, 45))
+			own_step(w);
+		else
+			chaos_step(w);
+	}
+	/* Last word: every shadow key is still there. */
+	for (i = 0; i < NOWN && w->own_enabled; i++)
+		own_verify(w, &w->own[i]);
+	close(w->rw);
+	close(w->ro);
+	return NULL;
+}
+
+/*
+ * One process: @threads workers and a mapper. Unprivileged processes give
+ * up root after opening the device (the fds stay usable; CAP_SYS_ADMIN is
+ * gone) and own no filters.
+ */
+static int process_main(int proc, unsigned int threads, bool unprivileged)
+{
+	static struct worker ws[MAXTHREADS];
+	pthread_t tid[MAXTHREADS], mapper;
+	u64 mapseed = opt_seed ^ (u64)proc << 50 ^ 0xc4a05;
+	unsigned int t;
+	int pre_rw = -1, pre_ro = -1;
+
+	process_memory();
+	if (unprivileged) {
+		/* The node is 0600: open it now, then drop root. */
+		pre_rw = open(dev, O_RDWR);
+		pre_ro = open(dev, O_RDONLY);
+		if (setgroups(0, NULL) || setgid(65534) || setuid(65534)) {
+			diag("[p%d] cannot drop privileges: %s", proc,
+			     strerror(errno));
+			return 3;
+		}
+	}
+	pthread_barrier_init(&start_barrier, NULL, threads);
+	for (t = 0; t < threads; t++) {
+		worker_init(&ws[t], proc, t, !unprivileged, !unprivileged);
+		if (unprivileged) {
+			ws[t].rw = dup(pre_rw);
+			ws[t].ro = dup(pre_ro);
+		}
+	}
+	pthread_create(&mapper, NULL, chaos_mapper, &mapseed);
+	for (t = 0; t < threads; t++)
+		pthread_create(&tid[t], NULL, worker_main, &ws[t]);
+	for (t = 0; t < threads; t++)
+		pthread_join(tid[t], NULL);
+	pthread_join(mapper, NULL);
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* The parent: setup, the kill loop, the final checks                 */
+/* ------------------------------------------------------------------ */
+
+static int main_fd = -1;
+
+static int read_file(const char *path, char *buf, size_t len)
+{
+	int fd = open(path, O_RDONLY);
+	ssize_t r;
+
+	if (fd < 0)
+		return -1;
+	r = read(fd, buf, len - 1);
+	close(fd);
+	if (r < 0)
+		return -1;
+	buf[r] = 0;
+	return 0;
+}
+
+static int write_file(const char *path, const char *s)
+{
+	int fd = open(path, O_WRONLY);
+	ssize_t r;
+
+	if (fd < 0)
+		return -1;
+	r = write(fd, s, strlen(s));
+	close(fd);
+	return r == (ssize_t)strlen(s) ? 0 : -1;
+}
+
+static ull read_ull(const char *path)
+{
+	char buf[64];
+
+	if (read_file(path, buf, sizeof(buf)))
+		return ~0ULL;
+	return strtoull(buf, NULL, 10);
+}
+
+static unsigned int list_all(char (**names)[KBLOOM_NAME_MAX])
+{
+	struct kbloom_list l = {};
+	unsigned int room = 0;
+
+	*names = NULL;
+	for (;;) {
+		l.names = (uintptr_t)*names;
+		l.count = room;
+		if (ioctl(main_fd, KBLOOM_IOC_LIST, &l))
+			return 0;
+		if (l.count <= room)
+			return l.count;
+		room = l.count + 16;
+		free(*names);
+		*names = calloc(room, KBLOOM_NAME_MAX);
+		if (!*names)
+			return 0;
+	}
+}
+
+static int cmp_name(const void *a, const void *b)
+{
+	return strcmp(a, b);
+}
+
+/* LIST, sysfs and filter_count agree; bits_set matches the contents. */
+static bool final_consistency(char *why, size_t wlen)
+{
+	char (*names)[KBLOOM_NAME_MAX];
+	char (*sys)[KBLOOM_NAME_MAX];
+	unsigned int n = list_all(&names), ns = 0, i;
+	struct dirent *e;
+	DIR *d;
+	bool ok = true;
+
+	sys = calloc(n + 64, KBLOOM_NAME_MAX);
+	d = opendir("/sys/kernel/bloom/filters");
+	while (d && sys && (e = readdir(d))) {
+		if (e->d_name[0] == '.')
+			continue;
+		if (ns < n + 64)
+			set_name(sys[ns], e->d_name);
+		ns++;
+	}
+	if (d)
+		closedir(d);
+	if (sys && ns <= n + 64)
+		qsort(sys, ns, KBLOOM_NAME_MAX, cmp_name);
+	if (!sys || ns != n ||
+	    (n && memcmp(sys, names, (size_t)n * KBLOOM_NAME_MAX))) {
+		snprintf(why, wlen, "LIST has %u filters, /sys/kernel/bloom/filters %u",
+			 n, ns);
+		ok = false;
+	} else if (read_ull("/sys/kernel/bloom/filter_count") != n) {
+		snprintf(why, wlen, "filter_count %llu, LIST %u",
+			 read_ull("/sys/kernel/bloom/filter_count"), n);
+		ok = false;
+	}
+	for (i = 0; ok && i < n; i++) {
+		struct kbloom_image im = {};
+		struct kbloom_info info = {};
+		unsigned char *p;
+		ull w = 0;
+		u64 j, len;
+
+		set_name(im.name, names[i]);
+		set_name(info.name, names[i]);
+		if (ioctl(main_fd, KBLOOM_IOC_EXPORT, &im) == 0 ||
+		    errno != ENOBUFS) {
+			snprintf(why, wlen, "EXPORT %s with no buffer: %s",
+				 names[i], strerror(errno));
+			ok = false;
+			break;
+		}
+		/* Only the name, buffer and size go in (not seed_hi). */
+		len = im.payload_len;
+		memset(&im, 0, sizeof(im));
+		set_name(im.name, names[i]);
+		p = malloc(len ? len : 1);
+		im.payload = (uintptr_t)p;
+		im.payload_len = len;
+		if (!p || ioctl(main_fd, KBLOOM_IOC_EXPORT, &im) ||
+		    ioctl(main_fd, KBLOOM_IOC_INFO, &info)) {
+			snprintf(why, wlen, "EXPORT/INFO %s: %s", names[i],
+				 strerror(errno));
+			free(p);
+			ok = false;
+			break;
+		}
+		/* Windowed: bits_set is the newest generation's, stored first. */
+#ifdef KBLOOM_IOC_ROTATE
+		if (im.generations > 1)
+			im.payload_len /= im.generations;
+#endif
+		for (j = 0; j < im.payload_len; j++)
+			w += (im.flags & KBLOOM_CREATE_COUNTING) ?
+			     (ull)(!!(p[j] & 15) + !!(p[j] >> 4)) :
+			     (ull)__builtin_popcount(p[j]);
+		free(p);
+		if (w != info.bits_set) {
+			snprintf(why, wlen, "%s: bits_set %llu, its contents have %llu",
+				 names[i], (ull)info.bits_set, w);
+			ok = false;
+		}
+	}
+	free(names);
+	free(sys);
+	return ok;
+}
+
+static void destroy_ours(void)
+{
+	char (*names)[KBLOOM_NAME_MAX];
+	unsigned int n = list_all(&names), i;
+
+	for (i = 0; i < n; i++) {
+		struct kbloom_name nm = {};
+
+		if (strncmp(names[i], "fz", 2))
+			continue;
+		set_name(nm.name, names[i]);
+		ioctl(main_fd, KBLOOM_IOC_DESTROY, &nm);
+	}
+	free(names);
+}
+
+static pid_t spawn(int proc, unsigned int threads, bool unprivileged)
+{
+	pid_t pid;
+
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0)
+		_exit(process_main(proc, threads, unprivileged));
+	return pid;
+}
+
+static void usage(const char *argv0)
+{
+	fprintf(stderr, "usage: %s [--seed N] [--time SECONDS] [--procs P] [--threads T] [-d DEV] [-v]\n",
+		argv0);
+	exit(2);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option lopts[] = {
+		{ "seed", required_argument, NULL, 's' },
+		{ "time", required_argument, NULL, 't' },
+		{ "procs", required_argument, NULL, 'p' },
+		{ "threads", required_argument, NULL, 'T' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ NULL, 0, NULL, 0 },
+	};
+	pid_t pids[MAXPROCS + 2];
+	bool seeded = false, children_ok = true, consistent;
+	char budget[64] = "", why[512] = "";
+	unsigned int i, nproc, restarts = 0;
+	ull base_mem, mem = 0, t0, t_start, t_end;
+	struct rng kr;
+	int opt, status, tapno = 0, nfail = 0;
+	pid_t victim;
+
+	while ((opt = getopt_long(argc, argv, "d:s:t:p:T:v", lopts, NULL)) !=
+	       -1) {
+		switch (opt) {
+		case 'd': dev = optarg; break;
+		case 's': opt_seed = strtoull(optarg, NULL, 0); seeded = true;
+			  break;
+		case 't': opt_time = strtoul(optarg, NULL, 0); break;
+		case 'p': opt_procs = strtoul(optarg, NULL, 0); break;
+		case 'T': opt_threads = strtoul(optarg, NULL, 0); break;
+		case 'v': opt_verbose = true; break;
+		default: usage(argv[0]);
+		}
+	}
+	if (!opt_procs || opt_procs > MAXPROCS || !opt_threads ||
+	    opt_threads > MAXTHREADS)
+		usage(argv[0]);
+	if (!seeded) {
+		int fd = open("/dev/urandom", O_RDONLY);
+
+		if (fd < 0 || read(fd, &opt_seed, sizeof(opt_seed)) !=
+			      sizeof(opt_seed))
+			opt_seed = (ull)time(NULL) ^ (ull)getpid() << 32;
+		if (fd >= 0)
+			close(fd);
+		opt_seed &= 0xffffffffffffULL;	/* short enough to type */
+	}
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	printf("# seed %llu\n", opt_seed);
+	printf("# replay: %s --seed %llu --time %u --procs %u --threads %u\n",
+	       argv[0], opt_seed, opt_time, opt_procs, opt_threads);
+	printf("1..5\n");
+	fflush(stdout);
+
+	sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE,
+		  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	main_fd = open(dev, O_RDWR);
+	if (sh == MAP_FAILED || main_fd < 0) {
+		printf("# open %s: %s\n", dev, strerror(errno));
+		for (i = 1; i <= 5; i++)
+			printf("not ok %u - ioctl fuzz: not run\n", i);
+		return 1;
+	}
+	{
+		struct kbloom_version v = {};
+
+		if (ioctl(main_fd, KBLOOM_IOC_VERSION, &v) == 0)
+			features = v.features;
+		printf("# module API %u, features %#llx\n", v.api_version,
+		       (ull)v.features);
+	}
+	/* Keep huge random creations from eating the VM: a small budget. */
+	if (!read_file("/sys/module/kbloom/parameters/max_memory", budget,
+		       sizeof(budget)))
+		write_file("/sys/module/kbloom/parameters/max_memory",
+			   FUZZ_BUDGET);
+	destroy_ours();
+	/* Let frees of earlier tests finish before taking the baseline. */
+	t0 = now_ms();
+	do {
+		base_mem = read_ull("/sys/kernel/bloom/memory_used");
+		usleep(200000);
+	} while (base_mem != read_ull("/sys/kernel/bloom/memory_used") &&
+		 now_ms() - t0 < 10000);
+	/* The big filter the killed process works on. */
+	{
+		struct kbloom_create c = {};
+
+		set_name(c.name, BIG_NAME);
+		c.bits = BIG_BITS;
+		c.hashes = 3;
+		ioctl(main_fd, KBLOOM_IOC_CREATE, &c);
+	}
+
+	t_start = now_ms();
+	deadline_ms = t_start + (ull)opt_time * 1000;
+	{
+		u64 ks = opt_seed ^ 0x4b111;
+
+		kr.s = splitmix(&ks) | 1;
+	}
+	/* Process 0..P-1: root; P: unprivileged; P+1: killed and reborn. */
+	nproc = opt_procs + 2;
+	for (i = 0; i < opt_procs; i++)
+		pids[i] = spawn(i, opt_threads, false);
+	pids[opt_procs] = spawn(opt_procs, 2, true);
+	victim = pids[opt_procs + 1] = spawn(opt_procs + 1, 2, false);
+	while (!expired()) {
+		usleep(200000 + below(&kr, 1300000));
+		if (expired())
+			break;
+		kill(victim, SIGKILL);
+		waitpid(victim, &status, 0);
+		add(&sh->kills, 1);
+		restarts++;
+		victim = pids[opt_procs + 1] = spawn(opt_procs + 1, 2, false);
+	}
+	for (i = 0; i < nproc; i++) {
+		if (waitpid(pids[i], &status, 0) < 0 ||
+		    !WIFEXITED(status) || WEXITSTATUS(status)) {
+			children_ok = false;
+			printf("# process %u (pid %d) %s %d\n", i, pids[i],
+			       WIFSIGNALED(status) ? "killed by signal" :
+						     "exited",
+			       WIFSIGNALED(status) ? WTERMSIG(status) :
+						     WEXITSTATUS(status));
+		}
+	}
+	t_end = now_ms();
+
+	/* Quiescent now. */
+	consistent = final_consistency(why, sizeof(why));
+	destroy_ours();
+	t0 = now_ms();
+	while ((mem = read_ull("/sys/kernel/bloom/memory_used")) != base_mem &&
+	       now_ms() - t0 < 15000)
+		usleep(50000);
+	if (budget[0])
+		write_file("/sys/module/kbloom/parameters/max_memory", budget);
+
+	printf("# %llu ioctls (%llu succeeded) in %.1f s by %u processes, %u restarts of the killed one\n",
+	       sh->ops, sh->ok_calls, (t_end - t_start) / 1000.0,
+	       nproc, restarts);
+	printf("# slowest call: %llu ms (%s)\n", sh->slowest_ms, sh->slowest);
+	/* Coverage: succeeded/failed calls per command. */
+	printf("# calls (ok/failed):");
+	for (i = 0; i < NCMDS; i++)
+		printf(" %s %llu/%llu", cmds[i].name, sh->per_cmd_ok[i],
+		       sh->per_cmd_err[i]);
+	printf("\n");
+#define RESULT(cond, ...) do {						\
+		bool _ok = (cond);					\
+		nfail += !_ok;						\
+		printf("%sok %d - ", _ok ? "" : "not ", ++tapno);	\
+		printf(__VA_ARGS__);					\
+		printf("\n");						\
+	} while (0)
+	RESULT(!sh->bad_errno && !sh->forbidden,
+	       "ioctl fuzz (seed %llu): every errno documented, nothing succeeded without the rights it needs (%llu undocumented, %llu forbidden)",
+	       opt_seed, sh->bad_errno, sh->forbidden);
+	RESULT(!sh->lost && !sh->other,
+	       "ioctl fuzz (seed %llu): no key added to an owned filter was lost (%llu lost, %llu other inconsistencies)",
+	       opt_seed, sh->lost, sh->other);
+	RESULT(!sh->vanished,
+	       "ioctl fuzz (seed %llu): owned filters never vanished or appeared (%llu)",
+	       opt_seed, sh->vanished);
+	RESULT(children_ok && sh->ops > 0,
+	       "ioctl fuzz (seed %llu): every process exited cleanly (but the one killed %llu times)",
+	       opt_seed, sh->kills);
+	if (!consistent)
+		printf("# %s\n", why);
+	RESULT(consistent && mem == base_mem,
+	       "ioctl fuzz (seed %llu): afterwards LIST, sysfs, filter_count and bits_set agree, and memory_used is back to %llu (%llu)",
+	       opt_seed, base_mem, mem);
+	return nfail ? 1 : 0;
+}
