@@ -255,11 +255,12 @@ err_uncharge:
  */
 void kbloom_gen_destroy(struct kbloom_gen *gen)
 {
-	kbloom_uncharge(gen->charge);
 	if (gen->win)
 		kbloom_window_free(gen->win);
 	vfree(gen->core.bitmap);
 	free_percpu(gen->occ);
+	/* Given back once it really is back. */
+	kbloom_uncharge(gen->charge);
 	/* The seed lives in here: it must not linger in freed memory. */
 	kfree_sensitive(gen);
 	kbloom_live_dec();
@@ -1289,8 +1290,12 @@ void kbloom_filter_flush(void)
 
 int kbloom_filter_init(void)
 {
-	/* Frees must not pile up behind unrelated work; rmmod drains it. */
-	kbloom_wq = alloc_workqueue("kbloom", 0, 0);
+	/*
+	 * Frees must not pile up behind unrelated work; rmmod drains it.
+	 * Unbound: freeing a filter of gigabytes takes seconds (tens under
+	 * KASAN) and must not hold up a CPU's pool of bound workers.
+	 */
+	kbloom_wq = alloc_workqueue("kbloom", WQ_UNBOUND, 0);
 	if (!kbloom_wq)
 		return -ENOMEM;
 	return 0;

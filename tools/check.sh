@@ -187,6 +187,8 @@ vm_files() { # MODULE_DIR
 	echo "$top/tools/bloomctl/bloomctl32:bin/bloomctl32"
 	echo "$top/tools/selftest/kbloom_selftest:bin/kbloom_selftest"
 	echo "$top/tools/selftest/kbloom_selftest32:bin/kbloom_selftest32"
+	echo "$top/tools/selftest/kbloom_hardening:bin/kbloom_hardening"
+	echo "$top/tools/selftest/kbloom_hardening32:bin/kbloom_hardening32"
 	# tools/stress (tests.d/faults.sh, fuzz.sh say so when one is missing)
 	local x
 	for x in kbloom_failnth kbloom_ioctl_fuzz kbloom_ioctl_fuzz32; do
