@@ -1044,5 +1044,6 @@ if $have_fake; then
 	fake_save_tests
 fi
 
+echo "1..$((passed + failed))"
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]

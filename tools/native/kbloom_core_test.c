@@ -833,6 +833,7 @@ int main(void)
 		}
 		fflush(stdout);
 	}
+	printf("1..%d\n", passed + failed);
 	printf("native: %d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;
 }
