@@ -124,9 +124,11 @@ fi
 
 say "bloomctl (native, no module needed)"
 mkdir -p "$build"
-if make -s -C "$top/tools/bloomctl" >/dev/null; then
+if make -s -C "$top/tools/bloomctl" bloomctl variants >/dev/null; then
 	"$top/tools/bloomctl/test-native.sh" "$top/tools/bloomctl/bloomctl" > "$build/bloomctl-native.log" 2>&1
 	count_tap "$build/bloomctl-native.log" "bloomctl native" $?
+	"$top/tools/completion/test.sh" "$top/tools/bloomctl/bloomctl" > "$build/completion.log" 2>&1
+	count_tap "$build/completion.log" "bash completion" $?
 else
 	fail "building bloomctl"
 fi
@@ -167,6 +169,18 @@ if make -s -C "$top" checkpatch > "$build/checkpatch.log" 2>&1; then
 else
 	cat "$build/checkpatch.log"; fail "checkpatch.pl --strict clean"
 fi
+
+# ---- packaging ----
+say "packaging: DKMS against Debian's headers, the Debian packages"
+"$top/tools/packaging/dkms-check.sh" > "$build/dkms-check.out" 2>&1
+rc=$?
+count_tap "$build/dkms-check.out" "dkms" $rc
+[ $rc -eq 0 ] || tail -n 40 "$build/dkms-check.out" | sed 's/^/    | /'
+"$top/tools/packaging/deb.sh" --check > "$build/deb-check.out" 2>&1
+rc=$?
+count_tap "$build/deb-check.out" "Debian packages" $rc
+[ $rc -eq 0 ] || tail -n 40 "$build/deb-check.out" | sed 's/^/    | /'
+# ---- end of packaging ----
 
 # ---- libFuzzer ----
 # The harnesses in tools/fuzz (image validation, bloomctl's readers and
@@ -224,7 +238,7 @@ run_vm() { # LABEL IMAGE MODULE_DIR APPEND [MODE]
 say "debug kernel (KUnit, KASAN, lockdep, UBSAN, kmemleak)"
 if kdir=$("$top/tools/vm/kernel.sh"); then
 	if build_module "$kdir" "$build/debug"; then
-		run_vm debug "$kdir/arch/x86/boot/bzImage" "$build/debug" "kbloom_speed_keys=1000000 kbloom_speed_min=20 $(fuzz_append 60)"
+		run_vm debug "$kdir/arch/x86/boot/bzImage" "$build/debug" "$(fuzz_append 60)"
 		say "tests of the tests: deliberately broken builds must fail"
 		"$top/tools/mutate.sh" "$kdir" "$build/mutants" > "$build/mutants.log" 2>&1
 		count_tap "$build/mutants.log" "mutants caught" $?
@@ -254,7 +268,7 @@ fi
 
 say "Debian's stock kernel ($stock_image)"
 if [ -f "$build/stock/kmod/kbloom.ko" ]; then
-	run_vm stock "$stock_image" "$build/stock" "kbloom_speed_keys=1000000 kbloom_speed_min=4 $(fuzz_append 30)"
+	run_vm stock "$stock_image" "$build/stock" "$(fuzz_append 30)"
 else
 	fail "no module for the stock kernel"
 fi

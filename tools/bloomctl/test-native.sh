@@ -7,7 +7,14 @@
 # stands in for the device where bloomctl must get as far as the first
 # ioctl (which then fails with ENOTTY), to show that the input was accepted.
 # Images are written by mkimage.py, next to this script, which implements
-# the format (and its CRC32C) independently of bloomctl.
+# the format (and its CRC32C) independently of bloomctl. Decompression
+# bombs run under `ulimit -v`, to prove nothing large is allocated.
+#
+# Then, if bloomctl is dynamically linked, fakedev.so (fakedev.c, built
+# here) is preloaded to stand in for the device: what bloomctl sends to
+# the module and how it reports the answers (open modes, hash schemes,
+# EDQUOT and other errors, image round trips, the safe save) are checked
+# without the module.
 #
 # Usage: test-native.sh path/to/bloomctl
 # Prints "ok N - ..." or "not ok N - ..." per check, then "P passed, F failed".
