@@ -23,6 +23,7 @@ case $secs in
 esac
 
 status=0
+echo "1..${#harnesses[@]}"
 for h in "${harnesses[@]}"; do
 	work=$here/work/$h
 	if ! make -s -C "$here" "$h" >"$here/work.$h.build.log" 2>&1; then
