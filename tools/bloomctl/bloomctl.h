@@ -55,6 +55,9 @@ enum {
 	OPT_REPLACE,
 	OPT_HASH,
 	OPT_MAX_PAYLOAD,
+	OPT_WINDOW,
+	OPT_GENERATIONS,
+	OPT_ROTATE_AT_FILL,
 };
 
 /* Options every subcommand takes. */
@@ -83,6 +86,7 @@ int parse_options(const struct cmd *cmd, int argc, char **argv,
 int parse_u64(const char *opt, const char *s, uint64_t *out);
 int parse_u32(const char *opt, const char *s, uint64_t min, uint64_t max,
 	      uint32_t *out);
+int parse_duration(const char *opt, const char *s, uint32_t *ms);
 int check_name(const char *name);
 void set_name(char dst[KBLOOM_NAME_MAX], const char *name);
 const char *get_name_arg(const struct cmd *cmd, int argc, char **argv);
@@ -127,6 +131,7 @@ int cmd_calc(const struct cmd *cmd, int argc, char **argv);
 int cmd_create(const struct cmd *cmd, int argc, char **argv);
 int cmd_destroy(const struct cmd *cmd, int argc, char **argv);
 int cmd_clear(const struct cmd *cmd, int argc, char **argv);
+int cmd_rotate(const struct cmd *cmd, int argc, char **argv);
 int cmd_list(const struct cmd *cmd, int argc, char **argv);
 int cmd_show(const struct cmd *cmd, int argc, char **argv);
 int cmd_add(const struct cmd *cmd, int argc, char **argv);

@@ -157,15 +157,37 @@ static double theoretical_fpr(uint64_t m, uint32_t k, uint64_t n)
 	return pow(-expm1(-(double)k * (double)n / (double)m), k);
 }
 
+struct calc_opts {
+	struct sizing sz;
+	uint32_t generations;	/* --generations; 0: a plain filter */
+};
+
 static int calc_opt(void *ctx, int c, const char *arg)
 {
-	return sizing_opt(ctx, c, arg) > 0 ? 0 : -1;
+	struct calc_opts *o = ctx;
+
+	if (c == OPT_GENERATIONS)
+		return parse_u32("--generations", arg, 2,
+				 KBLOOM_MAX_GENERATIONS, &o->generations);
+	return sizing_opt(&o->sz, c, arg) > 0 ? 0 : -1;
 }
 
-static void calc_json(const struct sizing *sz, uint64_t bytes, double bpk,
-		      double fpr)
+/* Bytes of G generations; UINT64_MAX if that cannot be counted. */
+static uint64_t total_bytes(uint64_t bytes, uint32_t g)
 {
+	if (bytes == UINT64_MAX || bytes > UINT64_MAX / g)
+		return UINT64_MAX;
+	return bytes * g;
+}
+
+static void calc_json(const struct sizing *sz, uint32_t g, uint64_t bytes,
+		      double bpk, double fpr)
+{
+	uint64_t total = total_bytes(bytes, g ? g : 1);
+
 	jw_start_object(jw);
+	if (g)
+		jw_kv_u64(jw, "generations", g);
 	jw_kv_u64(jw, "capacity", sz->capacity);
 	if (sz->have_fpr)
 		jw_kv_double(jw, "fpr_target", sz->fpr_ppb / 1e9);
@@ -177,18 +199,32 @@ static void calc_json(const struct sizing *sz, uint64_t bytes, double bpk,
 		jw_kv_null(jw, "bytes");
 	else
 		jw_kv_u64(jw, "bytes", bytes);
+	if (g && total == UINT64_MAX)
+		jw_kv_null(jw, "total_bytes");
+	else if (g)
+		jw_kv_u64(jw, "total_bytes", total);
 	jw_kv_double(jw, "bits_per_key", bpk);
 	jw_kv_double(jw, "fpr", fpr);
 	jw_end_object(jw);
 }
 
-static void calc_text(const struct sizing *sz, uint64_t bytes, double bpk,
-		      double fpr)
+static void calc_text(const struct sizing *sz, uint32_t g, uint64_t bytes,
+		      double bpk, double fpr)
 {
-	printf("capacity:        %" PRIu64 " keys\n", sz->capacity);
+	uint64_t total = total_bytes(bytes, g ? g : 1);
+
+	printf("capacity:        %" PRIu64 " keys%s\n", sz->capacity,
+	       g ? " per window" : "");
 	if (sz->have_fpr)
 		printf("target fpr:      %.9g (%.7g%%)\n", sz->fpr_ppb / 1e9,
 		       sz->fpr_ppb / 1e7);
+	if (g) {
+		printf("generations:     %" PRIu32 " (bits, hashes and bytes are per generation)\n",
+		       g);
+		if (sz->have_fpr)
+			printf("generation fpr:  %.9g\n",
+			       sizing_window_fpr(sz->fpr_ppb, g) / 1e9);
+	}
 	printf("bits:            %" PRIu64 "\n", sz->bits);
 	printf("hashes:          %" PRIu32 "\n", sz->hashes);
 	if (bytes == UINT64_MAX)
@@ -197,6 +233,12 @@ static void calc_text(const struct sizing *sz, uint64_t bytes, double bpk,
 	else
 		printf("bytes:           %" PRIu64 "\n", bytes);
 	printf("bits per key:    %.4f\n", bpk);
+	if (g) {
+		if (total == UINT64_MAX)
+			printf("total bytes:     -\n");
+		else
+			printf("total bytes:     %" PRIu64 "\n", total);
+	}
 	printf("fpr at capacity: %.3g (%.3g%%)\n", fpr, fpr * 100);
 }
 
@@ -205,32 +247,39 @@ int cmd_calc(const struct cmd *cmd, int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		SIZING_LONGOPTS,
+		{ "generations", required_argument, NULL, OPT_GENERATIONS },
 		COMMON_LONGOPTS,
 		END_LONGOPTS
 	};
-	struct sizing sz = { 0 };
+	struct calc_opts o = { .generations = 0 };
+	struct sizing sz;
 	double fpr, bpk;
 	uint64_t bytes;
 	int ret;
 
-	ret = parse_options(cmd, argc, argv, longopts, calc_opt, &sz);
+	ret = parse_options(cmd, argc, argv, longopts, calc_opt, &o);
 	if (ret >= 0)
 		return ret;
+	sz = o.sz;
 	if (no_args(cmd, argc, argv) || check_sizing(&sz, true))
 		return EXIT_ERROR;
-	if (!sz.have_bits && size_filter(sz.capacity, sz.fpr_ppb, &sz.bits,
-					 &sz.hashes))
+	if (!sz.have_bits &&
+	    size_filter(sz.capacity, sizing_window_fpr(sz.fpr_ppb, o.generations),
+			&sz.bits, &sz.hashes))
 		return EXIT_ERROR;
 	if (sz.bits < KBLOOM_MIN_BITS || sz.bits > KBLOOM_MAX_BITS)
 		pr_warn("%" PRIu64 " bits is outside the module's range, %llu to %llu",
 			sz.bits, KBLOOM_MIN_BITS, KBLOOM_MAX_BITS);
 
 	fpr = theoretical_fpr(sz.bits, sz.hashes, sz.capacity);
+	/* A key absent from all G generations errs if any of them does. */
+	if (o.generations)
+		fpr = -expm1(o.generations * log1p(-fpr));
 	bpk = (double)sz.bits / (double)sz.capacity;
 	bytes = sizing_bytes(sz.bits, 0);
 	if (jw)
-		calc_json(&sz, bytes, bpk, fpr);
+		calc_json(&sz, o.generations, bytes, bpk, fpr);
 	else
-		calc_text(&sz, bytes, bpk, fpr);
+		calc_text(&sz, o.generations, bytes, bpk, fpr);
 	return 0;
 }

@@ -165,6 +165,48 @@ int parse_u32(const char *opt, const char *s, uint64_t min, uint64_t max,
 	return 0;
 }
 
+/*
+ * A duration: an integer and a unit, ms, s, m or h (500ms, 90s, 10m, 2h),
+ * or 0 alone; in milliseconds, at most UINT32_MAX.
+ */
+int parse_duration(const char *opt, const char *s, uint32_t *ms)
+{
+	static const struct { const char *unit; uint64_t ms; } units[] = {
+		{ "ms", 1 }, { "s", 1000 }, { "m", 60000 }, { "h", 3600000 },
+	};
+	uint64_t v = 0;
+	const char *p = s;
+	size_t i;
+
+	if (!strcmp(s, "0")) {
+		*ms = 0;
+		return 0;
+	}
+	if (!isdigit((unsigned char)*p))
+		goto bad;
+	for (; isdigit((unsigned char)*p); p++) {
+		if (v > (UINT64_MAX - 9) / 10)
+			goto big;
+		v = v * 10 + (uint64_t)(*p - '0');
+	}
+	for (i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+		if (strcmp(p, units[i].unit))
+			continue;
+		if (v > UINT32_MAX / units[i].ms)
+			goto big;
+		*ms = v * units[i].ms;
+		return 0;
+	}
+bad:
+	pr_err("%s '%s': must be an integer with a unit, ms, s, m or h (500ms, 90s, 10m, 2h), or 0",
+	       opt, s);
+	return -1;
+big:
+	pr_err("%s '%s': too long (at most %" PRIu32 " ms)", opt, s,
+	       (uint32_t)UINT32_MAX);
+	return -1;
+}
+
 /* Names as the module wants them, checked here for a clearer message. */
 int check_name(const char *name)
 {

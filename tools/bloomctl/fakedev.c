@@ -5,12 +5,14 @@
  * LD_PRELOADed into a dynamically linked bloomctl, it answers the ioctls
  * made on the file named by $FAKEDEV as the uapi (include/uapi/linux/
  * kbloom.h) says the module does, for VERSION, CREATE, DESTROY, CLEAR,
- * INFO, LIST, MERGE, COMPARE, EXPORT and IMPORT, with the access-mode
+ * INFO, LIST, ROTATE, MERGE, COMPARE, EXPORT and IMPORT, windowed filters
+ * included, with the access-mode
  * rule (EBADF without a read-write fd where the module wants one) and the
  * module's own validation of parameters (kbloom_params_valid(), through
  * sizing.c). Filters live as files in $FAKEDEV_STATE, so that they outlast
- * one bloomctl process. The key commands and windowed filters are not
- * faked (ENOTTY, EINVAL): their native tests use /dev/null.
+ * one bloomctl process. The key commands are not faked (ENOTTY): their
+ * native tests use /dev/null. A windowed filter's timer is not faked:
+ * it rotates only on ROTATE.
  *
  * Knobs, all optional:
  *   FAKEDEV_FEATURES	KBLOOM_FEATURE_* mask (default: all, SipHash too)
@@ -43,7 +45,7 @@
 
 #include "sizing.h"
 
-#define ALL_FEATURES	0x7fULL
+#define ALL_FEATURES	0xffULL
 
 /* What a filter is, in its state file, followed by its payload. */
 struct fake_filter {
@@ -55,7 +57,10 @@ struct fake_filter {
 	uint32_t hash_scheme;
 	uint32_t seed[4];
 	uint64_t adds;
-	uint64_t payload_len;
+	uint64_t payload_len;		/* all generations' */
+	uint32_t generations;		/* 0: a plain filter */
+	uint32_t window_ms;
+	uint64_t rotations;
 };
 
 static uint64_t env_u64(const char *name, uint64_t def)
@@ -217,6 +222,8 @@ static int fake_version(struct kbloom_version *v)
 	v->max_key_len = KBLOOM_KEY_MAX;
 	v->max_batch = KBLOOM_BATCH_MAX;
 	v->name_max = KBLOOM_NAME_MAX;
+	if (v->features & KBLOOM_FEATURE_WINDOW)
+		v->max_generations = KBLOOM_MAX_GENERATIONS;
 	return 0;
 }
 
@@ -241,7 +248,8 @@ static int fake_create_like(struct kbloom_create *cr, struct fake_filter *f,
 	int err;
 
 	if (cr->bits || cr->hashes || cr->fpr_ppb || cr->capacity ||
-	    cr->hash_scheme || !name_ok(cr->like))
+	    cr->hash_scheme || cr->generations || cr->window_ms ||
+	    !name_ok(cr->like))
 		return EINVAL;
 	err = load_filter(cr->like, f, payload);
 	if (err)
@@ -250,6 +258,7 @@ static int fake_create_like(struct kbloom_create *cr, struct fake_filter *f,
 		return EINVAL;
 	memset(*payload, 0, f->payload_len);
 	f->adds = 0;
+	f->rotations = 0;
 	return 0;
 }
 
@@ -259,10 +268,22 @@ static int fake_create(struct kbloom_create *cr)
 	struct fake_filter f;
 	int err;
 
+	uint32_t g = cr->generations, fpr;
+
 	memset(&f, 0, sizeof(f));
 	if (!name_ok(cr->name) ||
-	    cr->flags & ~(KBLOOM_CREATE_COUNTING | KBLOOM_CREATE_LIKE))
+	    cr->flags & ~(KBLOOM_CREATE_COUNTING | KBLOOM_CREATE_LIKE |
+			  KBLOOM_CREATE_ROTATE_AT_FILL) ||
+	    cr->reserved[0] || cr->reserved[1] ||
+	    (g && (g < 2 || g > KBLOOM_MAX_GENERATIONS)) ||
+	    (!g && cr->window_ms) ||
+	    (cr->flags & KBLOOM_CREATE_ROTATE_AT_FILL &&
+	     (!g || !cr->capacity)))
 		return EINVAL;
+	if (g && !(env_u64("FAKEDEV_FEATURES", ALL_FEATURES) &
+		   KBLOOM_FEATURE_WINDOW))
+		return EINVAL;
+	fpr = sizing_window_fpr(cr->fpr_ppb, g);
 	if (cr->flags & KBLOOM_CREATE_LIKE) {
 		err = fake_create_like(cr, &f, &payload);
 		if (err)
@@ -271,8 +292,7 @@ static int fake_create(struct kbloom_create *cr)
 	}
 	if (pick_scheme(&cr->hash_scheme))
 		return EINVAL;
-	if (!cr->bits && sizing_size(cr->capacity, cr->fpr_ppb, &f.bits,
-				     &f.hashes))
+	if (!cr->bits && sizing_size(cr->capacity, fpr, &f.bits, &f.hashes))
 		return EINVAL;
 	if (cr->bits) {
 		if (cr->fpr_ppb)
@@ -280,15 +300,18 @@ static int fake_create(struct kbloom_create *cr)
 		f.bits = cr->bits;
 		f.hashes = cr->hashes;
 	}
-	f.flags = cr->flags & KBLOOM_CREATE_COUNTING;
+	f.flags = cr->flags & (KBLOOM_CREATE_COUNTING |
+			       KBLOOM_CREATE_ROTATE_AT_FILL);
 	if (!sizing_params_valid(f.bits, f.hashes, f.flags, cr->capacity,
-				 cr->fpr_ppb, NULL, 0))
+				 fpr, NULL, 0))
 		return EINVAL;
+	f.generations = g;
+	f.window_ms = cr->window_ms;
 	f.capacity = cr->capacity;
 	f.fpr_ppb = cr->fpr_ppb;
 	f.hash_scheme = cr->hash_scheme;
 	new_seed(f.seed, f.hash_scheme);
-	f.payload_len = sizing_bytes(f.bits, f.flags);
+	f.payload_len = sizing_bytes(f.bits, f.flags) * (g ? g : 1);
 	payload = calloc(1, f.payload_len);
 	if (!payload)
 		return ENOMEM;
@@ -322,9 +345,16 @@ static int fake_info(struct kbloom_info *info)
 	info->capacity = f.capacity;
 	info->fpr_ppb = f.fpr_ppb;
 	info->hash_scheme = f.hash_scheme;
-	info->bits_set = weight(&f, payload);
 	info->adds = f.adds;
 	info->memory_bytes = f.payload_len;
+	info->window_ms = f.window_ms;
+	info->generations = f.generations;
+	info->rotations = f.rotations;
+	info->newest_age_ms = 0;
+	/* Windowed: the newest generation's, the first. */
+	if (f.generations)
+		f.payload_len /= f.generations;
+	info->bits_set = weight(&f, payload);
 	free(payload);
 	return 0;
 }
@@ -374,6 +404,28 @@ static int fake_name_cmd(unsigned long req, struct kbloom_name *a)
 	return err;
 }
 
+/* Newest first: the oldest goes, a cleared one comes in front. */
+static int fake_rotate(struct kbloom_name *a)
+{
+	unsigned char *payload = NULL;
+	struct fake_filter f;
+	uint64_t gb;
+	int err;
+
+	err = load_filter(a->name, &f, &payload);
+	if (!err && !f.generations)
+		err = EINVAL;
+	if (!err) {
+		gb = f.payload_len / f.generations;
+		memmove(payload + gb, payload, f.payload_len - gb);
+		memset(payload, 0, gb);
+		f.rotations++;
+		err = store_filter(a->name, &f, payload);
+	}
+	free(payload);
+	return err;
+}
+
 static uint32_t mismatch(const struct fake_filter *a,
 			 const struct fake_filter *b)
 {
@@ -400,7 +452,7 @@ static int fake_merge(unsigned long req, struct kbloom_merge *mg)
 		err = load_filter(mg->src, &b, &pb);
 	if (!err) {
 		mg->mismatch = mismatch(&a, &b);
-		if (mg->mismatch)
+		if (mg->mismatch || a.generations || b.generations)
 			err = EINVAL;
 	}
 	if (!err && req == KBLOOM_IOC_COMPARE) {
@@ -445,8 +497,8 @@ static int fake_export(struct kbloom_image *ki)
 	ki->fpr_ppb = f.fpr_ppb;
 	ki->hash_scheme = f.hash_scheme;
 	ki->payload_len = f.payload_len;
-	ki->generations = 0;
-	ki->window_ms = 0;
+	ki->generations = f.generations;
+	ki->window_ms = f.window_ms;
 	if (room < f.payload_len)
 		err = ENOBUFS;
 	else
@@ -458,18 +510,25 @@ static int fake_export(struct kbloom_image *ki)
 /* IMPORT validates every field as CREATE does, and the payload. */
 static int import_valid(const struct kbloom_image *ki)
 {
-	uint32_t scheme = ki->hash_scheme;
+	uint32_t scheme = ki->hash_scheme, g = ki->generations, i;
+	uint64_t gb = sizing_bytes(ki->bits, ki->flags);
+	const unsigned char *p = (void *)(uintptr_t)ki->payload;
+	uint32_t known = KBLOOM_CREATE_COUNTING |
+			 (g ? KBLOOM_CREATE_ROTATE_AT_FILL : 0);
 
-	if (!name_ok(ki->name) || ki->flags & ~KBLOOM_CREATE_COUNTING ||
+	if (!name_ok(ki->name) || ki->flags & ~known ||
 	    ki->import_flags & ~KBLOOM_IMPORT_REPLACE || ki->reserved0 ||
-	    ki->generations || ki->window_ms || !scheme ||
+	    (g && (g < 2 || g > KBLOOM_MAX_GENERATIONS)) ||
+	    (!g && ki->window_ms) || !scheme ||
 	    pick_scheme(&scheme) ||
 	    !sizing_params_valid(ki->bits, ki->hashes, ki->flags,
-				 ki->capacity, ki->fpr_ppb, NULL, 0) ||
-	    ki->payload_len != sizing_bytes(ki->bits, ki->flags) ||
-	    !sizing_padding_clear((void *)(uintptr_t)ki->payload, ki->bits,
-				  ki->flags))
+				 ki->capacity,
+				 sizing_window_fpr(ki->fpr_ppb, g), NULL, 0) ||
+	    ki->payload_len != gb * (g ? g : 1))
 		return EINVAL;
+	for (i = 0; i < (g ? g : 1); i++)
+		if (!sizing_padding_clear(p + i * gb, ki->bits, ki->flags))
+			return EINVAL;
 	if (scheme == KBLOOM_HASH_JHASH && (ki->seed_hi[0] || ki->seed_hi[1]))
 		return EINVAL;
 	return 0;
@@ -500,6 +559,8 @@ static int fake_import(const struct kbloom_image *ki)
 	f.seed[3] = ki->seed_hi[1];
 	f.adds = ki->adds;
 	f.payload_len = ki->payload_len;
+	f.generations = ki->generations;
+	f.window_ms = ki->window_ms;
 	return store_filter(ki->name, &f, (void *)(uintptr_t)ki->payload);
 }
 
@@ -514,6 +575,7 @@ static const struct {
 	{ KBLOOM_IOC_CLEAR, "CLEAR", true },
 	{ KBLOOM_IOC_INFO, "INFO", false },
 	{ KBLOOM_IOC_LIST, "LIST", false },
+	{ KBLOOM_IOC_ROTATE, "ROTATE", true },
 	{ KBLOOM_IOC_MERGE, "MERGE", true },
 	{ KBLOOM_IOC_COMPARE, "COMPARE", true },
 	{ KBLOOM_IOC_EXPORT, "EXPORT", false },
@@ -534,6 +596,8 @@ static int dispatch(unsigned long req, void *arg)
 		return fake_info(arg);
 	case KBLOOM_IOC_LIST:
 		return fake_list(arg);
+	case KBLOOM_IOC_ROTATE:
+		return fake_rotate(arg);
 	case KBLOOM_IOC_MERGE:
 	case KBLOOM_IOC_COMPARE:
 		return fake_merge(req, arg);
@@ -563,8 +627,9 @@ static void log_call(const char *cmd, bool rw, unsigned long req, void *arg)
 	const struct kbloom_image *ki = arg;
 
 	if (req == KBLOOM_IOC_CREATE)
-		fake_log("%s %s hash_scheme=%u", cmd, rw ? "rw" : "ro",
-			 cr->hash_scheme);
+		fake_log("%s %s hash_scheme=%u window_ms=%u generations=%u flags=0x%x",
+			 cmd, rw ? "rw" : "ro", cr->hash_scheme, cr->window_ms,
+			 cr->generations, cr->flags);
 	else if (req == KBLOOM_IOC_IMPORT)
 		fake_log("%s %s hash_scheme=%u seed_hi=%x,%x", cmd,
 			 rw ? "rw" : "ro", ki->hash_scheme, ki->seed_hi[0],

@@ -19,6 +19,9 @@ struct create_opts {
 	const char *like;
 	bool counting;
 	uint32_t scheme;	/* --hash; 0: the module's default */
+	bool have_window, have_generations, rotate_at_fill;
+	uint32_t window_ms;	/* --window */
+	uint32_t generations;	/* --generations; 4 with --window */
 };
 
 /* --hash: a scheme by name. */
@@ -49,6 +52,16 @@ static int create_opt(void *ctx, int c, const char *arg)
 		return 0;
 	case OPT_HASH:
 		return parse_hash(arg, &o->scheme);
+	case OPT_WINDOW:
+		o->have_window = true;
+		return parse_duration("--window", arg, &o->window_ms);
+	case OPT_GENERATIONS:
+		o->have_generations = true;
+		return parse_u32("--generations", arg, 2,
+				 KBLOOM_MAX_GENERATIONS, &o->generations);
+	case OPT_ROTATE_AT_FILL:
+		o->rotate_at_fill = true;
+		return 0;
 	default:
 		return sizing_opt(&o->sz, c, arg) > 0 ? 0 : -1;
 	}
@@ -62,6 +75,23 @@ static int create_check(const struct create_opts *o)
 {
 	const struct sizing *sz = &o->sz;
 
+	if (o->have_generations && !o->have_window) {
+		pr_err("--generations needs --window");
+		return -1;
+	}
+	if (o->rotate_at_fill && !o->have_window) {
+		pr_err("--rotate-at-fill needs --window");
+		return -1;
+	}
+	if (o->like && o->have_window) {
+		pr_err("--like takes the window from '%s': --window, --generations and --rotate-at-fill cannot be given with it",
+		       o->like);
+		return -1;
+	}
+	if (o->rotate_at_fill && !sz->have_capacity) {
+		pr_err("--rotate-at-fill needs --capacity (the fill it rotates at)");
+		return -1;
+	}
 	if (!o->like)
 		return check_sizing(sz, false);
 	if (sz->have_capacity || sz->have_fpr || sz->have_bits ||
@@ -89,6 +119,12 @@ static void create_request(const struct create_opts *o, const char *name,
 		cr->flags |= KBLOOM_CREATE_LIKE;
 		set_name(cr->like, o->like);
 		return;
+	}
+	if (o->have_window) {
+		cr->window_ms = o->window_ms;
+		cr->generations = o->generations;
+		if (o->rotate_at_fill)
+			cr->flags |= KBLOOM_CREATE_ROTATE_AT_FILL;
 	}
 	cr->capacity = o->sz.capacity;
 	if (o->sz.have_bits) {
@@ -121,13 +157,34 @@ static int create_scheme(int fd, const char *name, uint32_t *scheme)
 	return -1;
 }
 
+/* A windowed filter needs a module with windows, and G within its limit. */
+static int create_window(int fd, const struct create_opts *o,
+			 const char *name)
+{
+	struct kbloom_version v;
+
+	if (!o->have_window || device_version(fd, &v))
+		return 0;
+	if (!(v.features & KBLOOM_FEATURE_WINDOW)) {
+		pr_err("filter '%s': --window: the module does not support windowed filters",
+		       name);
+		return -1;
+	}
+	if (v.max_generations && o->generations > v.max_generations) {
+		pr_err("--generations '%" PRIu32 "': must be between 2 and %" PRIu32 " (the module's max_generations)",
+		       o->generations, v.max_generations);
+		return -1;
+	}
+	return 0;
+}
+
 static int create_ioctl(int fd, const struct create_opts *o,
 			const char *name, struct kbloom_create *cr)
 {
 	uint32_t scheme = o->scheme;
 	int err;
 
-	if (create_scheme(fd, name, &scheme))
+	if (create_window(fd, o, name) || create_scheme(fd, name, &scheme))
 		return -1;
 	cr->hash_scheme = scheme;
 	if (!ioctl(fd, KBLOOM_IOC_CREATE, cr))
@@ -156,7 +213,10 @@ static void info_from_create(const struct kbloom_create *cr,
 	info->fpr_ppb = cr->fpr_ppb;
 	info->flags = cr->flags & KBLOOM_CREATE_COUNTING;
 	info->hash_scheme = cr->hash_scheme;
-	info->memory_bytes = sizing_bytes(cr->bits, info->flags);
+	info->window_ms = cr->window_ms;
+	info->generations = cr->generations;
+	info->memory_bytes = sizing_bytes(cr->bits, info->flags) *
+			     (cr->generations ? cr->generations : 1);
 }
 
 /* The module and calc share the sizing code; say so if they disagree. */
@@ -167,7 +227,9 @@ static void create_compare_calc(const struct create_opts *o,
 	uint32_t hashes;
 
 	if (o->like || o->sz.have_bits ||
-	    size_filter(o->sz.capacity, o->sz.fpr_ppb, &bits, &hashes))
+	    size_filter(o->sz.capacity,
+			sizing_window_fpr(o->sz.fpr_ppb, cr->generations),
+			&bits, &hashes))
 		return;
 	if (bits >= KBLOOM_MIN_BITS && bits <= KBLOOM_MAX_BITS &&
 	    (bits != cr->bits || hashes != cr->hashes))
@@ -183,10 +245,13 @@ int cmd_create(const struct cmd *cmd, int argc, char **argv)
 		{ "counting",	no_argument,	   NULL, OPT_COUNTING },
 		{ "like",	required_argument, NULL, OPT_LIKE },
 		{ "hash",	required_argument, NULL, OPT_HASH },
+		{ "window",	required_argument, NULL, OPT_WINDOW },
+		{ "generations", required_argument, NULL, OPT_GENERATIONS },
+		{ "rotate-at-fill", no_argument,   NULL, OPT_ROTATE_AT_FILL },
 		COMMON_LONGOPTS,
 		END_LONGOPTS
 	};
-	struct create_opts o = { .like = NULL };
+	struct create_opts o = { .like = NULL, .generations = 4 };
 	struct kbloom_create cr;
 	struct kbloom_info info;
 	const char *name;
@@ -215,6 +280,12 @@ int cmd_create(const struct cmd *cmd, int argc, char **argv)
 		jw_start_object(jw);
 		json_info(&info);
 		jw_end_object(jw);
+	} else if (info.generations) {
+		printf("created '%s': %u generations of %llu %s, %u hashes each, window %u ms, %llu bytes\n",
+		       name, info.generations, (unsigned long long)info.bits,
+		       info.flags & KBLOOM_CREATE_COUNTING ? "counters" : "bits",
+		       info.hashes, info.window_ms,
+		       (unsigned long long)info.memory_bytes);
 	} else {
 		printf("created '%s': %llu %s, %u hashes, %llu bytes\n",
 		       name, (unsigned long long)info.bits,
@@ -270,6 +341,52 @@ int cmd_destroy(const struct cmd *cmd, int argc, char **argv)
 int cmd_clear(const struct cmd *cmd, int argc, char **argv)
 {
 	return name_cmd(cmd, argc, argv, KBLOOM_IOC_CLEAR, "cleared");
+}
+
+/* rotate: EINVAL from ROTATE on an existing filter means a plain one. */
+int cmd_rotate(const struct cmd *cmd, int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		COMMON_LONGOPTS,
+		END_LONGOPTS
+	};
+	struct kbloom_name arg;
+	const char *name;
+	int ret, fd;
+
+	ret = parse_options(cmd, argc, argv, longopts, NULL, NULL);
+	if (ret >= 0)
+		return ret;
+	name = get_name_arg(cmd, argc, argv);
+	if (!name)
+		return EXIT_ERROR;
+	memset(&arg, 0, sizeof(arg));
+	set_name(arg.name, name);
+	fd = open_device(O_RDWR);
+	if (fd < 0)
+		return EXIT_ERROR;
+	ret = ioctl(fd, KBLOOM_IOC_ROTATE, &arg) ? errno : 0;
+	if (ret == EINVAL) {
+		struct kbloom_info info;
+
+		if (!get_info(fd, name, &info) && !info.generations) {
+			close(fd);
+			pr_err("filter '%s' is not windowed: only windowed filters (create --window) rotate",
+			       name);
+			return EXIT_ERROR;
+		}
+	}
+	close(fd);
+	if (ret) {
+		pr_err("filter '%s': %s", name, kerr(ret));
+		return EXIT_ERROR;
+	}
+	if (jw) {
+		jw_start_object(jw);
+		jw_kv_string(jw, "rotated", name);
+		jw_end_object(jw);
+	}
+	return 0;
 }
 
 int cmd_show(const struct cmd *cmd, int argc, char **argv)

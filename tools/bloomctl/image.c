@@ -127,11 +127,19 @@ static uint64_t get_le64(const unsigned char *p)
 	return get_le32(p) | (uint64_t)get_le32(p + 4) << 32;
 }
 
+/* The header's size: 104 bytes for version 2, else 96. */
+size_t img_header_len(const struct image *img)
+{
+	return img->version == IMG_VERSION_WINDOW ? IMG_HEADER_SIZE_V2 :
+	       IMG_HEADER_SIZE;
+}
+
 /* The header, with img->crc in its place (0 to compute the CRC). */
-void img_encode_header(unsigned char h[IMG_HEADER_SIZE],
+void img_encode_header(unsigned char *h,
 		       const struct image *img)
 {
-	memset(h, 0, IMG_HEADER_SIZE);
+	/* Version 1 callers may have only IMG_HEADER_SIZE bytes. */
+	memset(h, 0, img_header_len(img));
 	memcpy(h + IMG_OFF_MAGIC, IMG_MAGIC, IMG_MAGIC_LEN);
 	put_le32(h + IMG_OFF_VERSION, img->version);
 	put_le32(h + IMG_OFF_SCHEME, img->hash_scheme);
@@ -150,9 +158,14 @@ void img_encode_header(unsigned char h[IMG_HEADER_SIZE],
 	put_le64(h + IMG_OFF_STORED_LEN, img->stored_len);
 	put_le32(h + IMG_OFF_SEED_HI0, img->seed_hi[0]);
 	put_le32(h + IMG_OFF_SEED_HI1, img->seed_hi[1]);
+	if (img->version == IMG_VERSION_WINDOW) {
+		put_le32(h + IMG_OFF_GENERATIONS, img->generations);
+		put_le32(h + IMG_OFF_WINDOW, img->window_ms);
+	}
 }
 
-void img_decode_header(const unsigned char h[IMG_HEADER_SIZE],
+/* A version-2 header's last 8 bytes are read only once it says so. */
+void img_decode_header(const unsigned char *h,
 		       struct image *img)
 {
 	img->version = get_le32(h + IMG_OFF_VERSION);
@@ -172,6 +185,11 @@ void img_decode_header(const unsigned char h[IMG_HEADER_SIZE],
 	img->stored_len = get_le64(h + IMG_OFF_STORED_LEN);
 	img->seed_hi[0] = get_le32(h + IMG_OFF_SEED_HI0);
 	img->seed_hi[1] = get_le32(h + IMG_OFF_SEED_HI1);
+	img->generations = img->window_ms = 0;
+	if (img->version == IMG_VERSION_WINDOW) {
+		img->generations = get_le32(h + IMG_OFF_GENERATIONS);
+		img->window_ms = get_le32(h + IMG_OFF_WINDOW);
+	}
 }
 
 /* Bits per position: 1, or 4 for the counters of a counting filter. */
@@ -219,11 +237,15 @@ fmt_err(char *err, size_t errlen, const char *file, const char *fmt, ...)
 static int img_check_kind(const struct image *img, const char *f, char *err,
 			  size_t errlen)
 {
-	if (img->version != IMG_VERSION) {
-		fmt_err(err, errlen, f, "unknown format version %" PRIu32 " (bloomctl reads version %d)",
-			img->version, IMG_VERSION);
+	uint32_t known = KBLOOM_CREATE_COUNTING;
+
+	if (img->version != IMG_VERSION && img->version != IMG_VERSION_WINDOW) {
+		fmt_err(err, errlen, f, "unknown format version %" PRIu32 " (bloomctl reads versions %d and %d)",
+			img->version, IMG_VERSION, IMG_VERSION_WINDOW);
 		return -1;
 	}
+	if (img->version == IMG_VERSION_WINDOW)
+		known |= KBLOOM_CREATE_ROTATE_AT_FILL;
 	if (img->hash_scheme != KBLOOM_HASH_JHASH &&
 	    img->hash_scheme != KBLOOM_HASH_SIPHASH) {
 		fmt_err(err, errlen, f, "unknown hash scheme %" PRIu32 " (bloomctl knows 1, jhash, and 2, siphash)",
@@ -235,9 +257,21 @@ static int img_check_kind(const struct image *img, const char *f, char *err,
 			img->layout);
 		return -1;
 	}
-	if (img->flags & ~KBLOOM_CREATE_COUNTING) {
-		fmt_err(err, errlen, f, "unknown flags 0x%" PRIx32 " (only 0x%x, counting, is defined)",
-			img->flags, KBLOOM_CREATE_COUNTING);
+	if (img->flags & ~known) {
+		if (img->version == IMG_VERSION_WINDOW)
+			fmt_err(err, errlen, f, "unknown flags 0x%" PRIx32 " (only 0x%x, counting, and 0x%x, rotate at fill, are defined)",
+				img->flags, KBLOOM_CREATE_COUNTING,
+				KBLOOM_CREATE_ROTATE_AT_FILL);
+		else
+			fmt_err(err, errlen, f, "unknown flags 0x%" PRIx32 " (only 0x%x, counting, is defined)",
+				img->flags, KBLOOM_CREATE_COUNTING);
+		return -1;
+	}
+	if (img->version == IMG_VERSION_WINDOW &&
+	    (img->generations < 2 ||
+	     img->generations > KBLOOM_MAX_GENERATIONS)) {
+		fmt_err(err, errlen, f, "generations %" PRIu32 " out of range (a windowed filter has 2 to %d)",
+			img->generations, KBLOOM_MAX_GENERATIONS);
 		return -1;
 	}
 	if (img->compression != IMG_COMPRESS_NONE &&
@@ -254,6 +288,32 @@ static int img_check_kind(const struct image *img, const char *f, char *err,
 		return -1;
 	}
 	return 0;
+}
+
+/*
+ * Version 2: G generations of payload. Checked before the parameters, so
+ * that a generation count that does not match the payload says so, rather
+ * than that the sizing (for fpr / G) is off.
+ */
+static int img_check_generations(const struct image *img, const char *f,
+				 char *err, size_t errlen)
+{
+	uint64_t need;
+
+	if (!img->generations || img->bits < KBLOOM_MIN_BITS ||
+	    img->bits > KBLOOM_MAX_BITS)
+		return 0;
+	need = img_payload_bytes(img->bits, img->flags);
+	if (need == UINT64_MAX || need > UINT64_MAX / img->generations)
+		return 0;
+	need *= img->generations;
+	if (img->payload_len == need)
+		return 0;
+	fmt_err(err, errlen, f, "payload length mismatch: header says %" PRIu64 " bytes, %" PRIu32 " generations of a %s filter of %" PRIu64 " bits need %" PRIu64 " (the generation count does not match the payload)",
+		img->payload_len, img->generations,
+		img->flags & KBLOOM_CREATE_COUNTING ? "counting" : "plain",
+		img->bits, need);
+	return -1;
 }
 
 /* The filter's parameters: exactly what the kernel would create. */
@@ -277,9 +337,12 @@ static int img_check_params(const struct image *img, const char *f,
 			img->fpr_ppb, KBLOOM_FPR_ONE - 1);
 		return -1;
 	}
+	/* A windowed filter's generations are sized for fpr_ppb / G. */
 	if (!sizing_params_valid(img->bits, img->hashes, img->flags,
-				 img->capacity, img->fpr_ppb, why,
-				 sizeof(why))) {
+				 img->capacity,
+				 sizing_window_fpr(img->fpr_ppb,
+						   img->generations),
+				 why, sizeof(why))) {
 		fmt_err(err, errlen, f, "parameters the module would refuse: %s",
 			why);
 		return -1;
@@ -293,6 +356,12 @@ static int img_check_lengths(const struct image *img, const char *f,
 			     char *err, size_t errlen)
 {
 	uint64_t need = img_payload_bytes(img->bits, img->flags);
+	uint32_t g = img->generations ? img->generations : 1;
+
+	if (need != UINT64_MAX && need > UINT64_MAX / g)
+		need = UINT64_MAX;
+	else if (need != UINT64_MAX)
+		need *= g;
 
 	/*
 	 * Only a 32-bit bloomctl: the core sizes storage in a size_t, and
@@ -305,6 +374,8 @@ static int img_check_lengths(const struct image *img, const char *f,
 			"plain", img->bits, sizeof(size_t) * 8);
 		return -1;
 	}
+	if (img_check_generations(img, f, err, errlen))
+		return -1;
 	if (need != UINT64_MAX && img->payload_len != need) {
 		fmt_err(err, errlen, f, "payload length mismatch: header says %" PRIu64 " bytes, a %s filter of %" PRIu64 " bits needs %" PRIu64,
 			img->payload_len,
@@ -359,6 +430,7 @@ int img_check_header(const struct image *img, const char *file,
 		     size_t errlen)
 {
 	if (img_check_kind(img, file, err, errlen) ||
+	    img_check_generations(img, file, err, errlen) ||
 	    img_check_params(img, file, err, errlen) ||
 	    img_check_lengths(img, file, max_payload, max_src, err, errlen))
 		return -1;
@@ -453,21 +525,15 @@ static void check_pad_byte(struct img_reader *rd, uint64_t off,
  * Take the next @n bytes of the payload: count them, check the padding,
  * keep them if asked.
  */
-static int rd_sink(struct img_reader *rd, const unsigned char *p, size_t n)
+static void rd_sink_gen(struct img_reader *rd, const unsigned char *p,
+			size_t n, uint64_t off)
 {
 	bool counting = rd->img.flags & KBLOOM_CREATE_COUNTING;
 	/* Bytes from here on may hold padding. */
-	uint64_t pad_from = rd->used_bits / 8, off = rd->out;
+	uint64_t pad_from = rd->used_bits / 8;
 	size_t i = 0;
 	uint64_t w;
 
-	if (!n)
-		return 0;
-	if (rd->keep_payload) {
-		if (rd_grow(rd, off + n))
-			return -1;
-		memcpy(rd->payload + off, p, n);
-	}
 	for (; i + 8 <= n && off + i + 8 <= pad_from; i += 8) {
 		memcpy(&w, p + i, 8);
 		count_word(rd, w, counting);
@@ -478,7 +544,30 @@ static int rd_sink(struct img_reader *rd, const unsigned char *p, size_t n)
 		else
 			check_pad_byte(rd, off + i, p[i], counting);
 	}
-	rd->out += n;
+}
+
+/* Each generation (one for a plain filter) has its padding at its end. */
+static int rd_sink(struct img_reader *rd, const unsigned char *p, size_t n)
+{
+	uint64_t goff, chunk;
+
+	if (!n)
+		return 0;
+	if (rd->keep_payload) {
+		if (rd_grow(rd, rd->out + n))
+			return -1;
+		memcpy(rd->payload + rd->out, p, n);
+	}
+	while (n) {
+		goff = rd->gen_bytes ? rd->out % rd->gen_bytes : rd->out;
+		chunk = rd->gen_bytes ? rd->gen_bytes - goff : n;
+		if (chunk > n)
+			chunk = n;
+		rd_sink_gen(rd, p, chunk, goff);
+		rd->out += chunk;
+		p += chunk;
+		n -= chunk;
+	}
 	return 0;
 }
 
@@ -588,10 +677,11 @@ static int rd_check_rest(struct img_reader *rd, img_read_fn fn, void *ctx,
 /* The header: magic, completeness, and every field. */
 static int rd_header(struct img_reader *rd, img_read_fn fn, void *ctx)
 {
-	unsigned char h[IMG_HEADER_SIZE];
+	unsigned char h[IMG_HEADER_MAX];
+	size_t hlen = IMG_HEADER_SIZE;
 	ssize_t n;
 
-	n = read_full(fn, ctx, h, sizeof(h));
+	n = read_full(fn, ctx, h, IMG_HEADER_SIZE);
 	if (n < 0)
 		return rd_fail(rd, "%s", strerror(errno));
 	/* The magic first: a short file of something else is no image. */
@@ -601,13 +691,27 @@ static int rd_header(struct img_reader *rd, img_read_fn fn, void *ctx)
 		return rd_fail(rd, "truncated: header needs %d bytes, file has %zd",
 			       IMG_HEADER_SIZE, n);
 	img_decode_header(h, &rd->img);
+	if (rd->img.version == IMG_VERSION_WINDOW) {
+		hlen = IMG_HEADER_SIZE_V2;
+		n = read_full(fn, ctx, h + IMG_HEADER_SIZE,
+			      hlen - IMG_HEADER_SIZE);
+		if (n < 0)
+			return rd_fail(rd, "%s", strerror(errno));
+		if ((size_t)n < hlen - IMG_HEADER_SIZE)
+			return rd_fail(rd, "truncated: a version %d header needs %zu bytes, file has %zd",
+				       IMG_VERSION_WINDOW, hlen,
+				       IMG_HEADER_SIZE + n);
+		img_decode_header(h, &rd->img);
+	}
 	if (img_check_header(&rd->img, rd->file, rd->max_payload,
 			     rd->max_payload_src, rd->err, sizeof(rd->err)))
 		return -1;
 	rd->used_bits = rd->img.bits * img_width(rd->img.flags);
+	rd->gen_bytes = rd->img.payload_len /
+			(rd->img.generations ? rd->img.generations : 1);
 	/* The CRC covers the header with its own field zeroed. */
 	memset(h + IMG_OFF_CRC, 0, 4);
-	rd->crc = crc32c(0, h, sizeof(h));
+	rd->crc = crc32c(0, h, hlen);
 	return 0;
 }
 
@@ -645,7 +749,7 @@ static void rd_reset(struct img_reader *rd)
 	memset(&rd->img, 0, sizeof(rd->img));
 	rd->payload = NULL;
 	rd->set = rd->saturated = rd->file_bytes = 0;
-	rd->out = rd->cap = rd->used_bits = 0;
+	rd->out = rd->cap = rd->used_bits = rd->gen_bytes = 0;
 	rd->crc = 0;
 	rd->decode_failed = rd->zinit = rd->zend = false;
 	rd->err[0] = rd->decode_err[0] = rd->pad_err[0] = '\0';
@@ -691,7 +795,7 @@ int img_read(struct img_reader *rd, img_read_fn fn, void *ctx)
 	if (rd_body(rd, fn, ctx, in, piece) ||
 	    rd_check_rest(rd, fn, ctx, in))
 		goto out;
-	rd->file_bytes = IMG_HEADER_SIZE + rd->img.stored_len;
+	rd->file_bytes = img_header_len(&rd->img) + rd->img.stored_len;
 	if (rd->crc != rd->img.crc) {
 		rd_fail(rd, "bad CRC32C: header says 0x%08" PRIx32 ", contents give 0x%08" PRIx32 " (corrupt file)",
 			rd->img.crc, rd->crc);

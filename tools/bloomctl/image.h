@@ -18,7 +18,11 @@
 #define IMG_MAGIC		"\x89KBLOOM\n"
 #define IMG_MAGIC_LEN		8
 #define IMG_VERSION		1
+/* Version 2: windowed filters; the version-1 header and 8 more bytes. */
+#define IMG_VERSION_WINDOW	2
 #define IMG_HEADER_SIZE		96
+#define IMG_HEADER_SIZE_V2	104
+#define IMG_HEADER_MAX		IMG_HEADER_SIZE_V2
 
 #define IMG_OFF_MAGIC		0
 #define IMG_OFF_VERSION		8
@@ -39,6 +43,9 @@
 /* Scheme 2 (SipHash): the high 64 bits of the seed; scheme 1: zero. */
 #define IMG_OFF_SEED_HI0	88
 #define IMG_OFF_SEED_HI1	92
+/* Version 2 only. */
+#define IMG_OFF_GENERATIONS	96
+#define IMG_OFF_WINDOW		100
 
 /* Bit i of the filter is bit i of the payload; a future layout may not be. */
 #define IMG_LAYOUT_STANDARD	0
@@ -70,6 +77,8 @@ struct image {
 	uint64_t payload_len;		/* uncompressed */
 	uint64_t stored_len;		/* as in the file */
 	uint32_t seed_hi[2];
+	uint32_t generations;		/* version 2: G; version 1: 0 */
+	uint32_t window_ms;		/* version 2: W */
 };
 
 /* Read up to @len bytes; 0 at end of input, -1 and errno on error. */
@@ -109,6 +118,7 @@ struct img_reader {
 	uint64_t out;			/* payload bytes produced */
 	uint64_t cap;			/* bytes allocated at @payload */
 	uint64_t used_bits;		/* bits * width: padding starts here */
+	uint64_t gen_bytes;		/* payload bytes of one generation */
 	uint32_t crc;			/* of what was read so far */
 	bool decode_failed;		/* stop decoding, keep reading */
 	bool zinit, zend;
@@ -127,9 +137,10 @@ void img_reader_release(struct img_reader *rd);
 int img_check_header(const struct image *img, const char *file,
 		     uint64_t max_payload, const char *max_payload_src,
 		     char *err, size_t errlen);
-void img_encode_header(unsigned char h[IMG_HEADER_SIZE],
+size_t img_header_len(const struct image *img);
+void img_encode_header(unsigned char *h,
 		       const struct image *img);
-void img_decode_header(const unsigned char h[IMG_HEADER_SIZE],
+void img_decode_header(const unsigned char *h,
 		       struct image *img);
 uint32_t crc32c(uint32_t crc, const void *buf, uint64_t len);
 uint64_t img_payload_bytes(uint64_t bits, uint32_t flags);

@@ -121,7 +121,9 @@ static int max_payload_opt(void *ctx, int c, const char *arg)
 static void inspect_json(const struct img_reader *rd)
 {
 	const struct image *img = &rd->img;
-	double m = img->bits, x = rd->set;
+	/* rd->set counts every generation's positions. */
+	double m = (double)img->bits * (img->generations ? img->generations : 1);
+	double x = rd->set;
 
 	jw_start_object(jw);
 	jw_kv_string(jw, "file", rd->file);
@@ -146,12 +148,14 @@ static void inspect_json(const struct img_reader *rd)
 	jw_kv_u64(jw, "stored_bytes", img->stored_len);
 	jw_kv_u64(jw, "file_bytes", rd->file_bytes);
 	jw_kv_u64(jw, "crc32c", img->crc);
+	jw_kv_u64(jw, "generations", img->generations);
+	jw_kv_u64(jw, "window_ms", img->window_ms);
 	jw_kv_u64(jw, "bits_set", rd->set);
 	jw_kv_u64(jw, "saturated", rd->saturated);
 	jw_kv_double(jw, "fill_ratio", x / m);
 	jw_kv_double(jw, "estimated_fpr", pow(x / m, img->hashes));
 	jw_kv_double(jw, "estimated_keys",
-		     estimate_keys(rd->set, img->bits, img->hashes));
+		     estimate_keys(rd->set, (uint64_t)m, img->hashes));
 	jw_end_object(jw);
 }
 
@@ -160,7 +164,9 @@ static void inspect_text(const struct img_reader *rd)
 {
 	const struct image *img = &rd->img;
 	bool counting = img->flags & KBLOOM_CREATE_COUNTING;
-	double m = img->bits, x = rd->set;
+	/* rd->set counts every generation's positions. */
+	double m = (double)img->bits * (img->generations ? img->generations : 1);
+	double x = rd->set;
 
 	printf("image '%s'\n", rd->file);
 	printf("  format version: %u\n", img->version);
@@ -168,6 +174,14 @@ static void inspect_text(const struct img_reader *rd)
 	       hash_scheme_name(img->hash_scheme), img->hash_scheme);
 	printf("  layout:         %u (standard)\n", img->layout);
 	printf("  counting:       %s\n", counting ? "yes" : "no");
+	if (img->generations) {
+		printf("  generations:    %u (bits and hashes are per generation; bits set counts all)\n",
+		       img->generations);
+		printf("  window:         %u ms%s\n", img->window_ms,
+		       img->window_ms ? "" : " (rotates by hand only)");
+		if (img->flags & KBLOOM_CREATE_ROTATE_AT_FILL)
+			printf("  rotate at fill: yes\n");
+	}
 	printf("  bits:           %" PRIu64 "\n", img->bits);
 	printf("  hashes:         %u\n", img->hashes);
 	if (img->capacity)
@@ -192,9 +206,9 @@ static void inspect_text(const struct img_reader *rd)
 	if (counting)
 		printf("  saturated:      %" PRIu64 "\n", rd->saturated);
 	printf("  estimated fpr:  %.3g\n", pow(x / m, img->hashes));
-	if (rd->set < img->bits)
+	if (x < m)
 		printf("  estimated keys: %.0f\n",
-		       estimate_keys(rd->set, img->bits, img->hashes));
+		       estimate_keys(rd->set, (uint64_t)m, img->hashes));
 	else
 		printf("  estimated keys: - (filter full)\n");
 }
@@ -250,20 +264,17 @@ static int export_filter(int fd, const char *name, struct kbloom_image *ki,
  */
 static int build_image(const char *name, const struct kbloom_image *ki,
 		       const unsigned char *payload, bool compress,
-		       unsigned char h[IMG_HEADER_SIZE],
+		       unsigned char h[IMG_HEADER_MAX],
 		       unsigned char **zbuf, struct image *img)
 {
 	struct img_reader rd = { 0 };
 	const unsigned char *stored = payload;
 
-	/* Their payload is G generations: version 1 has no field for that. */
-	if (ki->generations) {
-		pr_err("filter '%s' is a windowed filter (%u generations): images hold plain and counting filters only",
-		       name, ki->generations);
-		return -1;
-	}
 	memset(img, 0, sizeof(*img));
-	img->version = IMG_VERSION;
+	/* Windowed filters (G generations of payload) need version 2. */
+	img->version = ki->generations ? IMG_VERSION_WINDOW : IMG_VERSION;
+	img->generations = ki->generations;
+	img->window_ms = ki->window_ms;
 	img->hash_scheme = ki->hash_scheme;
 	img->layout = IMG_LAYOUT_STANDARD;
 	img->flags = ki->flags;
@@ -288,14 +299,15 @@ static int build_image(const char *name, const struct kbloom_image *ki,
 		stored = *zbuf;
 	}
 	img_encode_header(h, img);
-	img->crc = crc32c(crc32c(0, h, IMG_HEADER_SIZE), stored,
+	img->crc = crc32c(crc32c(0, h, img_header_len(img)), stored,
 			  img->stored_len);
 	img_encode_header(h, img);
 
 	rd.file = "the exported image";
 	rd.max_payload = UINT64_MAX;
 	rd.max_payload_src = "none";
-	if (img_read_parts(&rd, h, IMG_HEADER_SIZE, stored, img->stored_len)) {
+	if (img_read_parts(&rd, h, img_header_len(img), stored,
+			   img->stored_len)) {
 		pr_err("filter '%s': the module exported an image bloomctl would refuse: %s",
 		       name, rd.err);
 		return -1;
@@ -335,6 +347,17 @@ static int check_image_module(int fd, const struct image *img,
 		pr_err("%s: %" PRIu64 " bits, outside the module's range %llu to %llu",
 		       file, img->bits, (unsigned long long)v.min_bits,
 		       (unsigned long long)v.max_bits);
+		return -1;
+	}
+	if (img->generations && !(v.features & KBLOOM_FEATURE_WINDOW)) {
+		pr_err("%s: a windowed filter (%u generations), which the module does not support",
+		       file, img->generations);
+		return -1;
+	}
+	if (img->generations && v.max_generations &&
+	    img->generations > v.max_generations) {
+		pr_err("%s: %u generations, more than the module's %u", file,
+		       img->generations, v.max_generations);
 		return -1;
 	}
 	if (v.max_hashes && img->hashes > v.max_hashes) {
@@ -387,6 +410,8 @@ static int import_image(int fd, const char *name, const struct img_reader *rd,
 	ki.capacity = img->capacity;
 	ki.fpr_ppb = img->fpr_ppb;
 	ki.hash_scheme = img->hash_scheme;
+	ki.generations = img->generations;
+	ki.window_ms = img->window_ms;
 	ki.payload = (__u64)(uintptr_t)rd->payload;
 	ki.payload_len = img->payload_len;
 	ki.import_flags = replace ? KBLOOM_IMPORT_REPLACE : 0;
@@ -460,10 +485,10 @@ static int save_operands(const struct cmd *cmd, int argc, char **argv,
 }
 
 /* Nothing else goes to stdout: the image is the output. */
-static int save_stdout(const unsigned char *h, const unsigned char *stored,
-		       uint64_t stored_len)
+static int save_stdout(const unsigned char *h, size_t hlen,
+		       const unsigned char *stored, uint64_t stored_len)
 {
-	if (fflush(stdout) || write_full(STDOUT_FILENO, h, IMG_HEADER_SIZE) ||
+	if (fflush(stdout) || write_full(STDOUT_FILENO, h, hlen) ||
 	    write_full(STDOUT_FILENO, stored, stored_len)) {
 		pr_err("stdout: %s", strerror(errno));
 		return -1;
@@ -478,7 +503,7 @@ static void save_report(const char *name, const char *path,
 		printf("saved '%s' to %s: %" PRIu64 " %s, %u hashes, %" PRIu64 " bytes\n",
 		       name, path, img->bits,
 		       img->flags & KBLOOM_CREATE_COUNTING ? "counters" : "bits",
-		       img->hashes, IMG_HEADER_SIZE + img->stored_len);
+		       img->hashes, img_header_len(img) + img->stored_len);
 		return;
 	}
 	jw_start_object(jw);
@@ -492,8 +517,10 @@ static void save_report(const char *name, const char *path,
 		     hash_scheme_name(img->hash_scheme));
 	jw_kv_string(jw, "compression",
 		     img->compression == IMG_COMPRESS_ZLIB ? "zlib" : "none");
+	jw_kv_u64(jw, "generations", img->generations);
+	jw_kv_u64(jw, "window_ms", img->window_ms);
 	jw_kv_u64(jw, "payload_bytes", img->payload_len);
-	jw_kv_u64(jw, "file_bytes", IMG_HEADER_SIZE + img->stored_len);
+	jw_kv_u64(jw, "file_bytes", img_header_len(img) + img->stored_len);
 	jw_end_object(jw);
 }
 
@@ -517,7 +544,7 @@ int cmd_save(const struct cmd *cmd, int argc, char **argv)
 		COMMON_LONGOPTS,
 		END_LONGOPTS
 	};
-	unsigned char h[IMG_HEADER_SIZE], *payload = NULL, *zbuf = NULL;
+	unsigned char h[IMG_HEADER_MAX], *payload = NULL, *zbuf = NULL;
 	const unsigned char *stored;
 	const char *name, *path;
 	bool compress = false;
@@ -536,10 +563,11 @@ int cmd_save(const struct cmd *cmd, int argc, char **argv)
 		goto out;
 	stored = compress ? zbuf : payload;
 	if (!strcmp(path, "-")) {
-		ret = save_stdout(h, stored, img.stored_len) ? EXIT_ERROR : 0;
+		ret = save_stdout(h, img_header_len(&img), stored,
+				  img.stored_len) ? EXIT_ERROR : 0;
 		goto out;
 	}
-	if (write_private_file(path, h, IMG_HEADER_SIZE, stored,
+	if (write_private_file(path, h, img_header_len(&img), stored,
 			       img.stored_len))
 		goto out;
 	save_report(name, path, &img);
@@ -573,15 +601,25 @@ static void load_report(const char *name, const struct img_reader *rd,
 	bool counting = img->flags & KBLOOM_CREATE_COUNTING;
 
 	if (!jw) {
-		printf("%s '%s' from %s: %" PRIu64 " %s, %u hashes\n",
-		       replace ? "replaced" : "loaded", name, rd->file,
-		       img->bits, counting ? "counters" : "bits", img->hashes);
+		if (img->generations)
+			printf("%s '%s' from %s: %u generations of %" PRIu64 " %s, %u hashes each, window %u ms\n",
+			       replace ? "replaced" : "loaded", name, rd->file,
+			       img->generations, img->bits,
+			       counting ? "counters" : "bits", img->hashes,
+			       img->window_ms);
+		else
+			printf("%s '%s' from %s: %" PRIu64 " %s, %u hashes\n",
+			       replace ? "replaced" : "loaded", name,
+			       rd->file, img->bits,
+			       counting ? "counters" : "bits", img->hashes);
 		return;
 	}
 	jw_start_object(jw);
 	jw_kv_string(jw, "loaded", name);
 	jw_kv_string(jw, "file", rd->file);
 	jw_kv_bool(jw, "replaced", replace);
+	jw_kv_u64(jw, "generations", img->generations);
+	jw_kv_u64(jw, "window_ms", img->window_ms);
 	jw_kv_u64(jw, "bits", img->bits);
 	jw_kv_u64(jw, "hashes", img->hashes);
 	jw_kv_bool(jw, "counting", counting);

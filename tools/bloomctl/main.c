@@ -34,9 +34,11 @@ static int cmd_version(const struct cmd *cmd, int argc, char **argv);
 
 static const struct cmd cmds[] = {
 	{ "create", cmd_create,
-	  "NAME {--capacity N --fpr P | --bits M --hashes K [--capacity N] | --like OLD} [--counting] [--hash SCHEME]",
+	  "NAME {--capacity N --fpr P | --bits M --hashes K [--capacity N] | --like OLD} [--counting] [--hash SCHEME] [--window DURATION [--generations G] [--rotate-at-fill]]",
 	  "Create a filter, sized for N keys at false-positive rate P, or by M and K,\n"
-	  "or with every parameter and the seed of OLD, so that the two can be merged.",
+	  "or with every parameter and the seed of OLD, so that the two can be merged.\n"
+	  "With --window, a time-windowed filter of G generations: keys are forgotten\n"
+	  "after the window (N keys per window at a total rate P).",
 	  "  --capacity N         design capacity in keys\n"
 	  "  --fpr P              target false-positive rate, 0 < P < 1\n"
 	  "  --bits M             size in bits\n"
@@ -44,9 +46,17 @@ static const struct cmd cmds[] = {
 	  "  --counting           4-bit counters instead of bits: keys can be removed\n"
 	  "  --hash SCHEME        siphash (keyed: for untrusted keys) or jhash (faster);\n"
 	  "                       default: the module's (see 'bloomctl version')\n"
-	  "  --like OLD           copy OLD's size, hashes, counting, hash scheme and seed\n" },
+	  "  --like OLD           copy OLD's size, hashes, counting, hash scheme, seed\n"
+	  "                       and window\n"
+	  "  --window DURATION    windowed filter: forget keys after DURATION (an integer\n"
+	  "                       with unit ms, s, m or h; 0: rotate by hand only)\n"
+	  "  --generations G      generations of a windowed filter, 2 to 16 (default 4)\n"
+	  "  --rotate-at-fill     also rotate when the newest generation is full\n" },
 	{ "destroy", cmd_destroy, "NAME", "Destroy a filter.", NULL },
 	{ "clear", cmd_clear, "NAME", "Zero every bit and counter of a filter.",
+	  NULL },
+	{ "rotate", cmd_rotate, "NAME",
+	  "Rotate a windowed filter now: its oldest generation is forgotten.",
 	  NULL },
 	{ "list", cmd_list, "", "List the filters.", NULL },
 	{ "show", cmd_show, "NAME", "Show a filter's parameters and statistics.",
@@ -85,12 +95,14 @@ static const struct cmd cmds[] = {
 	  "Check an image FILE completely and show its header; needs no module.",
 	  MAX_PAYLOAD_OPTION },
 	{ "calc", cmd_calc,
-	  "{--capacity N --fpr P | --bits M --hashes K --capacity N}",
+	  "{--capacity N --fpr P | --bits M --hashes K --capacity N} [--generations G]",
 	  "Compute a filter's size, or its false-positive rate, without the module.",
 	  "  --capacity N         number of keys\n"
 	  "  --fpr P              target false-positive rate, 0 < P < 1\n"
 	  "  --bits M             size in bits\n"
-	  "  --hashes K           number of hash functions\n" },
+	  "  --hashes K           number of hash functions\n"
+	  "  --generations G      a windowed filter of G generations (2 to 16): each\n"
+	  "                       sized for N keys at P / G; memory is G times one\n" },
 	{ "version", cmd_version, "",
 	  "Show bloomctl's version and the module's API version and limits.",
 	  NULL },
@@ -140,7 +152,7 @@ static int cmd_help(const struct cmd *cmd, int argc, char **argv)
 /* Bit i of KBLOOM_IOC_VERSION's features is feature_names[i]. */
 static const char * const feature_names[] = {
 	"batch", "test-and-add", "sizing", "counting", "merge", "image",
-	"siphash",
+	"siphash", "window",
 };
 
 #define NR_FEATURES	(sizeof(feature_names) / sizeof(feature_names[0]))
@@ -176,6 +188,7 @@ static void version_json(const struct kbloom_version *v)
 	jw_kv_u64(jw, "max_key_len", v->max_key_len);
 	jw_kv_u64(jw, "max_batch", v->max_batch);
 	jw_kv_u64(jw, "name_max", v->name_max);
+	jw_kv_u64(jw, "max_generations", v->max_generations);
 	jw_end_object(jw);
 	jw_end_object(jw);
 }
@@ -203,6 +216,8 @@ static void version_text(const struct kbloom_version *v)
 	printf("limits: bits %llu..%llu, hashes 1..%u, key 1..%u bytes, batch %u keys, name %u bytes with NUL\n",
 	       (unsigned long long)v->min_bits, (unsigned long long)v->max_bits,
 	       v->max_hashes, v->max_key_len, v->max_batch, v->name_max);
+	if (v->max_generations)
+		printf("windows: 2..%u generations\n", v->max_generations);
 }
 
 /* Without the module there is still bloomctl's own version. */

@@ -97,6 +97,10 @@ void json_info(const struct kbloom_info *info)
 	jw_kv_u64(jw, "queries", info->queries);
 	jw_kv_u64(jw, "hits", info->hits);
 	jw_kv_u64(jw, "memory_bytes", info->memory_bytes);
+	jw_kv_u64(jw, "window_ms", info->window_ms);
+	jw_kv_u64(jw, "generations", info->generations);
+	jw_kv_u64(jw, "rotations", info->rotations);
+	jw_kv_u64(jw, "newest_age_ms", info->newest_age_ms);
 	if (!info->bits) {
 		/* Not from a sane module; keep the output valid JSON. */
 		jw_kv_null(jw, "fill_ratio");
@@ -137,6 +141,19 @@ void print_info(const struct kbloom_info *info)
 	if (info->flags)
 		printf("  flags:          0x%x\n", info->flags);
 	printf("  counting:       %s\n", counting ? "yes" : "no");
+	if (info->generations) {
+		printf("  generations:    %u (bits, hashes and %s are per generation, the newest's)\n",
+		       info->generations,
+		       counting ? "counters set" : "bits set");
+		if (info->window_ms)
+			printf("  window:         %u ms\n", info->window_ms);
+		else
+			printf("  window:         0 (rotates by hand only)\n");
+		printf("  rotations:      %llu\n",
+		       (unsigned long long)info->rotations);
+		printf("  newest age:     %llu ms\n",
+		       (unsigned long long)info->newest_age_ms);
+	}
 	/* For a counting filter X is the number of non-zero counters. */
 	printf("  %s   %llu (%.2f%% full)\n",
 	       counting ? "counters set:" : "bits set:    ",

@@ -55,6 +55,12 @@ uint64_t sizing_bytes(uint64_t bits, uint32_t flags)
 	return bytes == SIZE_MAX ? UINT64_MAX : bytes;
 }
 
+/* A windowed filter's per-generation rate: the module's kbloom_window_fpr(). */
+uint32_t sizing_window_fpr(uint32_t fpr_ppb, uint32_t generations)
+{
+	return kbloom_window_fpr(fpr_ppb, generations);
+}
+
 /**
  * sizing_params_valid() - would the module create a filter like this?
  * @bits: m.

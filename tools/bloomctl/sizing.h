@@ -15,6 +15,7 @@
 int sizing_size(uint64_t capacity, uint32_t fpr_ppb, uint64_t *bits,
 		uint32_t *hashes);
 uint64_t sizing_bytes(uint64_t bits, uint32_t flags);
+uint32_t sizing_window_fpr(uint32_t fpr_ppb, uint32_t generations);
 bool sizing_params_valid(uint64_t bits, uint32_t hashes, uint32_t flags,
 			 uint64_t capacity, uint32_t fpr_ppb, char *why,
 			 size_t whylen);

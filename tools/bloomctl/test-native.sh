@@ -479,8 +479,8 @@ img c.img --field magic=XKBLOOM
 bad "bad magic" "bad magic: not a kbloom filter image" c.img
 printf 'hello\n' >"$tmp/text.img"
 bad "short text file" "bad magic" text.img
-img c.img --field version=2
-bad "unknown version" "unknown format version 2" c.img
+img c.img --field version=3
+bad "unknown version" "unknown format version 3" c.img
 img c.img --field version=0
 bad "version 0" "unknown format version 0" c.img
 img c.img --field hash_scheme=3
@@ -738,6 +738,43 @@ fi
 
 # --- with a fake device ---
 
+# Windowed filters: what is refused before the device is even opened
+# (-d names a file that does not exist: any attempt to open it fails).
+nodev=$tmp/no-such-device
+window_parse_tests() {
+	local d
+
+	for d in 10parsecs 1.5s -1s s 10 1d 10S 5sec 1m30s '' 4294968s; do
+		expect 2 "create --window '$d' is refused" -d "$nodev" create w --capacity 10 --fpr 0.01 --window "$d"
+		err_has "--window '$d'" "the refusal of '$d' names it"
+	done
+	err_has "too long" "a window beyond 2^32 ms says it is too long"
+	expect 2 "create --window 1s --generations 1" -d "$nodev" create w --capacity 10 --fpr 0.01 --window 1s --generations 1
+	err_has "--generations '1': must be between 2 and 16" "one generation: the range is given"
+	expect 2 "create --window 1s --generations 17" -d "$nodev" create w --capacity 10 --fpr 0.01 --window 1s --generations 17
+	err_has "--generations '17': must be between 2 and 16" "17 generations: the range is given"
+	expect 2 "--generations x" -d "$nodev" create w --capacity 10 --fpr 0.01 --window 1s --generations x
+	expect 2 "--generations without --window" -d "$nodev" create w --capacity 10 --fpr 0.01 --generations 3
+	err_has "--generations needs --window" "...says it needs --window"
+	expect 2 "--rotate-at-fill without --window" -d "$nodev" create w --capacity 10 --fpr 0.01 --rotate-at-fill
+	err_has "--rotate-at-fill needs --window" "...says it needs --window"
+	expect 2 "--rotate-at-fill without --capacity" -d "$nodev" create w --bits 1024 --hashes 3 --window 1s --rotate-at-fill
+	expect 2 "--window with --like" -d "$nodev" create w --like old --window 1s
+	err_has "--like takes the window" "...the window comes from --like"
+	expect 0 "calc --generations 4" calc --capacity 10000 --fpr 0.01 --generations 4
+	out_has "generation fpr:  0.0025" "calc: each generation at fpr / G"
+	expect 0 "-j calc --generations 4" -j calc --capacity 10000 --fpr 0.01 --generations 4
+	json_is generations 4 "calc JSON: generations"
+	# kbloom_size(10000, 2500000): the module's per-generation size.
+	json_is bits 124705 "calc JSON: per-generation bits for fpr / G"
+	json_is total_bytes "$(( $(json_get bytes) * 4 ))" "calc JSON: total bytes are G times one"
+	expect 2 "calc --generations 1" calc --capacity 10 --fpr 0.01 --generations 1
+	expect 0 "calc without --generations has no generations" -j calc --capacity 10000 --fpr 0.01
+	json_is bits 95851 "plain calc unchanged"
+	expect 2 "rotate needs a name" rotate
+}
+window_parse_tests
+
 # fakedev.so, LD_PRELOADed, answers the ioctls on $tmp/fakedev as the
 # module would (see fakedev.c): what bloomctl sends and how it reports the
 # answers can be checked without the module. Only a dynamically linked
@@ -926,6 +963,100 @@ fake_image_tests() {
 	FAKEDEV_SYSFS=$tmp/mfb fexpect 0 "inspect --max-payload above it" inspect "$tmp/b64.img" --max-payload 1Gi
 }
 
+fake_window_tests() {
+	fexpect 0 "create a windowed filter" create w1 --capacity 1000 --fpr 0.01 --window 90s --generations 3 --rotate-at-fill
+	log_has "CREATE rw hash_scheme=0 window_ms=90000 generations=3 flags=0x4" "CREATE gets the window, G and the flag"
+	out_has "3 generations of" "create reports G"
+	out_has "window 90000 ms" "create reports the window"
+	fexpect 0 "create with the default G" create w2 --capacity 1000 --fpr 0.01 --window 500ms
+	log_has "window_ms=500 generations=4 flags=0x0" "G is 4 by default"
+	fexpect 0 "create a manual-only window" -j create w3 --bits 4096 --hashes 3 --window 0 --generations 2
+	log_has "window_ms=0 generations=2" "--window 0 sends a window of 0"
+	json_is generations 2 "create JSON: generations"
+	json_is memory_bytes 1024 "create JSON: memory is all generations'"
+	fexpect 0 "create 2h" create w4 --capacity 10 --fpr 0.01 --window 2h --generations 16
+	log_has "window_ms=7200000 generations=16" "2h is 7200000 ms"
+	fexpect 0 "create 10m" create w5 --capacity 10 --fpr 0.01 --window 10m
+	log_has "window_ms=600000" "10m is 600000 ms"
+	FAKEDEV_FEATURES=0x7f fexpect 2 "--window on a module without windows" create w6 --capacity 10 --fpr 0.01 --window 1s
+	err_has "does not support windowed filters" "...says the module has no windows"
+	log_lacks "CREATE" "...and sends no CREATE"
+	fexpect 0 "create a plain filter" create p1 --bits 1024 --hashes 3
+	log_has "window_ms=0 generations=0 flags=0x0" "a plain create sends no window"
+	fexpect 0 "show a windowed filter" show w1
+	out_has "generations:    3" "show: generations"
+	out_has "window:         90000 ms" "show: window"
+	out_has "rotations:      0" "show: rotations"
+	out_has "newest age:" "show: newest age"
+	fexpect 0 "show a plain filter" show p1
+	! grep -q "generations\|window\|rotations" "$tmp/out"
+	result $? "plain show prints no window"
+	fexpect 0 "rotate" rotate w1
+	log_has "ROTATE rw" "rotate sends ROTATE on a read-write fd"
+	fexpect 0 "-j show after a rotation" -j show w1
+	json_is window_ms 90000 "show JSON: window_ms"
+	json_is generations 3 "show JSON: generations"
+	json_is rotations 1 "show JSON: rotations"
+	json_is newest_age_ms 0 "show JSON: newest_age_ms"
+	fexpect 0 "-j show a plain filter" -j show p1
+	json_is generations 0 "show JSON: a plain filter has 0 generations"
+	fexpect 2 "rotate a plain filter" rotate p1
+	err_has "filter 'p1' is not windowed" "rotate on a plain filter says it is not windowed"
+	fexpect 2 "rotate a missing filter" rotate nope
+	err_has "filter 'nope'" "rotate names the missing filter"
+	fexpect 0 "create --like a windowed filter" create w7 --like w1
+	log_has "window_ms=0 generations=0 flags=0x2" "--like sends no window: the module copies it"
+
+	# Images: version 2, every generation, the window and the flag.
+	fexpect 0 "save a windowed filter" save w1 "$tmp/w1.img"
+	expect 0 "inspect it" -j inspect "$tmp/w1.img"
+	json_is format_version 2 "a windowed image is format version 2"
+	json_is generations 3 "inspect JSON: generations"
+	json_is window_ms 90000 "inspect JSON: window_ms"
+	json_is flags 4 "inspect JSON: the rotate-at-fill flag"
+	# 11872 bits: 1488 bytes a generation, padded to 8.
+	json_is payload_bytes 4464 "the payload is G generations"
+	json_is file_bytes "$(( 104 + $(json_get payload_bytes) ))" "a version-2 header is 104 bytes"
+	expect 0 "inspect text" inspect "$tmp/w1.img"
+	out_has "generations:    3" "inspect text: generations"
+	fexpect 0 "load it" load w1b "$tmp/w1.img"
+	out_has "3 generations" "load reports G"
+	fexpect 0 "show the loaded filter" -j show w1b
+	json_is generations 3 "the loaded filter has the generations"
+	json_is window_ms 90000 "...and the window"
+	json_is flags 4 "...and the flag"
+	fexpect 2 "merge windowed filters" merge w1 w1b
+	err_has "windowed filters are not merged or compared" "merge of a windowed filter explained"
+	fexpect 0 "save it again" save w1b "$tmp/w1b.img"
+	cmp -s "$tmp/w1.img" "$tmp/w1b.img"
+	result $? "saved again, a windowed image is byte for byte the same"
+	fexpect 0 "save compressed" save w1 "$tmp/w1z.img" --compress
+	fexpect 0 "load the compressed one" load w1z "$tmp/w1z.img"
+	fexpect 0 "save a plain filter" save p1 "$tmp/p1.img"
+	expect 0 "inspect it" -j inspect "$tmp/p1.img"
+	json_is format_version 1 "a plain filter stays format version 1"
+	json_is file_bytes 224 "with a 96-byte header"
+	cp "$tmp/w1.img" "$tmp/wbad.img"
+	printf '\005' | dd of="$tmp/wbad.img" bs=1 seek=96 conv=notrunc 2>/dev/null
+	fexpect 2 "load an image whose generation count does not match" load wbad "$tmp/wbad.img"
+	err_has "the generation count does not match the payload" "...says so"
+	log_lacks "IMPORT" "...and sends nothing to IMPORT"
+	cp "$tmp/w1.img" "$tmp/wbad.img"
+	printf '\001' | dd of="$tmp/wbad.img" bs=1 seek=96 conv=notrunc 2>/dev/null
+	expect 2 "inspect an image of 1 generation" inspect "$tmp/wbad.img"
+	err_has "generations 1 out of range (a windowed filter has 2 to 16)" "...G out of range"
+	head -c 100 "$tmp/w1.img" >"$tmp/wbad.img"
+	expect 2 "inspect a truncated version-2 header" inspect "$tmp/wbad.img"
+	err_has "truncated: a version 2 header needs 104 bytes" "...truncated header"
+	cp "$tmp/p1.img" "$tmp/wbad.img"
+	printf '\002' | dd of="$tmp/wbad.img" bs=1 seek=8 conv=notrunc 2>/dev/null
+	expect 2 "a version-1 image relabelled version 2" inspect "$tmp/wbad.img"
+	FAKEDEV_FEATURES=0x7f fexpect 2 "load a windowed image on a module without windows" load wno "$tmp/w1.img"
+	err_has "a windowed filter (3 generations), which the module does not support" "...says the module has no windows"
+	fexpect 0 "version lists the window feature" version
+	out_has "windows: 2..16 generations" "version: max_generations"
+}
+
 # A file and its state: type, owner, mode, size and contents' hash.
 fstate() {
 	stat -c '%F %u %a %s' "$1" 2>/dev/null
@@ -1049,6 +1180,7 @@ if $have_fake; then
 	fake_error_tests
 	fake_image_tests
 	fake_save_tests
+	fake_window_tests
 fi
 
 echo "1..$((passed + failed))"

@@ -89,7 +89,7 @@ expect() {
 	fi
 }
 
-all_commands="add calc clear create destroy estimate help inspect list load merge query remove save show test-and-add version"
+all_commands="add calc clear create destroy estimate help inspect list load merge query remove rotate save show test-and-add version"
 common="--help --json --pretty -h -j -p"
 filters="NAME flows.v4 seen"
 files="a.img b.txt sub"
@@ -101,14 +101,16 @@ expect "the subcommand after global options" "bloomctl -j -p sh" "show"
 expect "-d takes a file" "bloomctl -d " "$files"
 expect "an unknown subcommand gets nothing" "bloomctl frobnicate " ""
 expect "create's options" "bloomctl create x -" \
-	"--bits --capacity --counting --fpr --hash --hashes --like $common"
+	"--bits --capacity --counting --fpr --generations --hash --hashes --like --rotate-at-fill --window $common"
+expect "create --window: example durations" "bloomctl create x --window " "0 10m 10s 1h 1m 500ms"
+expect "create --generations takes a number: nothing offered" "bloomctl create x --window 1s --generations " ""
 expect "create --hash: the schemes" "bloomctl create x --hash " "jhash siphash"
 expect "create --like: filter names" "bloomctl create x --like " "$filters"
 expect "create NAME is new: nothing offered" "bloomctl create " ""
 expect "create --capacity takes a number: nothing offered" "bloomctl create x --capacity " ""
 expect "filter names, the header of 'bloomctl list' left out" "bloomctl show " "$filters"
 expect "filter names by prefix" "bloomctl destroy s" "seen"
-for c in destroy clear show add query test-and-add remove save; do
+for c in destroy clear rotate show add query test-and-add remove save; do
 	expect "$c NAME: filter names" "bloomctl $c " "$filters"
 done
 expect "filter names from the device given with -d" "bloomctl -d /x/other clear " "alt"
@@ -135,8 +137,8 @@ expect "load NAME FILE: file names" "bloomctl load new " "$files"
 expect "load's options" "bloomctl load new x -" "--max-payload --replace $common"
 expect "inspect FILE: file names" "bloomctl inspect " "$files"
 expect "inspect's options" "bloomctl inspect -" "--max-payload $common"
-expect "calc's options" "bloomctl calc -" "--bits --capacity --fpr --hashes $common"
-for c in destroy clear list show merge estimate version help; do
+expect "calc's options" "bloomctl calc -" "--bits --capacity --fpr --generations --hashes $common"
+for c in destroy clear rotate list show merge estimate version help; do
 	expect "$c's options" "bloomctl $c -" "$common"
 done
 expect "the command word as typed (a path)" "$tmp/bin/bloomctl show f" "flows.v4"
