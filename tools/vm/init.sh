@@ -17,7 +17,7 @@ mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
 echo 1 > /proc/sys/kernel/printk_ratelimit 2>/dev/null
 
 out=/dev/ttyS2
-case "${kbloom_mode:-check}" in check|kunit|exchange-*) ;; *) out=/dev/console ;; esac
+case "${kbloom_mode:-check}" in check|kunit|kcsan|exchange-*) ;; *) out=/dev/console ;; esac
 exec 3>"$out"
 
 . /lib/kbloom/tests.sh

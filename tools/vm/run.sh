@@ -136,7 +136,7 @@ done
 : > "$dir/tests.log"
 : > "$dir/console.log"
 console=(-serial "file:$dir/console.log")
-case "$mode" in check|kunit|exchange-*) ;; *) console=(-serial mon:stdio) ;; esac
+case "$mode" in check|kunit|kcsan|exchange-*) ;; *) console=(-serial mon:stdio) ;; esac
 # -no-reboot: the guest's reboot (or a panic, with panic=-1) ends qemu.
 set +e
 timeout --foreground "$timeout" qemu-system-x86_64 \

@@ -437,6 +437,13 @@ kbloom_vm_main() {
 		echo "vm: $((n - nfail)) passed, $nfail failed"
 		[ $nfail -eq 0 ]
 		;;
+	kcsan)
+		# tests.d/kcsan.sh: KUnit, the stress group, the ioctl fuzzer.
+		run_kcsan
+		echo "1..$n"
+		echo "vm: $((n - nfail)) passed, $nfail failed"
+		[ $nfail -eq 0 ]
+		;;
 	kunit)
 		check "insmod kbloom.ko" insmod $L/kbloom.ko
 		run_kunit
