@@ -135,6 +135,8 @@ fi
 make -s -C "$top/tools/selftest" >/dev/null || fail "building kbloom_selftest"
 # The fail-nth sweep and the ioctl fuzzer, run in the VMs (tests.d/).
 make -s -C "$top/tools/stress" >/dev/null || fail "building the stress tools (tools/stress)"
+# The iptables extension, checked and unchecked (tests.d/packets.sh).
+make -s -C "$top/tools/xtables" >/dev/null || fail "building the iptables extension (tools/xtables)"
 
 # Build the module out of a copy per kernel, so the two builds never share
 # objects.
@@ -208,6 +210,17 @@ vm_files() { # MODULE_DIR
 	for x in kbloom_failnth kbloom_ioctl_fuzz kbloom_ioctl_fuzz32; do
 		[ -f "$top/tools/stress/$x" ] && echo "$top/tools/stress/$x:bin/$x"
 	done
+	# The bloom match (tests.d/packets.sh): the module, the extension
+	# where iptables looks for it, and the extension built without its
+	# checks, so that the kernel's own refusals can be reached.
+	[ -f "$1/kmod/xt_bloom.ko" ] && echo "$1/kmod/xt_bloom.ko:lib/kbloom/xt_bloom.ko"
+	if [ -f "$top/tools/xtables/libxt_bloom.so" ]; then
+		x=$(pkg-config --variable=xtlibdir xtables 2>/dev/null) ||
+			x=/usr/lib/x86_64-linux-gnu/xtables
+		echo "$top/tools/xtables/libxt_bloom.so:${x#/}/libxt_bloom.so"
+		[ -f "$top/tools/xtables/unchecked/libxt_bloom.so" ] &&
+			echo "$top/tools/xtables/unchecked/libxt_bloom.so:lib/kbloom/xt-unchecked/libxt_bloom.so"
+	fi
 }
 
 # Kernel command line for tests.d/fuzz.sh: how long the ioctl fuzzer runs
@@ -225,7 +238,7 @@ run_vm() { # LABEL IMAGE MODULE_DIR APPEND [MODE]
 		--append "$4" $(vm_files "$3")
 	local rc=$?
 	count_tap "$dir/tests.log" "$1 kernel VM"
-	grep -E '^# (speed|seed)' "$dir/tests.log" | sed 's/^/   /'
+	grep -E '^# (speed|seed|packets)' "$dir/tests.log" | sed 's/^/   /'
 	case "$1" in debug|kcsan) count_ktap "$dir/tests.log" ;; esac
 	if [ $rc -eq 0 ]; then
 		pass "$1 kernel VM: clean run, result channel says success ($(( $(date +%s) - t0 )) s)"

@@ -12,7 +12,11 @@ pkgs=(build-essential gcc-multilib bc bison flex libelf-dev libssl-dev
       linux-source-6.1 linux-image-amd64 linux-headers-amd64
       # libFuzzer (tools/fuzz): clang with its fuzzer and sanitizer
       # runtimes, and llvm-symbolizer for readable crash reports
-      clang libclang-rt-14-dev llvm)
+      clang libclang-rt-14-dev llvm
+      # the bloom match (tools/xtables, tests.d/packets.sh): the extension
+      # builds against libxtables-dev; the VM runs iptables (both
+      # backends) and nft from the host
+      iptables libxtables-dev nftables pkgconf)
 
 missing=()
 for p in "${pkgs[@]}"; do

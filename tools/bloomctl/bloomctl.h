@@ -58,6 +58,11 @@ enum {
 	OPT_WINDOW,
 	OPT_GENERATIONS,
 	OPT_ROTATE_AT_FILL,
+	OPT_KEY,
+	OPT_FLOW,
+	OPT_SRC_PREFIX,
+	OPT_DST_PREFIX,
+	OPT_FAMILY,
 };
 
 /* Options every subcommand takes. */

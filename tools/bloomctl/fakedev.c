@@ -10,8 +10,10 @@
  * rule (EBADF without a read-write fd where the module wants one) and the
  * module's own validation of parameters (kbloom_params_valid(), through
  * sizing.c). Filters live as files in $FAKEDEV_STATE, so that they outlast
- * one bloomctl process. The key commands are not faked (ENOTTY): their
- * native tests use /dev/null. A windowed filter's timer is not faked:
+ * one bloomctl process. The batched key commands only log each key's
+ * bytes in hex ("KEY 0411..."), answer "no" and apply nothing, so that
+ * tests see the keys bloomctl builds (flows); the one-key commands are
+ * not faked (ENOTTY). A windowed filter's timer is not faked:
  * it rotates only on ROTATE.
  *
  * Knobs, all optional:
@@ -564,6 +566,27 @@ static int fake_import(const struct kbloom_image *ki)
 	return store_filter(ki->name, &f, (void *)(uintptr_t)ki->payload);
 }
 
+/* The batched key commands: log every key, answer "no" to each. */
+static int fake_keys(struct kbloom_batch *b)
+{
+	const unsigned char *key = (const void *)(uintptr_t)b->keys;
+	const __u32 *lens = (const void *)(uintptr_t)b->lens;
+	char hex[2 * KBLOOM_KEY_MAX + 1];
+	__u32 i, j;
+
+	for (i = 0; i < b->count; i++) {
+		if (lens[i] < 1 || lens[i] > KBLOOM_KEY_MAX)
+			return EINVAL;
+		for (j = 0; j < lens[i]; j++)
+			sprintf(hex + 2 * j, "%02x", key[j]);
+		fake_log("KEY %s", hex);
+		key += lens[i];
+	}
+	b->done = b->count;
+	b->hits = 0;
+	return 0;
+}
+
 static const struct {
 	unsigned long req;
 	const char *name;
@@ -580,6 +603,10 @@ static const struct {
 	{ KBLOOM_IOC_COMPARE, "COMPARE", true },
 	{ KBLOOM_IOC_EXPORT, "EXPORT", false },
 	{ KBLOOM_IOC_IMPORT, "IMPORT", true },
+	{ KBLOOM_IOC_ADD_BATCH, "ADD_BATCH", true },
+	{ KBLOOM_IOC_QUERY_BATCH, "QUERY_BATCH", false },
+	{ KBLOOM_IOC_TEST_AND_ADD_BATCH, "TEST_AND_ADD_BATCH", true },
+	{ KBLOOM_IOC_REMOVE_BATCH, "REMOVE_BATCH", true },
 };
 
 static int dispatch(unsigned long req, void *arg)
@@ -605,6 +632,11 @@ static int dispatch(unsigned long req, void *arg)
 		return fake_export(arg);
 	case KBLOOM_IOC_IMPORT:
 		return fake_import(arg);
+	case KBLOOM_IOC_ADD_BATCH:
+	case KBLOOM_IOC_QUERY_BATCH:
+	case KBLOOM_IOC_TEST_AND_ADD_BATCH:
+	case KBLOOM_IOC_REMOVE_BATCH:
+		return fake_keys(arg);
 	default:
 		return ENOTTY;
 	}

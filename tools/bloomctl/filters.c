@@ -321,6 +321,12 @@ static int name_cmd(const struct cmd *cmd, int argc, char **argv,
 		return EXIT_ERROR;
 	ret = ioctl(fd, request, &arg) ? errno : 0;
 	close(fd);
+	if (ret == EBUSY && request == KBLOOM_IOC_DESTROY) {
+		/* Pinned: iptables rules (-m bloom) or other kernel users. */
+		pr_err("filter '%s' is in use by iptables rules or other kernel users (see /sys/kernel/bloom/filters/%s/rules): delete them first",
+		       name, name);
+		return EXIT_ERROR;
+	}
 	if (ret) {
 		pr_err("filter '%s': %s", name, kerr(ret));
 		return EXIT_ERROR;

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "bloomctl.h"
+#include "flowkey.h"
 #include "keyparse.h"
 
 /* Default batch: large enough to amortise the ioctl, small enough to stream. */
@@ -61,6 +62,11 @@ struct key_stream {
 	const char *name;
 	int fd;
 	bool hex;
+	/* --key FIELDS: keys are flows (flowkey.c), given by --flow too. */
+	bool flows;
+	struct flow_spec flow;
+	char **flow_args;
+	int nflow_args;
 	/* Print each key's result (query and test-and-add without --count). */
 	bool per_key;
 	/* --count: print only the totals. */
@@ -77,9 +83,10 @@ struct key_stream {
 	__u32 *lens;
 	uint32_t nkeys;
 	unsigned char *results;
-	/* With --hex, the keys as typed, to echo them as given. */
+	/* With --hex or --key, the keys as typed, to echo them as given. */
 	char *text;
-	size_t text_used;
+	size_t text_used, text_cap;
+	uint32_t *text_lens;
 
 	uint64_t total, yes;
 };
@@ -154,9 +161,9 @@ static void emit_results(struct key_stream *ks, uint32_t done)
 	for (i = 0; i < done; i++) {
 		bool yes = ks->results[i / 8] & (1U << (i % 8));
 
-		if (ks->hex) {
-			emit_result(ks, text, 2 * ks->lens[i], yes);
-			text += 2 * ks->lens[i];
+		if (ks->text) {
+			emit_result(ks, text, ks->text_lens[i], yes);
+			text += ks->text_lens[i];
 		} else {
 			emit_result(ks, key, ks->lens[i], yes);
 		}
@@ -299,23 +306,40 @@ static void key_refused(struct key_stream *ks, const struct key_origin *o,
 static int stream_key(struct key_stream *ks, const char *s, size_t len,
 		      const struct key_origin *o)
 {
+	unsigned char flow[KBLOOM_FLOW_KEY_MAX];
+	char err[FLOW_ERR_MAX];
 	size_t klen = 0, where = 0;
 	enum key_status st;
+	int ret;
 
-	st = key_check(s, len, ks->hex, &klen, &where);
-	if (st != KEY_OK) {
-		key_refused(ks, o, s, len, st, where);
-		return -1;
+	if (ks->flows) {
+		ret = flow_key(&ks->flow, s, len, flow, err);
+		if (ret < 0) {
+			key_err(ks, o, s, len, "%s", err);
+			return -1;
+		}
+		klen = ret;
+	} else {
+		st = key_check(s, len, ks->hex, &klen, &where);
+		if (st != KEY_OK) {
+			key_refused(ks, o, s, len, st, where);
+			return -1;
+		}
 	}
 	if (ks->nkeys == ks->batch_keys ||
-	    ks->keys_used + klen > ks->keys_cap) {
+	    ks->keys_used + klen > ks->keys_cap ||
+	    (ks->text && ks->text_used + len > ks->text_cap)) {
 		if (flush_keys(ks))
 			return -1;
 	}
-	key_decode(s, len, ks->hex, ks->keys + ks->keys_used);
-	if (ks->hex && ks->per_key) {
+	if (ks->flows)
+		memcpy(ks->keys + ks->keys_used, flow, klen);
+	else
+		key_decode(s, len, ks->hex, ks->keys + ks->keys_used);
+	if (ks->text) {
 		memcpy(ks->text + ks->text_used, s, len);
 		ks->text_used += len;
+		ks->text_lens[ks->nkeys] = len;
 	}
 	ks->keys_used += klen;
 	ks->lens[ks->nkeys++] = klen;
@@ -384,12 +408,16 @@ static int stream_lines(struct key_stream *ks)
 	return ret;
 }
 
-/* The keys of the command line. */
+/* The keys of the command line: the --flow values, then the operands. */
 static int stream_args(struct key_stream *ks, int argc, char **argv)
 {
 	struct key_origin o = { NULL, 0 };
 	int i;
 
+	for (i = 0; i < ks->nflow_args; i++)
+		if (stream_key(ks, ks->flow_args[i], strlen(ks->flow_args[i]),
+			       &o))
+			return -1;
 	for (i = optind; i < argc; i++)
 		if (stream_key(ks, argv[i], strlen(argv[i]), &o))
 			return -1;
@@ -456,8 +484,29 @@ static int check_module(struct key_stream *ks, enum key_op opi)
 static int key_opt(void *ctx, int c, const char *arg)
 {
 	struct key_stream *ks = ctx;
+	char err[FLOW_ERR_MAX];
+	int ret = 0;
 
 	switch (c) {
+	case OPT_KEY:
+		ks->flows = true;
+		ret = flow_parse_fields(&ks->flow, arg, err);
+		break;
+	case OPT_FLOW:
+		/* optarg points into argv, which outlives the command. */
+		ks->flow_args[ks->nflow_args++] = (char *)arg;
+		return 0;
+	case OPT_SRC_PREFIX:
+		ret = flow_parse_prefix(&ks->flow.src_prefix, "--src-prefix",
+					arg, err);
+		break;
+	case OPT_DST_PREFIX:
+		ret = flow_parse_prefix(&ks->flow.dst_prefix, "--dst-prefix",
+					arg, err);
+		break;
+	case OPT_FAMILY:
+		ret = flow_parse_family(&ks->flow, arg, err);
+		break;
 	case OPT_FILE:
 		ks->file = arg;
 		return 0;
@@ -473,6 +522,9 @@ static int key_opt(void *ctx, int c, const char *arg)
 	default:
 		return -1;
 	}
+	if (ret)
+		pr_err("%s", err);
+	return ret;
 }
 
 /* The batch buffers, once the batch size is known. */
@@ -486,10 +538,18 @@ static int key_stream_alloc(struct key_stream *ks)
 	ks->lens = calloc(ks->batch_keys, sizeof(*ks->lens));
 	/* Zeroed: only bits below "done" are ever written by the module. */
 	ks->results = calloc(ks->batch_keys / 8 + 1, 1);
-	if (ks->hex && ks->per_key)
-		ks->text = malloc(2 * ks->keys_cap);
-	if (!ks->keys || !ks->lens || !ks->results ||
-	    (ks->hex && ks->per_key && !ks->text)) {
+	if ((ks->hex || ks->flows) && ks->per_key) {
+		ks->text_cap = 2 * ks->keys_cap;
+		ks->text = malloc(ks->text_cap);
+		ks->text_lens = calloc(ks->batch_keys, sizeof(*ks->text_lens));
+		if (!ks->text || !ks->text_lens) {
+			free(ks->text);
+			ks->text = NULL;
+			pr_err("%s", strerror(ENOMEM));
+			return -1;
+		}
+	}
+	if (!ks->keys || !ks->lens || !ks->results) {
 		pr_err("%s", strerror(ENOMEM));
 		return -1;
 	}
@@ -498,12 +558,40 @@ static int key_stream_alloc(struct key_stream *ks)
 
 static void key_stream_free(struct key_stream *ks)
 {
+	free(ks->flow_args);
+	free(ks->text_lens);
 	free(ks->text);
 	free(ks->results);
 	free(ks->lens);
 	free(ks->keys);
 	if (ks->fd >= 0)
 		close(ks->fd);
+}
+
+/* --key and its companions, checked together. */
+static int flow_operands(const struct cmd *cmd, struct key_stream *ks)
+{
+	char err[FLOW_ERR_MAX];
+
+	if (!ks->flows) {
+		if (ks->nflow_args || ks->flow.src_prefix >= 0 ||
+		    ks->flow.dst_prefix >= 0 || ks->flow.family) {
+			pr_err("%s: --flow, --src-prefix, --dst-prefix and --family need --key FIELDS",
+			       cmd->name);
+			return -1;
+		}
+		return 0;
+	}
+	if (ks->hex) {
+		pr_err("%s: --key and --hex are exclusive (flows are typed as text)",
+		       cmd->name);
+		return -1;
+	}
+	if (flow_spec_check(&ks->flow, err)) {
+		pr_err("%s: %s", cmd->name, err);
+		return -1;
+	}
+	return 0;
 }
 
 /* NAME, then KEY... or --file: checked before the device is opened. */
@@ -517,12 +605,12 @@ static int key_operands(const struct cmd *cmd, int argc, char **argv,
 	ks->name = argv[optind++];
 	if (check_name(ks->name))
 		return -1;
-	if (ks->file && optind < argc) {
+	if (ks->file && (optind < argc || ks->nflow_args)) {
 		pr_err("%s: --file '%s' and KEY arguments are exclusive",
 		       cmd->name, ks->file);
 		return -1;
 	}
-	return 0;
+	return flow_operands(cmd, ks);
 }
 
 static int key_cmd(const struct cmd *cmd, int argc, char **argv,
@@ -533,6 +621,11 @@ static int key_cmd(const struct cmd *cmd, int argc, char **argv,
 		{ "hex",	no_argument,	   NULL, OPT_HEX },
 		{ "batch",	required_argument, NULL, OPT_BATCH },
 		{ "count",	no_argument,	   NULL, OPT_COUNT },
+		{ "key",	required_argument, NULL, OPT_KEY },
+		{ "flow",	required_argument, NULL, OPT_FLOW },
+		{ "src-prefix",	required_argument, NULL, OPT_SRC_PREFIX },
+		{ "dst-prefix",	required_argument, NULL, OPT_DST_PREFIX },
+		{ "family",	required_argument, NULL, OPT_FAMILY },
 		COMMON_LONGOPTS,
 		END_LONGOPTS
 	};
@@ -543,14 +636,21 @@ static int key_cmd(const struct cmd *cmd, int argc, char **argv,
 	};
 	int ret;
 
+	flow_spec_init(&ks.flow);
+	/* Room for every --flow: there are fewer than argc. */
+	ks.flow_args = calloc(argc, sizeof(*ks.flow_args));
+	if (!ks.flow_args) {
+		pr_err("%s", strerror(ENOMEM));
+		return EXIT_ERROR;
+	}
 	ret = parse_options(cmd, argc, argv, longopts, key_opt, &ks);
 	if (ret >= 0)
-		return ret;
+		goto out;
+	ret = EXIT_ERROR;
 	if (key_operands(cmd, argc, argv, &ks))
-		return EXIT_ERROR;
+		goto out;
 	ks.per_key = ks.op->yes && !ks.count_only;
 	ks.fd = open_device(ks.op->open_flags);
-	ret = EXIT_ERROR;
 	if (ks.fd < 0 || check_module(&ks, opi) || key_stream_alloc(&ks))
 		goto out;
 	if (jw && ks.per_key) {
@@ -558,7 +658,8 @@ static int key_cmd(const struct cmd *cmd, int argc, char **argv,
 		jw_key(jw, "results");
 		jw_start_array(jw);
 	}
-	ret = optind < argc ? stream_args(&ks, argc, argv) : stream_lines(&ks);
+	ret = optind < argc || ks.nflow_args ? stream_args(&ks, argc, argv) :
+					       stream_lines(&ks);
 	/*
 	 * Even after bad input, send what came before it, so that "every key
 	 * before the bad one was processed" holds.

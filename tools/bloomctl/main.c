@@ -26,7 +26,15 @@ static int cmd_version(const struct cmd *cmd, int argc, char **argv);
 	"  --file F             read keys from F, one per line (- is stdin)\n" \
 	"  --hex                keys are hex-encoded binary\n" \
 	"  --batch N            keys per ioctl (default 65536; 1: one-key ioctls)\n" \
-	"  --count              print only the totals\n"
+	"  --count              print only the totals\n" \
+	"  --key FIELDS         keys are flows: a comma list of saddr, daddr, proto,\n" \
+	"                       sport, dport; each key is their values in that order,\n" \
+	"                       comma-separated (10.0.0.1,53), keyed as the bloom\n" \
+	"                       iptables match keys packets\n" \
+	"  --flow VALUES        one flow (repeatable), as KEY arguments are\n" \
+	"  --src-prefix N       mask source addresses to N bits (as the match's option)\n" \
+	"  --dst-prefix N       likewise destination addresses\n" \
+	"  --family ipv4|ipv6   the family of flows without an address (default ipv4)\n"
 
 #define MAX_PAYLOAD_OPTION \
 	"  --max-payload BYTES  refuse images of more payload (default: the module's\n" \
@@ -61,19 +69,19 @@ static const struct cmd cmds[] = {
 	{ "list", cmd_list, "", "List the filters.", NULL },
 	{ "show", cmd_show, "NAME", "Show a filter's parameters and statistics.",
 	  NULL },
-	{ "add", cmd_add, "NAME [--file F] [--hex] [--batch N] [--count] [KEY...]",
+	{ "add", cmd_add, "NAME [--file F] [--hex | --key FIELDS [--flow VALUES]...] [--batch N] [--count] [KEY...]",
 	  "Add keys (the arguments, else one per line from stdin or --file).",
 	  KEY_OPTIONS },
 	{ "query", cmd_query,
-	  "NAME [--file F] [--hex] [--batch N] [--count] [KEY...]",
+	  "NAME [--file F] [--hex | --key FIELDS [--flow VALUES]...] [--batch N] [--count] [KEY...]",
 	  "Query keys: print KEY maybe|no. Exit 0 if all may be present, 1 if not.",
 	  KEY_OPTIONS },
 	{ "test-and-add", cmd_test_and_add,
-	  "NAME [--file F] [--hex] [--batch N] [--count] [KEY...]",
+	  "NAME [--file F] [--hex | --key FIELDS [--flow VALUES]...] [--batch N] [--count] [KEY...]",
 	  "Add keys, printing KEY seen|new. Exit 0 if all were seen, 1 if not.",
 	  KEY_OPTIONS },
 	{ "remove", cmd_remove,
-	  "NAME [--file F] [--hex] [--batch N] [--count] [KEY...]",
+	  "NAME [--file F] [--hex | --key FIELDS [--flow VALUES]...] [--batch N] [--count] [KEY...]",
 	  "Remove keys from a counting filter, printing KEY removed|absent.\n"
 	  "Exit 0 if all were removed, 1 if some were absent (and left alone).",
 	  KEY_OPTIONS },

@@ -835,6 +835,7 @@ EDQUOT=$(python3 -c 'import errno; print(errno.EDQUOT)')
 ENOSPC=$(python3 -c 'import errno; print(errno.ENOSPC)')
 EPERM=$(python3 -c 'import errno; print(errno.EPERM)')
 EIO=$(python3 -c 'import errno; print(errno.EIO)')
+EBUSY=$(python3 -c 'import errno; print(errno.EBUSY)')
 
 fake_version_tests() {
 	fexpect 0 "version with the fake module" version
@@ -1174,7 +1175,115 @@ fake_save_tests() {
 	leftovers "at the end"
 }
 
+# flowhex FAMILY FIELDS VALUES...: the KBLOOM_FLOW_* key of a flow, in hex,
+# computed here with Python's ipaddress, not by bloomctl: FAMILY 4 or 6,
+# FIELDS the bit mask, then the values of the fields present, in layout
+# order (saddr/PREFIX, daddr/PREFIX, proto, sport, dport).
+flowhex() {
+	python3 - "$@" <<'PY'
+import ipaddress, sys
+fam, fields, vals = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3:]
+out = bytes([fam, fields])
+for bit in range(5):
+    if not fields & (1 << bit):
+        continue
+    v = vals.pop(0)
+    if bit < 2:
+        net = ipaddress.ip_network(v, strict=False)
+        out += net.network_address.packed
+    elif bit == 2:
+        out += bytes([int(v)])
+    else:
+        out += int(v).to_bytes(2, "big")
+print(out.hex())
+PY
+}
+
+fake_flow_tests() {
+	fexpect 0 "add --key saddr,dport --flow" add fl --key saddr,dport --flow 10.0.0.1,53
+	log_has "KEY $(flowhex 4 17 10.0.0.1/32 53)" "--flow builds the layout's bytes"
+	log_has "ADD_BATCH rw" "flows go in a batch"
+	fexpect 0 "--key in another order" add fl --key dport,saddr --flow 53,10.0.0.1
+	log_has "KEY $(flowhex 4 17 10.0.0.1/32 53)" "the fields' order in --key does not change the key"
+	fexpect 0 "the five fields, a protocol by name" add fl --key saddr,daddr,proto,sport,dport \
+		--flow 10.1.2.3,10.99.0.1,udp,1234,9
+	log_has "KEY $(flowhex 4 31 10.1.2.3/32 10.99.0.1/32 17 1234 9)" "the 5-tuple key"
+	fexpect 0 "--src-prefix 24" add fl --key saddr --src-prefix 24 --flow 10.1.2.3
+	log_has "KEY $(flowhex 4 1 10.1.2.3/24)" "the source masked to 24 bits"
+	fexpect 0 "--src-prefix 0" add fl --key saddr,proto --src-prefix 0 --flow 10.1.2.3,6
+	log_has "KEY $(flowhex 4 5 0.0.0.0/0 6)" "prefix 0: the source is all zeros"
+	fexpect 0 "IPv6" add fl --key saddr,sport --flow fd00::2,1234
+	log_has "KEY $(flowhex 6 9 fd00::2/128 1234)" "an IPv6 key"
+	fexpect 0 "IPv6 --dst-prefix 64" add fl --key daddr --dst-prefix 64 --flow fd00:1:2:3:4:5:6:7
+	log_has "KEY $(flowhex 6 2 fd00:1:2:3:4:5:6:7/64)" "the IPv6 destination masked to 64 bits"
+	fexpect 0 "--dst-prefix 100 of IPv6 (not a byte boundary)" add fl --key daddr --dst-prefix 100 \
+		--flow fd00:1:2:3:4:5:ffff:ffff
+	log_has "KEY $(flowhex 6 2 fd00:1:2:3:4:5:ffff:ffff/100)" "the IPv6 destination masked to 100 bits"
+	fexpect 0 "no address: --family ipv6" add fl --key proto --family ipv6 --flow tcp
+	log_has "KEY 060406" "a protocol-only IPv6 key"
+	fexpect 0 "no address: IPv4 by default" add fl --key dport --flow 443
+	log_has "KEY 041001bb" "a port-only IPv4 key"
+	printf '10.0.0.1,53\n10.0.0.2,53\n' >"$tmp/flows"
+	fexpect 0 "flows from --file" add fl --key saddr,dport --file "$tmp/flows"
+	[ "$(grep -c '^KEY ' "$tmp/log")" = 2 ]
+	result $? "one key per line"
+	log_has "KEY $(flowhex 4 17 10.0.0.2/32 53)" "the second line's key"
+	fexpect 0 "flows as KEY arguments" add fl --key saddr,dport --flow 10.0.0.1,53 10.0.0.2,53
+	[ "$(grep -c '^KEY ' "$tmp/log")" = 2 ]
+	result $? "--flow and arguments together"
+	fexpect 1 "query --key prints each flow as typed" query fl --key saddr,dport 10.0.0.1,53
+	out_has "10.0.0.1,53 no" "the flow echoed with its answer"
+	log_has "QUERY_BATCH ro" "query of flows on a read-only fd"
+	fexpect 1 "-j query --key" -j query fl --key saddr --flow 10.0.0.9
+	python3 -c 'import json, sys; r = json.load(open(sys.argv[1]))["results"][0]; sys.exit(r != {"key": "10.0.0.9", "result": "no"})' "$tmp/out"
+	result $? "JSON: the flow as typed, with its answer"
+
+	fexpect 2 "unknown field" add fl --key saddr,foo --flow 10.0.0.1,1
+	err_has "unknown field 'foo'" "the unknown field is named"
+	log_lacks "KEY" "nothing sent after an unknown field"
+	fexpect 2 "a field twice" add fl --key saddr,saddr --flow 10.0.0.1,10.0.0.1
+	err_has "field 'saddr' twice" "the repeated field is named"
+	fexpect 2 "an empty --key" add fl --key '' --flow 1
+	err_has "unknown field ''" "an empty field is refused"
+	fexpect 2 "too few values" add fl --key saddr,dport --flow 10.0.0.1
+	err_has "a flow has 2 comma-separated values" "the count of values is given"
+	fexpect 2 "too many values" add fl --key saddr --flow 10.0.0.1,53
+	err_has "a flow has 1 comma-separated value," "one value wanted"
+	fexpect 2 "not an address" add fl --key saddr --flow 10.0.0.256
+	err_has "'10.0.0.256' is not an IPv4 or IPv6 address" "the bad address is named"
+	fexpect 2 "IPv4 and IPv6 in one flow" add fl --key saddr,daddr --flow 10.0.0.1,fd00::1
+	err_has "IPv4 and IPv6 addresses in one flow" "mixed families refused"
+	fexpect 2 "--family against the address" add fl --key saddr --family ipv6 --flow 10.0.0.1
+	err_has "an IPv4 flow, but --family ipv6" "the family conflict is explained"
+	fexpect 2 "an IPv4 prefix over 32" add fl --key saddr --src-prefix 33 --flow 10.0.0.1
+	err_has "a prefix of IPv4 addresses is 0 to 32" "the IPv4 prefix range"
+	fexpect 2 "a prefix over 128" add fl --key saddr --src-prefix 129 --flow fd00::1
+	err_has "--src-prefix: '129' is not a prefix length" "the prefix range"
+	fexpect 2 "--src-prefix without saddr" add fl --key daddr --src-prefix 8 --flow 10.0.0.1
+	err_has "--src-prefix needs saddr in --key" "as the iptables extension says"
+	fexpect 2 "--flow without --key" add fl --flow 10.0.0.1
+	err_has "need --key FIELDS" "--flow needs --key"
+	fexpect 2 "--key with --hex" add fl --hex --key saddr --flow 10.0.0.1
+	err_has "--key and --hex are exclusive" "flows are text"
+	fexpect 2 "a port of 65536" add fl --key dport --flow 65536
+	err_has "'65536' is not a port" "the port range"
+	fexpect 2 "a port for ICMP" add fl --key proto,dport --flow icmp,80
+	err_has "protocol 1 has no ports" "ports only where the match reads them"
+	fexpect 2 "an unknown protocol name" add fl --key proto --flow bogus
+	err_has "'bogus' is not a protocol" "the protocol is named"
+	fexpect 2 "--family bogus" add fl --key proto --family ipx --flow 6
+	err_has "--family: 'ipx' is not ipv4 or ipv6" "the family is named"
+	printf '10.0.0.1,53\nbad,53\n10.0.0.3,53\n' >"$tmp/flows"
+	fexpect 2 "a bad flow on line 2" add fl --key saddr,dport --file "$tmp/flows"
+	err_has "$tmp/flows: line 2: 'bad,53': 'bad' is not an IPv4 or IPv6 address" "the line and the value are named"
+	[ "$(grep -c '^KEY ' "$tmp/log")" = 1 ]
+	result $? "the flow before the bad line was sent, none after"
+	FAKEDEV_FAIL=DESTROY:$EBUSY fexpect 2 "destroy of a filter in use" destroy fl
+	err_has "filter 'fl' is in use by iptables rules" "EBUSY from DESTROY says the filter is in use"
+}
+
 if $have_fake; then
+	fake_flow_tests
 	fake_version_tests
 	fake_create_tests
 	fake_error_tests

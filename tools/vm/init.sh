@@ -5,7 +5,8 @@
 # channel on ttyS1 gets "success" only if every test passed and the kernel
 # log shows no splat; test output goes to ttyS2 so that kernel messages
 # cannot interleave with it. kbloom_mode (from the kernel command line)
-# picks what to run: check, kunit, demo or shell.
+# picks what to run: check, only (the checks named by kbloom_only),
+# kunit, kcsan, exchange-a|b, demo or shell.
 
 /bin/busybox --install -s /bin
 export PATH=/bin:/sbin
@@ -17,7 +18,7 @@ mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
 echo 1 > /proc/sys/kernel/printk_ratelimit 2>/dev/null
 
 out=/dev/ttyS2
-case "${kbloom_mode:-check}" in check|kunit|kcsan|exchange-*) ;; *) out=/dev/console ;; esac
+case "${kbloom_mode:-check}" in check|only|kunit|kcsan|exchange-*) ;; *) out=/dev/console ;; esac
 exec 3>"$out"
 
 . /lib/kbloom/tests.sh

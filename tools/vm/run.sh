@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Boot one kbloom test VM and report. Usage:
-#   run.sh --kernel IMAGE --dir DIR --mode check|demo|shell [--mem M]
+#   run.sh --kernel IMAGE --dir DIR --mode check|only|demo|shell [--mem M]
 #          [--timeout S] [--append ARGS] FILE:DEST...
 # Builds DIR/initramfs.cpio.gz from busybox-static, init.sh, tests.sh and
 # the FILE:DEST pairs (DEST relative to the initramfs root), boots it under
@@ -136,7 +136,7 @@ done
 : > "$dir/tests.log"
 : > "$dir/console.log"
 console=(-serial "file:$dir/console.log")
-case "$mode" in check|kunit|kcsan|exchange-*) ;; *) console=(-serial mon:stdio) ;; esac
+case "$mode" in check|only|kunit|kcsan|exchange-*) ;; *) console=(-serial mon:stdio) ;; esac
 # -no-reboot: the guest's reboot (or a panic, with panic=-1) ends qemu.
 set +e
 timeout --foreground "$timeout" qemu-system-x86_64 \

@@ -444,6 +444,21 @@ kbloom_vm_main() {
 		echo "vm: $((n - nfail)) passed, $nfail failed"
 		[ $nfail -eq 0 ]
 		;;
+	only)
+		# One area while working on it: kbloom_only="run_packets ..."
+		# on the kernel command line (run.sh --mode only --append).
+		kmemleak_reset
+		check "insmod kbloom.ko" insmod $L/kbloom.ko
+		for t in ${kbloom_only:-}; do
+			"$t"
+		done
+		check "rmmod kbloom" rmmod kbloom
+		kmemleak_check
+		dmesg_check
+		echo "1..$n"
+		echo "vm: $((n - nfail)) passed, $nfail failed"
+		[ $nfail -eq 0 ]
+		;;
 	kunit)
 		check "insmod kbloom.ko" insmod $L/kbloom.ko
 		run_kunit

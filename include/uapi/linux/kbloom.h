@@ -592,8 +592,12 @@ struct kbloom_image {
  *
  * Ports are read for TCP, UDP, UDP-Lite, SCTP and DCCP. For any other
  * protocol, and for every fragment but the first, sport and dport are
- * zero: such packets key on addresses and protocol only. At most
- * KBLOOM_FLOW_KEY_MAX bytes.
+ * zero: such packets key on addresses and protocol only. An IPv6 fragment
+ * other than the first whose fragmentable part starts with another
+ * extension header does not show its upper-layer protocol: it keys as
+ * protocol 44 (IPPROTO_FRAGMENT), ports zero. A packet too short for the
+ * ports its protocol promises is dropped (hotdrop), as other matches do.
+ * At most KBLOOM_FLOW_KEY_MAX bytes.
  */
 #define KBLOOM_FLOW_SADDR	(1U << 0)
 #define KBLOOM_FLOW_DADDR	(1U << 1)
