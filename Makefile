@@ -16,7 +16,8 @@
 #   make completion-check the bash completion of bloomctl
 #   make tools            the test-only programs too (static and 32-bit
 #                         bloomctl, selftests): needs tools/deps.sh's packages
-#   make demo, make shell, make bench, make sparse, make checkpatch
+#   make demo, make shell, make bench, make bench-vm, make sparse,
+#   make checkpatch
 
 KDIR ?= $(firstword $(wildcard /lib/modules/$(shell uname -r)/build) \
 	$(lastword $(sort $(wildcard /usr/src/linux-headers-*-amd64))))
@@ -192,6 +193,11 @@ check:
 bench:
 	$(MAKE) -C tools/native bench
 
+# The packet path in the VM: the bloom match against xt_recent and an nft
+# set on one pktgen stream (FLOWS=N, default 100000).
+bench-vm:
+	bash tools/xtables/bench-vm.sh $(FLOWS)
+
 demo:
 	bash tools/demo.sh
 
@@ -209,4 +215,4 @@ clean:
 .PHONY: all no-kdir modules bloomctl xtables tools install install-modules \
 	install-tools install-tools-files uninstall uninstall-modules uninstall-tools print-version \
 	dkms-check deb deb-check completion-check sparse checkpatch check \
-	bench demo shell clean
+	bench bench-vm demo shell clean

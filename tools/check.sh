@@ -141,13 +141,10 @@ make -s -C "$top/tools/xtables" >/dev/null || fail "building the iptables extens
 # Build the module out of a copy per kernel, so the two builds never share
 # objects.
 build_module() { # KDIR OUTDIR
-	rm -rf "$2"
-	mkdir -p "$2"
-	cp -r "$top/Kbuild" "$top/kmod" "$top/include" "$2/"
-	make -C "$1" M="$2" W=1 modules > "$2/build.log" 2>&1
+	kbloom_build_module "$1" "$2"
 }
 
-stock_kdir=$(ls -d /usr/src/linux-headers-*-amd64 | sort -V | tail -1)
+stock_kdir=$(find /usr/src -maxdepth 1 -name "linux-headers-*-amd64" | sort -V | tail -n 1)
 stock_image=/boot/vmlinuz-${stock_kdir#/usr/src/linux-headers-}
 
 say "static checks against $stock_kdir"
@@ -230,7 +227,8 @@ fuzz_append() { # SECONDS
 }
 
 run_vm() { # LABEL IMAGE MODULE_DIR APPEND [MODE]
-	local dir=$build/vm-$1 t0=$(date +%s)
+	local dir=$build/vm-$1 t0
+	t0=$(date +%s)
 	mkdir -p "$dir"
 	# shellcheck disable=SC2046
 	"$top/tools/vm/run.sh" --kernel "$2" --dir "$dir" --mode "${5:-check}" \

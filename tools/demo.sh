@@ -3,7 +3,9 @@
 #
 # `make demo`: build everything, boot Debian's stock kernel in QEMU with
 # kbloom loaded, and walk through real use (1M keys in, 1M absent keys
-# queried, measured FPR next to theory, sysfs statistics). `make shell`
+# queried, measured FPR next to theory, sysfs statistics; a windowed flow
+# filter against a plain one over many windows; a bloom iptables rule
+# counting new flows in a pktgen stream). `make shell`
 # (--shell): the same VM, with a shell instead of the walk-through.
 #
 # The preparation prints one line before and one after each step; what apt
@@ -53,9 +55,13 @@ kdir=$(find /usr/src -maxdepth 1 -name 'linux-headers-*-amd64' | sort -V | tail 
 image=/boot/vmlinuz-${kdir#/usr/src/linux-headers-}
 step "building bloomctl.static (the VM has no C library)" \
 	make -C "$top/tools/bloomctl" bloomctl.static
-step "building kbloom.ko against ${kdir#/usr/src/}" build_demo_module
+step "building kbloom.ko and xt_bloom.ko against ${kdir#/usr/src/}" build_demo_module
+step "building libxt_bloom.so (the iptables extension)" make -C "$top/tools/xtables"
+xtlib=$(pkg-config --variable=xtlibdir xtables)
 echo "== booting $image in QEMU (software emulation)"
 exec "$top/tools/vm/run.sh" --kernel "$image" --dir "$build/demo-vm" \
-	--mode "$mode" --timeout "$([ $mode = shell ] && echo 86400 || echo 1200)" \
+	--mode "$mode" --timeout "$([ $mode = shell ] && echo 86400 || echo 1800)" \
 	"$build/demo/kmod/kbloom.ko:lib/kbloom/kbloom.ko" \
+	"$build/demo/kmod/xt_bloom.ko:lib/kbloom/xt_bloom.ko" \
+	"$top/tools/xtables/libxt_bloom.so:${xtlib#/}/libxt_bloom.so" \
 	"$top/tools/bloomctl/bloomctl.static:bin/bloomctl"

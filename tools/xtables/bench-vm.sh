@@ -12,36 +12,19 @@ set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 flows=${1:-100000}
 build=${KBLOOM_BUILD:-$top/build}/bench-vm
-kdir=$(ls -d /usr/src/linux-headers-*-amd64 | sort -V | tail -1)
+kdir=$(find /usr/src -maxdepth 1 -name "linux-headers-*-amd64" | sort -V | tail -n 1)
 image=/boot/vmlinuz-${kdir#/usr/src/linux-headers-}
 xtlib=$(pkg-config --variable=xtlibdir xtables)
 
-rm -rf "$build"
-mkdir -p "$build/mod"
-cp -r "$top/Kbuild" "$top/kmod" "$top/include" "$build/mod/"
-make -s -C "$kdir" M="$build/mod" modules > "$build/build.log" 2>&1 ||
-	{ cat "$build/build.log"; exit 1; }
+# shellcheck source=tools/lib-module.sh
+. "$top/tools/lib-module.sh"
+kbloom_build_module "$kdir" "$build/mod" || { cat "$build/mod/build.log"; exit 1; }
 make -s -C "$top/tools/bloomctl" bloomctl.static
 make -s -C "$top/tools/xtables"
 
-# A copy of the VM scripts whose only check is the benchmark.
-cp -r "$top/tools/vm" "$build/vm"
-find "$build/vm/tests.d" -name '*.sh' ! -name packets.sh -delete
-cat > "$build/vm/tests.d/zz-bench.sh" <<'EOT'
-KBLOOM_CHECKS=
-run_checks() {
-	check "insmod kbloom.ko" insmod $L/kbloom.ko
-	if pk_setup; then
-		pk_bench "$kbloom_packets_bench"
-		pk_teardown
-	fi
-	check "rmmod kbloom" rmmod kbloom
-	dmesg_check
-}
-EOT
 rc=0
-"$build/vm/run.sh" --kernel "$image" --dir "$build" --mode check --mem 3G \
-	--append "kbloom_packets_bench=$flows" \
+"$top/tools/vm/run.sh" --kernel "$image" --dir "$build" --mode only --mem 3G \
+	--append "kbloom_only=run_packets_bench kbloom_packets_bench=$flows" \
 	"$build/mod/kmod/kbloom.ko:lib/kbloom/kbloom.ko" \
 	"$build/mod/kmod/xt_bloom.ko:lib/kbloom/xt_bloom.ko" \
 	"$top/tools/bloomctl/bloomctl.static:bin/bloomctl" \
