@@ -4,7 +4,7 @@
  * that want the "seen before?" check on a filter userspace manages.
  *
  * Look the filter up once (process context), keep the reference, and call
- * kbloom_add()/kbloom_test()/kbloom_test_and_add() per packet from any
+ * kbloom_add()/kbloom_query()/kbloom_test_and_add() per packet from any
  * context, softirq included: they take no lock and never sleep. Drop the
  * reference with kbloom_put() when done. A filter destroyed from userspace
  * while you hold it stays valid memory; the calls then return -ENOENT.
@@ -29,7 +29,7 @@ struct kbloom_filter;
 struct kbloom_filter *kbloom_get(const char *name);
 void kbloom_put(struct kbloom_filter *filter);
 int kbloom_add(struct kbloom_filter *filter, const void *key, u32 len);
-int kbloom_test(struct kbloom_filter *filter, const void *key, u32 len);
+int kbloom_query(struct kbloom_filter *filter, const void *key, u32 len);
 int kbloom_test_and_add(struct kbloom_filter *filter, const void *key,
 			u32 len);
 int kbloom_remove(struct kbloom_filter *filter, const void *key, u32 len);

@@ -498,7 +498,7 @@ void kbloom_core_add_at(struct kbloom_core *core, const u64 *pos,
 }
 
 /**
- * kbloom_core_test() - may the key be present?
+ * kbloom_core_query() - may the key be present?
  * @core: the filter.
  * @key: the key bytes.
  * @len: its length, at least 1.
@@ -508,16 +508,16 @@ void kbloom_core_add_at(struct kbloom_core *core, const u64 *pos,
  * (in the happens-before sense: same CPU, or ordered by a lock, a release/
  * acquire pair or a syscall boundary) always tests true.
  */
-bool kbloom_core_test(const struct kbloom_core *core, const void *key,
-		      u32 len)
+bool kbloom_core_query(const struct kbloom_core *core, const void *key,
+		       u32 len)
 {
 	u64 pos[KBLOOM_CORE_MAX_HASHES];
 
 	kbloom_core_fill(core, key, len, pos);
-	return kbloom_core_test_at(core, pos);
+	return kbloom_core_query_at(core, pos);
 }
 
-bool kbloom_core_test_at(const struct kbloom_core *core, const u64 *pos)
+bool kbloom_core_query_at(const struct kbloom_core *core, const u64 *pos)
 {
 	u32 i;
 

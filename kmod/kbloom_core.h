@@ -117,15 +117,15 @@ bool kbloom_core_compatible(const struct kbloom_core *a,
 
 void kbloom_core_add(struct kbloom_core *core, const void *key, u32 len,
 		     struct kbloom_delta *d);
-bool kbloom_core_test(const struct kbloom_core *core, const void *key,
-		      u32 len);
+bool kbloom_core_query(const struct kbloom_core *core, const void *key,
+		       u32 len);
 bool kbloom_core_test_and_add(struct kbloom_core *core, const void *key,
 			      u32 len, struct kbloom_delta *d);
 bool kbloom_core_remove(struct kbloom_core *core, const void *key, u32 len,
 			struct kbloom_delta *d);
 void kbloom_core_add_at(struct kbloom_core *core, const u64 *pos,
 			struct kbloom_delta *d);
-bool kbloom_core_test_at(const struct kbloom_core *core, const u64 *pos);
+bool kbloom_core_query_at(const struct kbloom_core *core, const u64 *pos);
 bool kbloom_core_test_and_add_at(struct kbloom_core *core, const u64 *pos,
 				 struct kbloom_delta *d);
 bool kbloom_core_remove_at(struct kbloom_core *core, const u64 *pos,

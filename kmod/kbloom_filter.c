@@ -547,7 +547,7 @@ bool kbloom_gen_do(struct kbloom_gen *gen, enum kbloom_op op, const void *key,
 		kbloom_core_add(&gen->core, key, len, &d);
 		break;
 	case KBLOOM_OP_QUERY:
-		return kbloom_core_test(&gen->core, key, len);
+		return kbloom_core_query(&gen->core, key, len);
 	case KBLOOM_OP_TEST_AND_ADD:
 		ret = kbloom_core_test_and_add(&gen->core, key, len, &d);
 		break;
@@ -770,7 +770,7 @@ static inline int kbloom_api_check(struct kbloom_filter *filter, u32 len)
  * @len: its length, 1 to KBLOOM_KEY_MAX.
  *
  * Any context, lock-free, never sleeps. Once this returns, the key tests
- * present in every later kbloom_test() ordered after it.
+ * present in every later kbloom_query() ordered after it.
  *
  * Return: 0, -EINVAL for a bad length, -ENOENT if the filter was destroyed.
  */
@@ -790,7 +790,7 @@ int kbloom_add(struct kbloom_filter *filter, const void *key, u32 len)
 EXPORT_SYMBOL_NS_GPL(kbloom_add, KBLOOM);
 
 /**
- * kbloom_test() - may the key be present?
+ * kbloom_query() - may the key be present?
  * @filter: a filter held with kbloom_get().
  * @key: the key bytes.
  * @len: its length, 1 to KBLOOM_KEY_MAX.
@@ -800,7 +800,7 @@ EXPORT_SYMBOL_NS_GPL(kbloom_add, KBLOOM);
  * Return: 1 if the key may be present, 0 if it certainly is not, -EINVAL
  * for a bad length, -ENOENT if the filter was destroyed.
  */
-int kbloom_test(struct kbloom_filter *filter, const void *key, u32 len)
+int kbloom_query(struct kbloom_filter *filter, const void *key, u32 len)
 {
 	bool hit;
 	int ret;
@@ -815,7 +815,7 @@ int kbloom_test(struct kbloom_filter *filter, const void *key, u32 len)
 	kbloom_filter_account(filter, 0, 1, hit);
 	return hit;
 }
-EXPORT_SYMBOL_NS_GPL(kbloom_test, KBLOOM);
+EXPORT_SYMBOL_NS_GPL(kbloom_query, KBLOOM);
 
 /**
  * kbloom_test_and_add() - insert a key, telling whether it was seen before

@@ -300,12 +300,12 @@ bool kbloom_window_do(struct kbloom_window *win, enum kbloom_op op,
 		break;
 	case KBLOOM_OP_QUERY:
 		for (i = 0; i < view->n && !ret; i++)
-			ret = kbloom_core_test_at(&view->s[i]->core, pos);
+			ret = kbloom_core_query_at(&view->s[i]->core, pos);
 		return ret;
 	case KBLOOM_OP_TEST_AND_ADD:
 		ret = kbloom_core_test_and_add_at(&newest->core, pos, &d);
 		for (i = 1; i < view->n && !ret; i++)
-			ret = kbloom_core_test_at(&view->s[i]->core, pos);
+			ret = kbloom_core_query_at(&view->s[i]->core, pos);
 		break;
 	case KBLOOM_OP_REMOVE:
 		/*

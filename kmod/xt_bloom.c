@@ -167,7 +167,7 @@ static bool bloom_apply(const struct xt_bloom_mtinfo *info, const u8 *key,
 
 	switch (info->mode) {
 	case XT_BLOOM_TEST:
-		ret = kbloom_test(filter, key, len);
+		ret = kbloom_query(filter, key, len);
 		break;
 	case XT_BLOOM_ADD:
 		return kbloom_add(filter, key, len) == 0;

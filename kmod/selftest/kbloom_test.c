@@ -242,8 +242,8 @@ static void kbloom_core_no_false_negatives(struct kunit *test)
 		kbloom_core_add(core, key, kbloom_test_key(key, 4, i), NULL);
 	for (i = 0; i < s->n; i++)
 		KUNIT_EXPECT_TRUE_MSG(test,
-				      kbloom_core_test(core, key,
-						       kbloom_test_key(key, 4, i)),
+				      kbloom_core_query(core, key,
+							kbloom_test_key(key, 4, i)),
 				      "key %u lost", i);
 	vfree(core->bitmap);
 }
@@ -256,11 +256,11 @@ static void kbloom_core_test_and_add_reports_seen(struct kunit *test)
 
 	for (i = 0; i < 1000; i++) {
 		len = kbloom_test_key(key, 5, i);
-		KUNIT_EXPECT_FALSE(test, kbloom_core_test(core, key, len));
+		KUNIT_EXPECT_FALSE(test, kbloom_core_query(core, key, len));
 		KUNIT_EXPECT_FALSE(test,
 				   kbloom_core_test_and_add(core, key, len, NULL));
 		KUNIT_EXPECT_TRUE(test, kbloom_core_test_and_add(core, key, len, NULL));
-		KUNIT_EXPECT_TRUE(test, kbloom_core_test(core, key, len));
+		KUNIT_EXPECT_TRUE(test, kbloom_core_query(core, key, len));
 	}
 	vfree(core->bitmap);
 }
@@ -280,7 +280,7 @@ static void kbloom_core_clear_empties_filter(struct kunit *test)
 	for (i = 0; i < 5000; i++) {
 		u32 len = kbloom_test_key(key, 6, i);
 
-		KUNIT_EXPECT_FALSE(test, kbloom_core_test(core, key, len));
+		KUNIT_EXPECT_FALSE(test, kbloom_core_query(core, key, len));
 	}
 	vfree(core->bitmap);
 }
@@ -328,7 +328,7 @@ static void kbloom_fpr_within_three_sigma(struct kunit *test)
 	for (i = 0; i < n; i++)
 		kbloom_core_add(core, key, kbloom_test_key(key, 7, i), NULL);
 	for (i = 0; i < q; i++)
-		fp += kbloom_core_test(core, key, kbloom_test_key(key, 8, i));
+		fp += kbloom_core_query(core, key, kbloom_test_key(key, 8, i));
 	vfree(core->bitmap);
 
 	p = kbloom_fpr_q32(m, k, n);
@@ -499,9 +499,9 @@ static void kbloom_registry_lookup_and_duplicate(struct kunit *test)
 	rcu_read_lock();
 	KUNIT_EXPECT_EQ(test, kbloom_filter_core(f)->nbits, 1ULL << 16);
 	rcu_read_unlock();
-	KUNIT_EXPECT_EQ(test, kbloom_test(f, key, len), 0);
+	KUNIT_EXPECT_EQ(test, kbloom_query(f, key, len), 0);
 	KUNIT_EXPECT_EQ(test, kbloom_add(f, key, len), 0);
-	KUNIT_EXPECT_EQ(test, kbloom_test(f, key, len), 1);
+	KUNIT_EXPECT_EQ(test, kbloom_query(f, key, len), 1);
 	KUNIT_EXPECT_EQ(test, kbloom_test_and_add(f, key, len), 1);
 	KUNIT_EXPECT_EQ(test, kbloom_add(f, key, 0), -EINVAL);
 	KUNIT_EXPECT_EQ(test, kbloom_add(f, key, KBLOOM_KEY_MAX + 1), -EINVAL);
@@ -535,12 +535,12 @@ static void kbloom_registry_destroy_while_referenced(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, kbloom_add(f, key, len), 0);
 	KUNIT_EXPECT_EQ(test, kbloom_filter_destroy("kunit_ref"), 0);
 	KUNIT_EXPECT_EQ(test, kbloom_add(f, key, len), -ENOENT);
-	KUNIT_EXPECT_EQ(test, kbloom_test(f, key, len), -ENOENT);
+	KUNIT_EXPECT_EQ(test, kbloom_query(f, key, len), -ENOENT);
 	KUNIT_EXPECT_EQ(test, kbloom_test_and_add(f, key, len), -ENOENT);
 	/* Still readable: the bits are there until the last put. */
 	rcu_read_lock();
-	KUNIT_EXPECT_TRUE(test, kbloom_core_test(kbloom_filter_core(f), key,
-						 len));
+	KUNIT_EXPECT_TRUE(test, kbloom_core_query(kbloom_filter_core(f), key,
+						  len));
 	rcu_read_unlock();
 	/* Not freed while referenced (flushing now would wait for ever). */
 	msleep(100);
@@ -572,7 +572,7 @@ static void kbloom_registry_usable_from_softirq(struct kunit *test)
 	for (i = 0; f && i < 100; i++) {
 		len = kbloom_test_key(key, 10, i);
 		KUNIT_EXPECT_EQ(test, kbloom_test_and_add(f, key, len), 0);
-		KUNIT_EXPECT_EQ(test, kbloom_test(f, key, len), 1);
+		KUNIT_EXPECT_EQ(test, kbloom_query(f, key, len), 1);
 	}
 	kbloom_put(f);
 	local_bh_enable();
@@ -651,12 +651,12 @@ static void kbloom_registry_replace_is_atomic(struct kunit *test)
 	kbloom_core_add(&gen->core, y, ly, NULL);
 	rcu_read_lock();
 	/* A reader inside the old generation... */
-	KUNIT_EXPECT_TRUE(test, kbloom_core_test(kbloom_filter_core(f), x, lx));
+	KUNIT_EXPECT_TRUE(test, kbloom_core_query(kbloom_filter_core(f), x, lx));
 	rcu_read_unlock();
 	KUNIT_ASSERT_EQ(test, kbloom_filter_replace_gen("kunit_rep", gen, &p), 0);
 	/* ...and every reader after the swap sees only the new one. */
-	KUNIT_EXPECT_EQ(test, kbloom_test(f, y, ly), 1);
-	KUNIT_EXPECT_EQ(test, kbloom_test(f, x, lx), 0);
+	KUNIT_EXPECT_EQ(test, kbloom_query(f, y, ly), 1);
+	KUNIT_EXPECT_EQ(test, kbloom_query(f, x, lx), 0);
 	rcu_read_lock();
 	KUNIT_EXPECT_EQ(test, kbloom_filter_core(f)->nbits, 100003ULL);
 	rcu_read_unlock();
@@ -795,7 +795,7 @@ static void kbloom_counting_saturation_never_loses_key(struct kunit *test)
 	KUNIT_EXPECT_LE(test, kbloom_test_saturated(core), 4ULL);
 	for (i = 0; i < 20; i++)
 		KUNIT_EXPECT_TRUE(test, kbloom_core_remove(core, key, len, NULL));
-	KUNIT_EXPECT_TRUE(test, kbloom_core_test(core, key, len));
+	KUNIT_EXPECT_TRUE(test, kbloom_core_query(core, key, len));
 	vfree(core->bitmap);
 }
 
@@ -809,7 +809,7 @@ static void kbloom_counting_refuses_absent_key(struct kunit *test)
 
 	kbloom_core_add(core, key, len, NULL);
 	KUNIT_EXPECT_TRUE(test, kbloom_core_remove(core, key, len, NULL));
-	KUNIT_EXPECT_FALSE(test, kbloom_core_test(core, key, len));
+	KUNIT_EXPECT_FALSE(test, kbloom_core_query(core, key, len));
 	kbloom_core_add(core, key, kbloom_test_key(key, 41, 2), NULL);
 	weight = kbloom_test_weight(core);
 	len = kbloom_test_key(key, 41, 1);
@@ -861,7 +861,7 @@ static void kbloom_counting_matches_multiset_model(struct kunit *test)
 	for (k = 0; k < nkeys; k++) {
 		len = kbloom_test_key(key, 42, k);
 		if (count[k])
-			KUNIT_EXPECT_TRUE(test, kbloom_core_test(core, key, len));
+			KUNIT_EXPECT_TRUE(test, kbloom_core_query(core, key, len));
 	}
 	vfree(core->bitmap);
 }
@@ -958,7 +958,7 @@ static void kbloom_setops_counting_merge_saturates(struct kunit *test)
 		KUNIT_EXPECT_EQ(test, kbloom_test_counter(a, pos[i]), 15U);
 	for (i = 0; i < 30; i++)
 		kbloom_core_remove(a, key, len, NULL);
-	KUNIT_EXPECT_TRUE(test, kbloom_core_test(a, key, len));
+	KUNIT_EXPECT_TRUE(test, kbloom_core_query(a, key, len));
 	vfree(a->bitmap);
 	vfree(b->bitmap);
 }
@@ -1124,7 +1124,7 @@ static void kbloom_concurrency_no_lost_keys(struct kunit *test)
 				u32 len = kbloom_test_key(key, 100 + t,
 						r * KBLOOM_CONC_KEYS + i);
 
-				lost += !kbloom_core_test(&c.cores[r], key, len);
+				lost += !kbloom_core_query(&c.cores[r], key, len);
 			}
 		}
 	}

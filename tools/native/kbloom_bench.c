@@ -69,10 +69,10 @@ static void bench(u64 n, u32 ppb, u32 flags)
 		kbloom_core_add(&core, keys + 24 * i, lens[i], NULL);
 	t1 = now_ns();
 	for (i = 0; i < n; i++)
-		hits += kbloom_core_test(&core, keys + 24 * i, lens[i]);
+		hits += kbloom_core_query(&core, keys + 24 * i, lens[i]);
 	t2 = now_ns();
 	for (i = n; i < 2 * n; i++)
-		hits += kbloom_core_test(&core, keys + 24 * i, lens[i]);
+		hits += kbloom_core_query(&core, keys + 24 * i, lens[i]);
 	t3 = now_ns();
 	free(keys);
 	free(lens);

@@ -61,7 +61,7 @@ static struct kbloom_core *core_new_flags(u64 nbits, u32 nhashes, u32 flags,
 	void *bits = calloc(1, kbloom_core_bytes(nbits, flags));
 
 	if (!core || !bits) {
-		perror("kbloom_core_test: calloc");
+		perror("kbloom_core_query: calloc");
 		exit(2);
 	}
 	kbloom_core_init(core, bits, nbits, nhashes, flags, seed);
@@ -246,7 +246,7 @@ static bool no_false_negatives(void)
 		for (i = 0; i < sw[s].n; i++)
 			kbloom_core_add(core, key, make_key(key, s, i), NULL);
 		for (i = 0; i < sw[s].n; i++) {
-			if (!kbloom_core_test(core, key, make_key(key, s, i))) {
+			if (!kbloom_core_query(core, key, make_key(key, s, i))) {
 				core_free(core);
 				return fail("m %llu k %u: key %llu lost",
 					    (unsigned long long)sw[s].m,
@@ -277,7 +277,7 @@ static bool fpr_matches_theory(void)
 		for (i = 0; i < n; i++)
 			kbloom_core_add(core, key, make_key(key, 1, i), NULL);
 		for (fp = 0, i = 0; i < queries; i++)
-			fp += kbloom_core_test(core, key, make_key(key, 2, i));
+			fp += kbloom_core_query(core, key, make_key(key, 2, i));
 		core_free(core);
 		p = pow(1 - exp(-(double)k * n / m), k);
 		sigma = sqrt(p * (1 - p) / queries);
@@ -424,7 +424,7 @@ static bool test_and_add_reports_seen(void)
 			ok = fail("new key %llu reported seen",
 				  (unsigned long long)i);
 		else if (!kbloom_core_test_and_add(core, key, len, NULL) ||
-			 !kbloom_core_test(core, key, len))
+			 !kbloom_core_query(core, key, len))
 			ok = fail("key %llu not seen after add",
 				  (unsigned long long)i);
 	}
@@ -497,7 +497,7 @@ static bool concurrent_adds_lose_nothing(void)
 		pthread_join(t[i], NULL);
 	for (i = 0; i < 4 && ok; i++)
 		for (j = 0; j < 200000 && ok; j++)
-			if (!kbloom_core_test(core, key,
+			if (!kbloom_core_query(core, key,
 					      make_key(key, 50 + i, j)))
 				ok = fail("thread %d key %llu lost", i,
 					  (unsigned long long)j);
@@ -533,7 +533,7 @@ static bool counting_saturation_keeps_key(void)
 	for (i = 0; i < 20 && ok; i++)
 		if (!kbloom_core_remove(core, key, len, NULL))
 			ok = fail("remove %d refused", i);
-	if (ok && !kbloom_core_test(core, key, len))
+	if (ok && !kbloom_core_query(core, key, len))
 		ok = fail("key lost after 20 adds and 20 removes");
 	core_free(core);
 	return ok;
@@ -555,7 +555,7 @@ static bool counting_remove_absent_changes_nothing(void)
 	for (i = 0; i < 1000 && ok; i++) {
 		u32 len = make_key(key, 22, i);
 
-		if (kbloom_core_test(core, key, len))
+		if (kbloom_core_query(core, key, len))
 			continue;	/* a false positive: removable */
 		if (kbloom_core_remove(core, key, len, NULL))
 			ok = fail("absent key %llu removed",
@@ -614,7 +614,7 @@ static bool counting_matches_multiset_model(void)
 		}
 	}
 	for (k = 0; k < nkeys && ok; k++)
-		if (count[k] && !kbloom_core_test(core, key, make_key(key, 23, k)))
+		if (count[k] && !kbloom_core_query(core, key, make_key(key, 23, k)))
 			ok = fail("key %llu (count %u) lost",
 				  (unsigned long long)k, count[k]);
 	free(model);
@@ -761,7 +761,7 @@ static bool counting_merge_saturates(void)
 				  counter(a, pos[j]));
 	for (i = 0; i < 30 && ok; i++)
 		kbloom_core_remove(a, key, len, NULL);
-	if (ok && !kbloom_core_test(a, key, len))
+	if (ok && !kbloom_core_query(a, key, len))
 		ok = fail("saturated key lost after removes");
 	core_free(a);
 	core_free(b);
