@@ -411,6 +411,7 @@ static inline size_t kbloom_core_longs(const struct kbloom_core *core)
 	       sizeof(unsigned long);
 }
 
+#ifdef KBLOOM_CORE_TESTS
 /**
  * kbloom_core_compatible() - can @a and @b be merged or compared?
  * @a: a filter.
@@ -426,6 +427,7 @@ bool kbloom_core_compatible(const struct kbloom_core *a,
 	       a->flags == b->flags &&
 	       !memcmp(a->seed, b->seed, sizeof(a->seed));
 }
+#endif /* KBLOOM_CORE_TESTS */
 
 /**
  * kbloom_core_init() - set up a filter over caller-provided, zeroed memory
@@ -977,6 +979,7 @@ u64 kbloom_exp_neg_q32(u64 x)
 	return (r + (1ULL << 29)) >> 30;
 }
 
+#ifdef KBLOOM_CORE_TESTS
 /**
  * kbloom_fpr_q32() - theoretical false-positive rate (1 - e^(-kn/m))^k
  * @nbits: m, at least 1.
@@ -1005,6 +1008,7 @@ u64 kbloom_fpr_q32(u64 nbits, u32 nhashes, u64 nkeys)
 		r = (r * p + (1ULL << 31)) >> 32;
 	return r;
 }
+#endif /* KBLOOM_CORE_TESTS */
 
 /**
  * kbloom_fill_at() - positions expected set after n distinct keys

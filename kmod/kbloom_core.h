@@ -16,6 +16,19 @@
 #include "kbloom_native.h"
 #endif
 
+/*
+ * What only the tests use (KUnit, tools/native) is built where they run:
+ * in userspace, and in a module for a kernel with KUnit; a module for a
+ * kernel without KUnit does not carry it.
+ */
+#ifdef __KERNEL__
+#if IS_ENABLED(CONFIG_KUNIT)
+#define KBLOOM_CORE_TESTS	1
+#endif
+#else
+#define KBLOOM_CORE_TESTS	1
+#endif
+
 #define KBLOOM_CORE_MIN_BITS	64ULL
 #define KBLOOM_CORE_MAX_BITS	BIT_ULL(36)
 #define KBLOOM_CORE_MAX_HASHES	32
@@ -112,8 +125,10 @@ bool kbloom_core_valid(u64 nbits, u32 nhashes, u32 flags);
 bool kbloom_params_valid(u64 nbits, u32 nhashes, u32 flags, u64 capacity,
 			 u32 fpr_ppb);
 size_t kbloom_core_bytes(u64 nbits, u32 flags);
+#ifdef KBLOOM_CORE_TESTS
 bool kbloom_core_compatible(const struct kbloom_core *a,
 			    const struct kbloom_core *b);
+#endif
 
 void kbloom_core_add(struct kbloom_core *core, const void *key, u32 len,
 		     struct kbloom_delta *d);
@@ -142,7 +157,9 @@ bool kbloom_core_padding_clear(const struct kbloom_core *core);
 
 int kbloom_size(u64 capacity, u32 fpr_ppb, u64 *nbits, u32 *nhashes);
 u32 kbloom_optimal_hashes(u64 nbits, u64 capacity);
+#ifdef KBLOOM_CORE_TESTS
 u64 kbloom_fpr_q32(u64 nbits, u32 nhashes, u64 nkeys);
+#endif
 u64 kbloom_fill_at(u64 nbits, u32 nhashes, u64 nkeys);
 u32 kbloom_window_fpr(u32 fpr_ppb, u32 generations);
 u64 kbloom_log2_q32(u64 x);
