@@ -18,6 +18,7 @@
  */
 
 #include <linux/capability.h>
+#include <linux/err.h>
 #include <linux/fs.h>
 #include <linux/miscdevice.h>
 #include <linux/module.h>
@@ -286,21 +287,34 @@ static long kbloom_ioc_destroy(struct file *file, void __user *argp)
 	return kbloom_filter_destroy(n.name);
 }
 
-static long kbloom_ioc_clear(struct file *file, void __user *argp)
+/*
+ * The filter named by a struct kbloom_name at @argp, for the commands that
+ * change a filter wholesale (CLEAR, ROTATE): CAP_SYS_ADMIN and a writable
+ * fd first, as for CREATE. A reference the caller puts.
+ */
+static struct kbloom_filter *kbloom_admin_filter(struct file *file,
+						 void __user *argp)
 {
 	struct kbloom_filter *filter;
 	struct kbloom_name n;
 	int ret;
 
 	ret = kbloom_check_admin(file);
+	if (!ret)
+		ret = kbloom_get_name(argp, &n);
 	if (ret)
-		return ret;
-	ret = kbloom_get_name(argp, &n);
-	if (ret)
-		return ret;
+		return ERR_PTR(ret);
 	filter = kbloom_filter_get(n.name);
-	if (!filter)
-		return -ENOENT;
+	return filter ? filter : ERR_PTR(-ENOENT);
+}
+
+static long kbloom_ioc_clear(struct file *file, void __user *argp)
+{
+	struct kbloom_filter *filter = kbloom_admin_filter(file, argp);
+	int ret;
+
+	if (IS_ERR(filter))
+		return PTR_ERR(filter);
 	ret = kbloom_filter_clear(filter);
 	kbloom_filter_put(filter);
 	return ret;
@@ -308,20 +322,12 @@ static long kbloom_ioc_clear(struct file *file, void __user *argp)
 
 static long kbloom_ioc_rotate(struct file *file, void __user *argp)
 {
-	struct kbloom_filter *filter;
-	struct kbloom_name n;
+	struct kbloom_filter *filter = kbloom_admin_filter(file, argp);
 	struct kbloom_gen *gen;
-	int ret;
+	int ret = 0;
 
-	ret = kbloom_check_admin(file);
-	if (ret)
-		return ret;
-	ret = kbloom_get_name(argp, &n);
-	if (ret)
-		return ret;
-	filter = kbloom_filter_get(n.name);
-	if (!filter)
-		return -ENOENT;
+	if (IS_ERR(filter))
+		return PTR_ERR(filter);
 	gen = kbloom_gen_get(filter);
 	if (gen->win)
 		kbloom_window_rotate_now(gen->win);
