@@ -18,261 +18,14 @@
  * runs, each with its own timeout).
  */
 #define _GNU_SOURCE
-#include <errno.h>
-#include <fcntl.h>
-#include <grp.h>
-#include <pthread.h>
-#include <sched.h>
-#include <stdbool.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/ioctl.h>
-#include <sys/mman.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
-#include <sys/time.h>
-#include <sys/types.h>
-#include <sys/wait.h>
-#include <time.h>
-#include <unistd.h>
-
 #include <linux/netlink.h>
-#include <linux/kbloom.h>
 
-/*
- * The 6.1 harness's SIGALRM handler ignores its third parameter: the only
- * warning -Wextra has about it. Everything after it is checked in full.
- */
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wunused-parameter"
-#include "kselftest_harness.h"
-#pragma GCC diagnostic pop
+#include "kbloom_test.h"
 
-typedef __u64 u64;
-typedef __u32 u32;
-
-#define PTR(p)		((u64)(uintptr_t)(p))
-#define DEV		"/dev/bloom"
-#define SYSFS		"/sys/kernel/bloom"
 #define PARAMS		"/sys/module/kbloom/parameters"
 #define MIB		(1024ULL * 1024)
 #define GIB		(1024 * MIB)
-
-/* ------------------------------------------------------------------ */
-/* ioctl helpers: each returns 0 or a positive errno                  */
-/* ------------------------------------------------------------------ */
-
-static int ioc(int fd, unsigned long cmd, void *arg)
-{
-	int rc = ioctl(fd, cmd, arg);
-
-	if (rc == 0)
-		return 0;
-	if (rc == -1 && errno > 0)
-		return errno;
-	return -1;	/* a positive return value: never valid */
-}
-
-static void set_name(char *dst, const char *src)
-{
-	size_t len = strnlen(src, KBLOOM_NAME_MAX - 1);
-
-	memset(dst, 0, KBLOOM_NAME_MAX);
-	memcpy(dst, src, len);
-}
-
-static int kb_create(int fd, const char *name, u64 bits, u32 hashes,
-		     u32 flags, u32 scheme, struct kbloom_create *out)
-{
-	struct kbloom_create c;
-	int err;
-
-	memset(&c, 0, sizeof(c));
-	set_name(c.name, name);
-	c.bits = bits;
-	c.hashes = hashes;
-	c.flags = flags;
-	c.hash_scheme = scheme;
-	err = ioc(fd, KBLOOM_IOC_CREATE, &c);
-	if (out)
-		*out = c;
-	return err;
-}
-
-static int kb_create_like(int fd, const char *name, const char *like,
-			  u32 flags, u32 scheme, struct kbloom_create *out)
-{
-	struct kbloom_create c;
-	int err;
-
-	memset(&c, 0, sizeof(c));
-	set_name(c.name, name);
-	set_name(c.like, like);
-	c.flags = KBLOOM_CREATE_LIKE | flags;
-	c.hash_scheme = scheme;
-	err = ioc(fd, KBLOOM_IOC_CREATE, &c);
-	if (out)
-		*out = c;
-	return err;
-}
-
-static int kb_name_cmd(int fd, unsigned long cmd, const char *name)
-{
-	struct kbloom_name n;
-
-	memset(&n, 0, sizeof(n));
-	set_name(n.name, name);
-	return ioc(fd, cmd, &n);
-}
-
-static int kb_destroy(int fd, const char *name)
-{
-	return kb_name_cmd(fd, KBLOOM_IOC_DESTROY, name);
-}
-
-static int kb_clear(int fd, const char *name)
-{
-	return kb_name_cmd(fd, KBLOOM_IOC_CLEAR, name);
-}
-
-static int kb_info(int fd, const char *name, struct kbloom_info *info)
-{
-	memset(info, 0, sizeof(*info));
-	set_name(info->name, name);
-	return ioc(fd, KBLOOM_IOC_INFO, info);
-}
-
-static bool kb_exists(int fd, const char *name)
-{
-	struct kbloom_info info;
-
-	return kb_info(fd, name, &info) != ENOENT;
-}
-
-static int kb_key(int fd, unsigned long cmd, const char *name,
-		  const void *key, u32 len, u32 *result)
-{
-	struct kbloom_key k;
-	int err;
-
-	memset(&k, 0, sizeof(k));
-	set_name(k.name, name);
-	k.key = PTR(key);
-	k.len = len;
-	k.result = 0xdeadbeef;
-	err = ioc(fd, cmd, &k);
-	if (result)
-		*result = k.result;
-	return err;
-}
-
-static int kb_skey(int fd, unsigned long cmd, const char *name,
-		   const char *key, u32 *result)
-{
-	return kb_key(fd, cmd, name, key, (u32)strlen(key), result);
-}
-
-static void fill_batch(struct kbloom_batch *b, const char *name,
-		       const void *keys, const u32 *lens, void *results,
-		       u64 keys_bytes, u32 count)
-{
-	memset(b, 0, sizeof(*b));
-	set_name(b->name, name);
-	b->keys = PTR(keys);
-	b->lens = PTR(lens);
-	b->results = PTR(results);
-	b->keys_bytes = keys_bytes;
-	b->count = count;
-	/* Poisoned: the kernel must write them. */
-	b->done = 0xdeadbeef;
-	b->hits = 0xdeadbeef;
-}
-
-static int kb_batch(int fd, unsigned long cmd, const char *name,
-		    const void *keys, const u32 *lens, void *results,
-		    u64 keys_bytes, u32 count, struct kbloom_batch *out)
-{
-	struct kbloom_batch b;
-	int err;
-
-	fill_batch(&b, name, keys, lens, results, keys_bytes, count);
-	err = ioc(fd, cmd, &b);
-	if (out)
-		*out = b;
-	return err;
-}
-
-static int kb_merge(int fd, unsigned long cmd, const char *dst,
-		    const char *src, struct kbloom_merge *out)
-{
-	struct kbloom_merge m;
-	int err;
-
-	memset(&m, 0, sizeof(m));
-	set_name(m.dst, dst);
-	set_name(m.src, src);
-	m.mismatch = 0xdeadbeef;
-	err = ioc(fd, cmd, &m);
-	if (out)
-		*out = m;
-	return err;
-}
-
-/* IMPORT @im under @name with @import_flags. */
-static int kb_import(int fd, const struct kbloom_image *im, const char *name,
-		     u32 import_flags)
-{
-	struct kbloom_image c = *im;
-
-	set_name(c.name, name);
-	c.import_flags = import_flags;
-	return ioc(fd, KBLOOM_IOC_IMPORT, &c);
-}
-
-/* Number of filters (LIST with count 0), or -errno. */
-static long kb_count(int fd)
-{
-	struct kbloom_list l;
-	int err;
-
-	memset(&l, 0, sizeof(l));
-	err = ioc(fd, KBLOOM_IOC_LIST, &l);
-	return err ? -err : (long)l.count;
-}
-
-/* Every filter's name; *names is malloc'ed. Returns 0 or an errno. */
-static int kb_list(int fd, char (**names)[KBLOOM_NAME_MAX], u32 *count)
-{
-	struct kbloom_list l;
-	long n = kb_count(fd);
-	int err;
-
-	*names = NULL;
-	*count = 0;
-	if (n < 0)
-		return (int)-n;
-	/* Room for a few more than now: LIST says when it was too small. */
-	*names = calloc((size_t)n + 16, KBLOOM_NAME_MAX);
-	if (!*names)
-		return ENOMEM;
-	memset(&l, 0, sizeof(l));
-	l.names = PTR(*names);
-	l.count = (u32)n + 16;
-	err = ioc(fd, KBLOOM_IOC_LIST, &l);
-	if (err)
-		return err;
-	if (l.count > (u32)n + 16)
-		return EAGAIN;
-	*count = l.count;
-	return 0;
-}
-
-static void destroy_quiet(int fd, const char *name)
-{
-	kb_destroy(fd, name);
-}
 
 /* ------------------------------------------------------------------ */
 /* Keys                                                               */
@@ -477,96 +230,9 @@ static int img_unchanged(int fd, const char *name, const struct img *g)
 	return same;
 }
 
-/* The payload size @bits implies: bits or 4-bit counters, 8-byte units. */
-static u64 payload_size(u64 bits, bool counting)
-{
-	return (bits * (counting ? 4 : 1) + 63) / 64 * 8;
-}
-
 /* ------------------------------------------------------------------ */
-/* sysfs and module parameters                                        */
+/* Memory                                                             */
 /* ------------------------------------------------------------------ */
-
-/* One decimal integer and a newline; 0 or an errno (EINVAL: format). */
-static int sysfs_read_u64(const char *path, u64 *val)
-{
-	char buf[64], *end;
-	ssize_t n;
-	int fd, err;
-
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return errno;
-	n = read(fd, buf, sizeof(buf) - 1);
-	err = errno;
-	close(fd);
-	if (n < 0)
-		return err;
-	buf[n] = '\0';
-	if (n < 2 || buf[n - 1] != '\n' || buf[0] < '0' || buf[0] > '9')
-		return EINVAL;
-	errno = 0;
-	*val = strtoull(buf, &end, 10);
-	if (errno || *end != '\n')
-		return EINVAL;
-	return 0;
-}
-
-static int sysfs_write_u64(const char *path, u64 val)
-{
-	char buf[32];
-	int fd, len, err = 0;
-
-	fd = open(path, O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		return errno;
-	len = snprintf(buf, sizeof(buf), "%llu\n", (unsigned long long)val);
-	if (write(fd, buf, (size_t)len) != len)
-		err = errno ? errno : EIO;
-	close(fd);
-	return err;
-}
-
-static int filter_attr(const char *name, const char *attr, u64 *val)
-{
-	char path[160];
-
-	snprintf(path, sizeof(path), SYSFS "/filters/%s/%s", name, attr);
-	return sysfs_read_u64(path, val);
-}
-
-static bool filter_dir_exists(const char *name)
-{
-	char path[160];
-	struct stat st;
-
-	snprintf(path, sizeof(path), SYSFS "/filters/%s", name);
-	return stat(path, &st) == 0;
-}
-
-static u64 now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (u64)ts.tv_sec * 1000000000ULL + (u64)ts.tv_nsec;
-}
-
-static void sleep_ms(unsigned int ms)
-{
-	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
-
-	nanosleep(&ts, NULL);
-}
-
-/*
- * A "# " line on stdout, flushed: a test child leaves by _exit(), which
- * would drop what stdio still buffers when stdout is a pipe.
- */
-#define NOTE(fmt, ...) do {					\
-	ksft_print_msg(fmt "\n", ##__VA_ARGS__);		\
-	fflush(stdout);						\
-} while (0)
 
 /* MemAvailable from /proc/meminfo, in bytes; 0 if unknown. */
 static u64 mem_available(void)
@@ -664,20 +330,6 @@ static void assert_counts(struct __test_metadata *_metadata, int fd,
 		TH_LOG("%s: %s: sysfs saturated differs from the payload",
 		       when, name);
 	}
-}
-
-/*
- * The scheme CREATE gives when asked for 0: VERSION's default_hash_scheme;
- * 0 if VERSION failed.
- */
-static u32 default_scheme(int fd)
-{
-	struct kbloom_version v;
-
-	memset(&v, 0, sizeof(v));
-	if (ioc(fd, KBLOOM_IOC_VERSION, &v))
-		return 0;
-	return v.default_hash_scheme;
 }
 
 /* A page of @size bytes, zeroed and writable; NULL on failure. */
@@ -782,8 +434,8 @@ FIXTURE_SETUP(batch_fault)
 	destroy_quiet(self->fd, BF_F);
 	destroy_quiet(self->fd, BF_REF);
 	/* Counting, 2^20 counters: 8192 positions in use, no false hit. */
-	ASSERT_EQ(0, kb_create(self->fd, BF_F, 1 << 20, 4,
-			       KBLOOM_CREATE_COUNTING, 0, NULL));
+	ASSERT_EQ(0, kb_create_scheme(self->fd, BF_F, 1 << 20, 4,
+				      KBLOOM_CREATE_COUNTING, 0, NULL));
 	/* The reference gets the same operations without faults. */
 	ASSERT_EQ(0, kb_create_like(self->fd, BF_REF, BF_F, 0, 0, NULL));
 	ASSERT_EQ(0, keys_make(&self->ks, "bf", BF_KEYS));
@@ -991,8 +643,8 @@ FIXTURE_SETUP(key_fault)
 	self->fd = open(DEV, O_RDWR | O_CLOEXEC);
 	ASSERT_LE(0, self->fd);
 	destroy_quiet(self->fd, KF_F);
-	ASSERT_EQ(0, kb_create(self->fd, KF_F, 1 << 16, 4,
-			       KBLOOM_CREATE_COUNTING, 0, NULL));
+	ASSERT_EQ(0, kb_create_scheme(self->fd, KF_F, 1 << 16, 4,
+				      KBLOOM_CREATE_COUNTING, 0, NULL));
 	ASSERT_EQ(0, kb_skey(self->fd, KBLOOM_IOC_ADD, KF_F, "other", NULL));
 	/* REMOVE needs the key in: a remove that fails must not decrement. */
 	if (variant->remove)
@@ -1094,8 +746,8 @@ TEST_F(struct_fault, merge_readonly)
 	struct kbloom_merge *m = self->page;
 	struct img dst, src;
 
-	ASSERT_EQ(0, kb_create(self->fd, SF_DST, 1 << 16, 4,
-			       KBLOOM_CREATE_COUNTING, 0, NULL));
+	ASSERT_EQ(0, kb_create_scheme(self->fd, SF_DST, 1 << 16, 4,
+				      KBLOOM_CREATE_COUNTING, 0, NULL));
 	ASSERT_EQ(0, kb_create_like(self->fd, SF_SRC, SF_DST, 0, 0, NULL));
 	ASSERT_EQ(0, kb_skey(self->fd, KBLOOM_IOC_ADD, SF_DST, "in-dst", NULL));
 	ASSERT_EQ(0, kb_skey(self->fd, KBLOOM_IOC_ADD, SF_SRC, "in-src", NULL));
@@ -1123,7 +775,8 @@ TEST_F(struct_fault, create_undo_spares_existing)
 	u32 res;
 	int err;
 
-	ASSERT_EQ(0, kb_create(self->fd, SF_DUP, 1 << 16, 5, 0, 0, NULL));
+	ASSERT_EQ(0,
+		  kb_create_scheme(self->fd, SF_DUP, 1 << 16, 5, 0, 0, NULL));
 	ASSERT_EQ(0, kb_skey(self->fd, KBLOOM_IOC_ADD, SF_DUP, "dup-a", NULL));
 	ASSERT_EQ(0, kb_skey(self->fd, KBLOOM_IOC_ADD, SF_DUP, "dup-b", NULL));
 	ASSERT_EQ(0, kb_info(self->fd, SF_DUP, &before));
@@ -1177,7 +830,7 @@ FIXTURE_SETUP(rofd)
 	destroy_quiet(self->fd, RO_A);
 	destroy_quiet(self->fd, RO_B);
 	destroy_quiet(self->fd, RO_NEW);
-	ASSERT_EQ(0, kb_create(self->fd, RO_A, 1 << 16, 4, 0, 0, NULL));
+	ASSERT_EQ(0, kb_create_scheme(self->fd, RO_A, 1 << 16, 4, 0, 0, NULL));
 	ASSERT_EQ(0, kb_create_like(self->fd, RO_B, RO_A, 0, 0, NULL));
 	ASSERT_EQ(0, keys_make(&self->ka, "roa", RO_KEYS));
 	ASSERT_EQ(0, keys_make(&self->kb, "rob", RO_KEYS));
@@ -1225,7 +878,8 @@ static void assert_ro_nothing_changed(struct __test_metadata *_metadata,
 
 TEST_F(rofd, create_ebadf)
 {
-	EXPECT_EQ(EBADF, kb_create(self->ro, RO_NEW, 1024, 3, 0, 0, NULL));
+	EXPECT_EQ(EBADF,
+		  kb_create_scheme(self->ro, RO_NEW, 1024, 3, 0, 0, NULL));
 	EXPECT_EQ(EBADF, kb_create_like(self->ro, RO_NEW, RO_A, 0, 0, NULL));
 	assert_ro_nothing_changed(_metadata, self);
 }
@@ -1385,7 +1039,7 @@ static void rofd_nobody(int fd, int *out)
 	struct kbloom_image im;
 	unsigned char buf[8];
 
-	out[0] = kb_create(fd, RO_NEW, 1024, 3, 0, 0, NULL);
+	out[0] = kb_create_scheme(fd, RO_NEW, 1024, 3, 0, 0, NULL);
 	out[1] = kb_destroy(fd, RO_A);
 	out[2] = kb_clear(fd, RO_A);
 	memset(&im, 0, sizeof(im));
@@ -1440,10 +1094,10 @@ FIXTURE_SETUP(sysfs)
 	destroy_quiet(self->fd, SS_NEW);
 	destroy_quiet(self->fd, SS_CNEW);
 	/* Sizes that are not multiples of 64: padding exists. */
-	ASSERT_EQ(0, kb_create(self->fd, SS_P, 100003, 5, 0, 0, NULL));
+	ASSERT_EQ(0, kb_create_scheme(self->fd, SS_P, 100003, 5, 0, 0, NULL));
 	ASSERT_EQ(0, kb_create_like(self->fd, SS_P2, SS_P, 0, 0, NULL));
-	ASSERT_EQ(0, kb_create(self->fd, SS_C, 10007, 4,
-			       KBLOOM_CREATE_COUNTING, 0, NULL));
+	ASSERT_EQ(0, kb_create_scheme(self->fd, SS_C, 10007, 4,
+				      KBLOOM_CREATE_COUNTING, 0, NULL));
 	ASSERT_EQ(0, kb_create_like(self->fd, SS_C2, SS_C, 0, 0, NULL));
 	ASSERT_EQ(0, keys_make(&self->k1, "ss1", 2000));
 	ASSERT_EQ(0, keys_make(&self->k2, "ss2", 2000));
@@ -1844,9 +1498,12 @@ TEST_F(limits, max_filters_create)
 	ASSERT_EQ(0, sysfs_write_u64(PARAMS "/max_filters", (u64)n + 2));
 	ASSERT_EQ(0, sysfs_read_u64(PARAMS "/max_filters", &v));
 	ASSERT_EQ((u64)n + 2, v);
-	ASSERT_EQ(0, kb_create(self->fd, "hd_lim_0", 1024, 3, 0, 0, NULL));
-	ASSERT_EQ(0, kb_create(self->fd, "hd_lim_1", 1024, 3, 0, 0, NULL));
-	EXPECT_EQ(EDQUOT, kb_create(self->fd, "hd_lim_2", 1024, 3, 0, 0, NULL));
+	ASSERT_EQ(0,
+		  kb_create_scheme(self->fd, "hd_lim_0", 1024, 3, 0, 0, NULL));
+	ASSERT_EQ(0,
+		  kb_create_scheme(self->fd, "hd_lim_1", 1024, 3, 0, 0, NULL));
+	EXPECT_EQ(EDQUOT,
+		  kb_create_scheme(self->fd, "hd_lim_2", 1024, 3, 0, 0, NULL));
 	EXPECT_FALSE(kb_exists(self->fd, "hd_lim_2"));
 	EXPECT_FALSE(filter_dir_exists("hd_lim_2"));
 	EXPECT_EQ(n + 2, kb_count(self->fd));
@@ -1867,7 +1524,8 @@ TEST_F(limits, max_filters_create)
 	EXPECT_EQ(1, img_unchanged(self->fd, "hd_lim_1", &g));
 	/* Room again after a destroy. */
 	ASSERT_EQ(0, kb_destroy(self->fd, "hd_lim_1"));
-	EXPECT_EQ(0, kb_create(self->fd, "hd_lim_2", 1024, 3, 0, 0, NULL));
+	EXPECT_EQ(0,
+		  kb_create_scheme(self->fd, "hd_lim_2", 1024, 3, 0, 0, NULL));
 	img_free(&g);
 }
 
@@ -1877,7 +1535,7 @@ TEST_F(limits, max_filters_import)
 	struct img g;
 
 	ASSERT_LE(0, n);
-	ASSERT_EQ(0, kb_create(self->fd, LIM_SRC, 4096, 3, 0, 0, NULL));
+	ASSERT_EQ(0, kb_create_scheme(self->fd, LIM_SRC, 4096, 3, 0, 0, NULL));
 	ASSERT_EQ(0, img_take(self->fd, LIM_SRC, &g));
 	ASSERT_EQ(0, sysfs_write_u64(PARAMS "/max_filters", (u64)n + 1));
 	EXPECT_EQ(EDQUOT, kb_import(self->fd, &g.im, "hd_lim_0", 0));
@@ -1896,7 +1554,8 @@ TEST_F_TIMEOUT(limits, memory_charges_real_cost, 600)
 
 	for (i = 0; i < LIM_MANY; i++) {
 		snprintf(name, sizeof(name), LIM_FMT, i);
-		ASSERT_EQ(0, kb_create(self->fd, name, 64, 1, 0, 0, NULL)) {
+		ASSERT_EQ(0,
+			  kb_create_scheme(self->fd, name, 64, 1, 0, 0, NULL)) {
 			TH_LOG("create %s", name);
 		}
 		ASSERT_EQ(0, kb_info(self->fd, name, &info));
@@ -1941,7 +1600,8 @@ TEST_F(limits, max_memory_enospc)
 	u64 used, sum, v;
 
 	/* An image of 1 MiB to import later. */
-	ASSERT_EQ(0, kb_create(self->fd, LIM_SRC, 1 << 23, 3, 0, 0, NULL));
+	ASSERT_EQ(0,
+		  kb_create_scheme(self->fd, LIM_SRC, 1 << 23, 3, 0, 0, NULL));
 	ASSERT_EQ(0, img_take(self->fd, LIM_SRC, &g));
 	ASSERT_EQ(0, quiesce(self->fd, &used, &sum));
 	n = kb_count(self->fd);
@@ -1949,10 +1609,11 @@ TEST_F(limits, max_memory_enospc)
 	ASSERT_EQ(0, sysfs_write_u64(PARAMS "/max_memory", used + 4096));
 	ASSERT_EQ(0, sysfs_read_u64(SYSFS "/memory_budget", &v));
 	EXPECT_EQ(used + 4096, v);
-	EXPECT_EQ(ENOSPC, kb_create(self->fd, "hd_lim_0", 1 << 23, 3, 0, 0,
-				    NULL));
+	EXPECT_EQ(ENOSPC, kb_create_scheme(self->fd, "hd_lim_0", 1 << 23, 3, 0,
+					   0, NULL));
 	/* A page of storage plus bookkeeping is more than one page. */
-	EXPECT_EQ(ENOSPC, kb_create(self->fd, "hd_lim_1", 64, 1, 0, 0, NULL));
+	EXPECT_EQ(ENOSPC,
+		  kb_create_scheme(self->fd, "hd_lim_1", 64, 1, 0, 0, NULL));
 	EXPECT_EQ(ENOSPC, kb_create_like(self->fd, "hd_lim_2", LIM_SRC, 0, 0,
 					 NULL));
 	EXPECT_EQ(ENOSPC, kb_import(self->fd, &g.im, "hd_lim_3", 0));
@@ -1965,7 +1626,8 @@ TEST_F(limits, max_memory_enospc)
 	EXPECT_EQ(used, v);
 	/* With room, the same create works. */
 	ASSERT_EQ(0, sysfs_write_u64(PARAMS "/max_memory", used + 64 * MIB));
-	EXPECT_EQ(0, kb_create(self->fd, "hd_lim_0", 1 << 23, 3, 0, 0, NULL));
+	EXPECT_EQ(0, kb_create_scheme(self->fd, "hd_lim_0", 1 << 23, 3, 0, 0,
+				      NULL));
 	img_free(&g);
 }
 
@@ -2005,10 +1667,10 @@ FIXTURE_SETUP(import_valid)
 	ASSERT_EQ(0, img_take(self->fd, IV_CAP, &self->cap));
 	ASSERT_EQ(1000ULL, self->cap.im.capacity);
 	ASSERT_EQ(10000000U, self->cap.im.fpr_ppb);
-	ASSERT_EQ(0, kb_create(self->fd, IV_J, 1 << 16, 5, 0, KBLOOM_HASH_JHASH,
-			       NULL));
-	ASSERT_EQ(0, kb_create(self->fd, IV_S, 1 << 16, 5, 0,
-			       KBLOOM_HASH_SIPHASH, NULL));
+	ASSERT_EQ(0, kb_create_scheme(self->fd, IV_J, 1 << 16, 5, 0,
+				      KBLOOM_HASH_JHASH, NULL));
+	ASSERT_EQ(0, kb_create_scheme(self->fd, IV_S, 1 << 16, 5, 0,
+				      KBLOOM_HASH_SIPHASH, NULL));
 	ASSERT_EQ(0, keys_make(&self->ks, "iv", 500));
 	ASSERT_EQ(0, keys_apply(self->fd, KBLOOM_IOC_ADD_BATCH, IV_J,
 				&self->ks, 0, 500));
@@ -2295,8 +1957,8 @@ TEST_F(siphash, create_schemes)
 		    self->dflt == KBLOOM_HASH_SIPHASH);
 	for (i = 0; i < ARRAY_SIZE(cases); i++) {
 		want = cases[i].out ? cases[i].out : self->dflt;
-		ASSERT_EQ(0, kb_create(self->fd, SH_F, 1 << 16, 5, 0,
-				       cases[i].in, &c));
+		ASSERT_EQ(0, kb_create_scheme(self->fd, SH_F, 1 << 16, 5, 0,
+					      cases[i].in, &c));
 		EXPECT_EQ(want, c.hash_scheme) {
 			TH_LOG("CREATE hash_scheme %u wrote back %u",
 			       cases[i].in, c.hash_scheme);
@@ -2313,9 +1975,10 @@ TEST_F(siphash, create_bad_scheme)
 {
 	long n = kb_count(self->fd);
 
-	EXPECT_EQ(EINVAL, kb_create(self->fd, SH_F, 1 << 16, 5, 0, 3, NULL));
-	EXPECT_EQ(EINVAL, kb_create(self->fd, SH_F, 1 << 16, 5, 0,
-				    0xffffffffu, NULL));
+	EXPECT_EQ(EINVAL,
+		  kb_create_scheme(self->fd, SH_F, 1 << 16, 5, 0, 3, NULL));
+	EXPECT_EQ(EINVAL, kb_create_scheme(self->fd, SH_F, 1 << 16, 5, 0,
+					   0xffffffffu, NULL));
 	EXPECT_FALSE(kb_exists(self->fd, SH_F));
 	EXPECT_EQ(n, kb_count(self->fd));
 }
@@ -2328,8 +1991,8 @@ TEST_F(siphash, create_like)
 	size_t i;
 
 	for (i = 0; i < ARRAY_SIZE(schemes); i++) {
-		ASSERT_EQ(0, kb_create(self->fd, SH_F, 1 << 16, 5, 0,
-				       schemes[i], NULL));
+		ASSERT_EQ(0, kb_create_scheme(self->fd, SH_F, 1 << 16, 5, 0,
+					      schemes[i], NULL));
 		/* LIKE copies the scheme: giving one is an error. */
 		EXPECT_EQ(EINVAL, kb_create_like(self->fd, SH_L, SH_F, 0,
 						 schemes[i], NULL));
@@ -2356,8 +2019,8 @@ TEST_F(siphash, keys_found)
 	u32 i, res;
 	long hits;
 
-	ASSERT_EQ(0, kb_create(self->fd, SH_S, 1 << 20, 7, 0,
-			       KBLOOM_HASH_SIPHASH, NULL));
+	ASSERT_EQ(0, kb_create_scheme(self->fd, SH_S, 1 << 20, 7, 0,
+				      KBLOOM_HASH_SIPHASH, NULL));
 	ASSERT_EQ(0, keys_apply(self->fd, KBLOOM_IOC_ADD_BATCH, SH_S, &self->ks,
 				0, 900));
 	for (i = 900; i < 1000; i++)
@@ -2380,10 +2043,10 @@ TEST_F(siphash, merge_compare_mismatch)
 	struct kbloom_merge m;
 	struct img j;
 
-	ASSERT_EQ(0, kb_create(self->fd, SH_J, 1 << 16, 5, 0,
-			       KBLOOM_HASH_JHASH, NULL));
-	ASSERT_EQ(0, kb_create(self->fd, SH_S, 1 << 16, 5, 0,
-			       KBLOOM_HASH_SIPHASH, NULL));
+	ASSERT_EQ(0, kb_create_scheme(self->fd, SH_J, 1 << 16, 5, 0,
+				      KBLOOM_HASH_JHASH, NULL));
+	ASSERT_EQ(0, kb_create_scheme(self->fd, SH_S, 1 << 16, 5, 0,
+				      KBLOOM_HASH_SIPHASH, NULL));
 	ASSERT_EQ(0, keys_apply(self->fd, KBLOOM_IOC_ADD_BATCH, SH_S, &self->ks,
 				0, 100));
 	ASSERT_EQ(0, img_take(self->fd, SH_J, &j));
@@ -2411,8 +2074,8 @@ TEST_F(siphash, mismatch_scheme_alone)
 	struct kbloom_image im;
 	struct img j;
 
-	ASSERT_EQ(0, kb_create(self->fd, SH_J, 1 << 16, 5, 0,
-			       KBLOOM_HASH_JHASH, NULL));
+	ASSERT_EQ(0, kb_create_scheme(self->fd, SH_J, 1 << 16, 5, 0,
+				      KBLOOM_HASH_JHASH, NULL));
 	ASSERT_EQ(0, img_take(self->fd, SH_J, &j));
 	im = j.im;
 	im.hash_scheme = KBLOOM_HASH_SIPHASH;
@@ -2431,8 +2094,8 @@ TEST_F(siphash, export_import)
 	struct kbloom_image im;
 	struct img s, n;
 
-	ASSERT_EQ(0, kb_create(self->fd, SH_S, 1 << 20, 7, 0,
-			       KBLOOM_HASH_SIPHASH, NULL));
+	ASSERT_EQ(0, kb_create_scheme(self->fd, SH_S, 1 << 20, 7, 0,
+				      KBLOOM_HASH_SIPHASH, NULL));
 	ASSERT_EQ(0, keys_apply(self->fd, KBLOOM_IOC_ADD_BATCH, SH_S, &self->ks,
 				0, 1000));
 	ASSERT_EQ(0, img_take(self->fd, SH_S, &s));
@@ -2465,8 +2128,8 @@ TEST_F(siphash, jhash_exports_zero_seed_hi)
 {
 	struct img j;
 
-	ASSERT_EQ(0, kb_create(self->fd, SH_J, 1 << 16, 5, 0,
-			       KBLOOM_HASH_JHASH, NULL));
+	ASSERT_EQ(0, kb_create_scheme(self->fd, SH_J, 1 << 16, 5, 0,
+				      KBLOOM_HASH_JHASH, NULL));
 	ASSERT_EQ(0, keys_apply(self->fd, KBLOOM_IOC_ADD_BATCH, SH_J, &self->ks,
 				0, 100));
 	ASSERT_EQ(0, img_take(self->fd, SH_J, &j));
@@ -2566,7 +2229,7 @@ TEST_F_TIMEOUT(uevent, create_destroy, 60)
 {
 	const char *path = "/kernel/bloom/filters/" UE_F;
 
-	ASSERT_EQ(0, kb_create(self->fd, UE_F, 1024, 3, 0, 0, NULL));
+	ASSERT_EQ(0, kb_create_scheme(self->fd, UE_F, 1024, 3, 0, 0, NULL));
 	EXPECT_EQ(0, wait_uevent(self->nl, "add", path)) {
 		TH_LOG("no add@%s with SUBSYSTEM=bloom", path);
 	}
@@ -2581,7 +2244,7 @@ TEST_F_TIMEOUT(uevent, import_destroy, 60)
 	const char *path = "/kernel/bloom/filters/" UE_I;
 	struct img g;
 
-	ASSERT_EQ(0, kb_create(self->fd, UE_F, 1024, 3, 0, 0, NULL));
+	ASSERT_EQ(0, kb_create_scheme(self->fd, UE_F, 1024, 3, 0, 0, NULL));
 	ASSERT_EQ(0, img_take(self->fd, UE_F, &g));
 	ASSERT_EQ(0, kb_import(self->fd, &g.im, UE_I, 0));
 	EXPECT_EQ(0, wait_uevent(self->nl, "add", path));
@@ -2623,8 +2286,8 @@ FIXTURE_SETUP(stats)
 	self->fd = open(DEV, O_RDWR | O_CLOEXEC);
 	ASSERT_LE(0, self->fd);
 	destroy_quiet(self->fd, ST_F);
-	ASSERT_EQ(0, kb_create(self->fd, ST_F, ST_BITS, 4, variant->flags, 0,
-			       NULL));
+	ASSERT_EQ(0, kb_create_scheme(self->fd, ST_F, ST_BITS, 4,
+				      variant->flags, 0, NULL));
 }
 
 FIXTURE_TEARDOWN(stats)
@@ -2895,7 +2558,8 @@ TEST_F_TIMEOUT(big, bits_set_read_is_constant_time, 900)
 		if (budget < used + size + 64 * MIB)
 			ASSERT_EQ(0, sysfs_write_u64(PARAMS "/max_memory",
 						     used + size + 64 * MIB));
-		err = kb_create(self->fd, BIG_F, size * 8, 1, 0, 0, NULL);
+		err = kb_create_scheme(self->fd, BIG_F, size * 8, 1, 0, 0,
+				       NULL);
 		if (err != ENOMEM)
 			break;
 	}
@@ -2903,7 +2567,7 @@ TEST_F_TIMEOUT(big, bits_set_read_is_constant_time, 900)
 	NOTE("big: a %llu MiB filter (MemAvailable %llu MiB)",
 	     (unsigned long long)(size / MIB),
 	     (unsigned long long)(avail / MIB));
-	ASSERT_EQ(0, kb_create(self->fd, BIG_SMALL, 64, 1, 0, 0, NULL));
+	ASSERT_EQ(0, kb_create_scheme(self->fd, BIG_SMALL, 64, 1, 0, 0, NULL));
 	/* One key, one hash: exactly one bit set in each. */
 	ASSERT_EQ(0, kb_skey(self->fd, KBLOOM_IOC_ADD, BIG_F, "k", NULL));
 	ASSERT_EQ(0, kb_skey(self->fd, KBLOOM_IOC_ADD, BIG_SMALL, "k", NULL));

@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=dash
 #
 # kbloom_hardening (tools/selftest/kbloom_hardening.c): the regression tests
 # of issue 9 on the kernel's kselftest harness, 64-bit and i386 (compat

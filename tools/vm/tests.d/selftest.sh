@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=dash
 #
 # kbloom_selftest (tools/selftest/kbloom_selftest.c and the per-area files
 # it includes): every ioctl with good and bad arguments, permissions,
@@ -18,6 +19,20 @@ run_selftest() {
 			tap_run "${st%%:*}" "${st#*:}" "${st%%:*}"
 		else
 			"${st%%:*}"; check "${st#*:}" [ $? -eq 0 ]
+		fi
+	done
+}
+
+# The stress area alone (kbloom_selftest_stress, 64-bit and i386): what
+# the KCSAN run (kcsan.sh) runs of the selftest, under the race detector.
+run_selftest_stress() {
+	for st in kbloom_selftest_stress kbloom_selftest_stress32; do
+		if [ ! -x "/bin/$st" ]; then
+			echo "# $st: not in this VM"
+		elif type tap_run >/dev/null 2>&1; then
+			tap_run "$st" "$st: the selftest's stress area" "$st"
+		else
+			"$st"; check "$st: the selftest's stress area" [ $? -eq 0 ]
 		fi
 	done
 }

@@ -1,0 +1,538 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kbloom_selftest, area "badioctl": unknown commands, bad pointers,
+ * reserved fields and flags, and that a rejected call changed nothing.
+ * Included by kbloom_selftest.c.
+ */
+
+static const struct {
+	unsigned long cmd;
+	const char *name;
+} all_cmds[] = {
+	{ KBLOOM_IOC_VERSION, "VERSION" },
+	{ KBLOOM_IOC_CREATE, "CREATE" },
+	{ KBLOOM_IOC_DESTROY, "DESTROY" },
+	{ KBLOOM_IOC_CLEAR, "CLEAR" },
+	{ KBLOOM_IOC_INFO, "INFO" },
+	{ KBLOOM_IOC_LIST, "LIST" },
+	{ KBLOOM_IOC_ADD, "ADD" },
+	{ KBLOOM_IOC_QUERY, "QUERY" },
+	{ KBLOOM_IOC_TEST_AND_ADD, "TEST_AND_ADD" },
+	{ KBLOOM_IOC_ADD_BATCH, "ADD_BATCH" },
+	{ KBLOOM_IOC_QUERY_BATCH, "QUERY_BATCH" },
+	{ KBLOOM_IOC_TEST_AND_ADD_BATCH, "TEST_AND_ADD_BATCH" },
+	{ KBLOOM_IOC_REMOVE, "REMOVE" },
+	{ KBLOOM_IOC_REMOVE_BATCH, "REMOVE_BATCH" },
+	{ KBLOOM_IOC_MERGE, "MERGE" },
+	{ KBLOOM_IOC_COMPARE, "COMPARE" },
+	{ KBLOOM_IOC_EXPORT, "EXPORT" },
+	{ KBLOOM_IOC_IMPORT, "IMPORT" },
+};
+
+#define BAD_F		"badioctl_f"
+#define BAD_NEW		"badioctl_new"
+#define BAD_SRC		"badioctl_src"	/* like BAD_F: MERGE/COMPARE source */
+#define BAD_CNT		"badioctl_cnt"	/* counting: REMOVE target */
+#define BAD_SENTINEL	"sentinel"
+#define BAD_BITS	(1u << 16)
+
+/* An export of BAD_F: the valid IMPORT argument (under BAD_NEW). */
+static struct kbloom_image bad_image;
+static unsigned char bad_payload[BAD_BITS / 8];
+
+struct rsv_case {
+	unsigned long cmd;
+	const char *cmd_name;
+	const char *field;
+	size_t off;
+	size_t size;
+};
+
+#define RSV(c, s, f) { KBLOOM_IOC_##c, #c, #f, offsetof(struct s, f), \
+		       sizeof(((struct s *)0)->f) }
+#define RSV_I(c, s, f, i) { KBLOOM_IOC_##c, #c, #f "[" #i "]", \
+			    offsetof(struct s, f) + (i) * sizeof(u64), \
+			    sizeof(u64) }
+/* One byte of a char array (set to 'x'). */
+#define RSV_B(c, s, f, i) { KBLOOM_IOC_##c, #c, #f "[" #i "]", \
+			    offsetof(struct s, f) + (i), 1 }
+
+static const struct rsv_case rsv_cases[] = {
+	/* CREATE's reserved0 is hash_scheme now: see the hash_schemes case. */
+	/* @like must be all zero without KBLOOM_CREATE_LIKE. */
+	RSV_B(CREATE, kbloom_create, like, 0),
+	RSV_B(CREATE, kbloom_create, like, 31),
+	RSV_I(DESTROY, kbloom_name, reserved, 0),
+	RSV_I(DESTROY, kbloom_name, reserved, 1),
+	RSV_I(CLEAR, kbloom_name, reserved, 0),
+	RSV_I(CLEAR, kbloom_name, reserved, 1),
+	/* INFO's outputs that were reserved must be 0 on input. */
+	RSV(INFO, kbloom_info, window_ms),
+	RSV(INFO, kbloom_info, generations),
+	RSV(INFO, kbloom_info, rotations),
+	RSV(INFO, kbloom_info, newest_age_ms),
+	RSV(LIST, kbloom_list, reserved),
+	RSV_I(ADD, kbloom_key, reserved, 0),
+	RSV_I(ADD, kbloom_key, reserved, 1),
+	RSV_I(QUERY, kbloom_key, reserved, 0),
+	RSV_I(QUERY, kbloom_key, reserved, 1),
+	RSV_I(TEST_AND_ADD, kbloom_key, reserved, 0),
+	RSV_I(TEST_AND_ADD, kbloom_key, reserved, 1),
+	RSV(ADD_BATCH, kbloom_batch, reserved0),
+	RSV_I(ADD_BATCH, kbloom_batch, reserved, 0),
+	RSV_I(ADD_BATCH, kbloom_batch, reserved, 1),
+	RSV(QUERY_BATCH, kbloom_batch, reserved0),
+	RSV_I(QUERY_BATCH, kbloom_batch, reserved, 0),
+	RSV_I(QUERY_BATCH, kbloom_batch, reserved, 1),
+	RSV(TEST_AND_ADD_BATCH, kbloom_batch, reserved0),
+	RSV_I(TEST_AND_ADD_BATCH, kbloom_batch, reserved, 0),
+	RSV_I(TEST_AND_ADD_BATCH, kbloom_batch, reserved, 1),
+	RSV_I(REMOVE, kbloom_key, reserved, 0),
+	RSV_I(REMOVE, kbloom_key, reserved, 1),
+	RSV(REMOVE_BATCH, kbloom_batch, reserved0),
+	RSV_I(REMOVE_BATCH, kbloom_batch, reserved, 0),
+	RSV_I(REMOVE_BATCH, kbloom_batch, reserved, 1),
+	RSV(MERGE, kbloom_merge, reserved0),
+	RSV_I(MERGE, kbloom_merge, reserved, 0),
+	RSV_I(MERGE, kbloom_merge, reserved, 1),
+	RSV(COMPARE, kbloom_merge, reserved0),
+	RSV_I(COMPARE, kbloom_merge, reserved, 0),
+	RSV_I(COMPARE, kbloom_merge, reserved, 1),
+	/* EXPORT: import_flags must be 0 like a reserved field. */
+	RSV(EXPORT, kbloom_image, import_flags),
+	RSV(EXPORT, kbloom_image, reserved0),
+	/* EXPORT's other outputs must be 0 on input too. */
+	RSV(EXPORT, kbloom_image, seed_hi),
+	RSV(EXPORT, kbloom_image, generations),
+	RSV(EXPORT, kbloom_image, window_ms),
+	RSV(IMPORT, kbloom_image, reserved0),
+};
+
+/*
+ * (Re)create the badioctl filter with its sentinel key, its LIKE twin
+ * BAD_SRC, the counting BAD_CNT, and an export of BAD_F in bad_image.
+ */
+static bool bad_setup(struct __test_metadata *_metadata)
+{
+	int err;
+
+	cleanup(_metadata, BAD_SRC);
+	cleanup(_metadata, BAD_CNT);
+	err = kb_create(g_fd, BAD_F, BAD_BITS, 7, 0, 0, NULL);
+	if (!EXPECT_OK(err, "badioctl: create %s", BAD_F))
+		return false;
+	err = kb_skey(g_fd, KBLOOM_IOC_ADD, BAD_F, BAD_SENTINEL, NULL);
+	if (!EXPECT_OK(err, "badioctl: add the sentinel key"))
+		return false;
+	err = kb_create_ex(g_fd, BAD_SRC, 0, 0, KBLOOM_CREATE_LIKE, BAD_F,
+			   NULL);
+	if (!EXPECT_OK(err, "badioctl: create %s like %s", BAD_SRC, BAD_F))
+		return false;
+	err = kb_create_ex(g_fd, BAD_CNT, BAD_BITS, 4, KBLOOM_CREATE_COUNTING,
+			   NULL, NULL);
+	if (!EXPECT_OK(err, "badioctl: create counting %s", BAD_CNT))
+		return false;
+	err = kb_export(g_fd, BAD_F, bad_payload, sizeof(bad_payload),
+			&bad_image);
+	if (!EXPECT_OK(err, "badioctl: EXPORT %s", BAD_F))
+		return false;
+	return EXPECT_U64(bad_image.payload_len, sizeof(bad_payload),
+			  "badioctl: EXPORT %s payload_len", BAD_F);
+}
+
+/* A valid argument for @cmd, for the filter BAD_F and key @key. */
+static void bad_build(unsigned long cmd, void *buf, const char *key,
+		      u32 *lens, unsigned char *results)
+{
+	memset(buf, 0, 256);
+	switch (cmd) {
+	case KBLOOM_IOC_CREATE: {
+		struct kbloom_create *c = buf;
+
+		set_name(c->name, BAD_NEW);
+		c->bits = 1024;
+		c->hashes = 3;
+		break;
+	}
+	case KBLOOM_IOC_DESTROY:
+	case KBLOOM_IOC_CLEAR:
+		set_name(((struct kbloom_name *)buf)->name, BAD_F);
+		break;
+	case KBLOOM_IOC_INFO:
+		set_name(((struct kbloom_info *)buf)->name, BAD_F);
+		break;
+	case KBLOOM_IOC_LIST:
+		break;	/* names 0, count 0: a valid "how many" call */
+	case KBLOOM_IOC_ADD:
+	case KBLOOM_IOC_QUERY:
+	case KBLOOM_IOC_TEST_AND_ADD:
+	case KBLOOM_IOC_REMOVE: {
+		struct kbloom_key *k = buf;
+
+		set_name(k->name, cmd == KBLOOM_IOC_REMOVE ? BAD_CNT : BAD_F);
+		k->key = PTR(key);
+		k->len = (u32)strlen(key);
+		break;
+	}
+	case KBLOOM_IOC_MERGE:
+	case KBLOOM_IOC_COMPARE: {
+		struct kbloom_merge *m = buf;
+
+		set_name(m->dst, BAD_F);
+		set_name(m->src, BAD_SRC);
+		break;
+	}
+	case KBLOOM_IOC_EXPORT: {
+		struct kbloom_image *im = buf;
+
+		set_name(im->name, BAD_F);
+		im->payload = PTR(bad_payload);
+		im->payload_len = sizeof(bad_payload);
+		break;
+	}
+	case KBLOOM_IOC_IMPORT: {
+		struct kbloom_image *im = buf;
+
+		*im = bad_image;
+		set_name(im->name, BAD_NEW);
+		im->payload = PTR(bad_payload);
+		im->import_flags = 0;
+		break;
+	}
+	default: {
+		struct kbloom_batch *b = buf;
+
+		set_name(b->name, cmd == KBLOOM_IOC_REMOVE_BATCH ? BAD_CNT :
+								   BAD_F);
+		lens[0] = (u32)strlen(key);
+		b->keys = PTR(key);
+		b->lens = PTR(lens);
+		b->results = PTR(results);
+		b->keys_bytes = lens[0];
+		b->count = 1;
+		break;
+	}
+	}
+}
+
+/*
+ * Every case starts with BAD_F (holding the sentinel key), its LIKE twin
+ * BAD_SRC, the counting BAD_CNT and an export of BAD_F in bad_image; no
+ * BAD_NEW, which a wrongly accepted CREATE or IMPORT would make.
+ */
+FIXTURE(badioctl) {
+};
+
+FIXTURE_SETUP(badioctl)
+{
+	st_open(_metadata);
+	cleanup(_metadata, BAD_F);
+	cleanup(_metadata, BAD_NEW);
+	ASSERT_TRUE(bad_setup(_metadata));
+}
+
+FIXTURE_TEARDOWN(badioctl)
+{
+	cleanup(_metadata, BAD_F);
+	cleanup(_metadata, BAD_NEW);
+	cleanup(_metadata, BAD_SRC);
+	cleanup(_metadata, BAD_CNT);
+	st_close();
+}
+
+TEST_F(badioctl, unknown_commands)
+{
+	static const struct {
+		unsigned long cmd;
+		const char *what;
+	} unknown[] = {
+		{ _IO(KBLOOM_IOC_MAGIC, 0x7f), "_IO(KBLOOM_IOC_MAGIC, 0x7f)" },
+		{ _IOWR(KBLOOM_IOC_MAGIC, 0x7f, struct kbloom_key),
+		  "_IOWR(KBLOOM_IOC_MAGIC, 0x7f, kbloom_key)" },
+		/* Right nr, wrong size/direction: the full number counts. */
+		{ _IOWR(KBLOOM_IOC_MAGIC, 0x10, struct kbloom_info),
+		  "ADD's nr with kbloom_info's size" },
+		{ _IOR(KBLOOM_IOC_MAGIC, 0x04, struct kbloom_info),
+		  "INFO's nr as _IOR" },
+		{ _IO(KBLOOM_IOC_MAGIC, 0x00), "VERSION's nr as _IO" },
+		{ _IOWR(0x42, 0x01, struct kbloom_create),
+		  "foreign magic 0x42 with CREATE's nr and size" },
+		{ _IOR(0xBE, 0x00, struct kbloom_version),
+		  "foreign magic 0xBE with VERSION's nr and size" },
+	};
+	u64 argbuf[512];	/* zeroed, big enough for any struct */
+	size_t i;
+	int err;
+
+	for (i = 0; i < ARRAY_SIZE(unknown); i++) {
+		memset(argbuf, 0, sizeof(argbuf));
+		err = ioc(g_fd, unknown[i].cmd, argbuf);
+		EXPECT_ERRNO(err, ENOTTY, "badioctl: unknown command %s",
+			     unknown[i].what);
+	}
+}
+
+TEST_F(badioctl, null_and_unmapped_arguments)
+{
+	void *hole;
+	size_t i;
+	int err;
+	u32 res;
+
+	for (i = 0; i < ARRAY_SIZE(all_cmds); i++) {
+		err = ioc(g_fd, all_cmds[i].cmd, NULL);
+		EXPECT_ERRNO(err, EFAULT, "badioctl: %s with a NULL argument",
+			     all_cmds[i].name);
+	}
+	hole = unmapped_page(_metadata);
+	if (hole) {
+		for (i = 0; i < ARRAY_SIZE(all_cmds); i++) {
+			err = ioc(g_fd, all_cmds[i].cmd, hole);
+			EXPECT_ERRNO(err, EFAULT,
+				     "badioctl: %s with an unmapped argument",
+				     all_cmds[i].name);
+		}
+	}
+	/* Nothing above may have destroyed or cleared the filter. */
+	err = kb_skey(g_fd, KBLOOM_IOC_QUERY, BAD_F, BAD_SENTINEL, &res);
+	EXPECT_COND(err == 0 && res == 1, "sentinel lost",
+		    "badioctl: filter intact after the EFAULT calls");
+}
+
+/* Unknown create flags. */
+TEST_F(badioctl, create_flags)
+{
+	/* 1 and 2 are COUNTING and LIKE now: see the merge area. */
+	static const u32 bad_flags[] = {
+		1u << 2, 0x80000000u, KBLOOM_CREATE_COUNTING | 1u << 2,
+	};
+	size_t i;
+	int err;
+
+	for (i = 0; i < ARRAY_SIZE(bad_flags); i++) {
+		struct kbloom_create c;
+		struct kbloom_info info;
+
+		memset(&c, 0, sizeof(c));
+		set_name(c.name, BAD_NEW);
+		c.bits = 1024;
+		c.hashes = 3;
+		c.flags = bad_flags[i];
+		err = ioc(g_fd, KBLOOM_IOC_CREATE, &c);
+		EXPECT_ERRNO(err, EINVAL,
+			     "badioctl: create with flags 0x%x",
+			     bad_flags[i]);
+		err = kb_info(g_fd, BAD_NEW, &info);
+		EXPECT_ERRNO(err, ENOENT,
+			     "badioctl: flags 0x%x created nothing",
+			     bad_flags[i]);
+		cleanup(_metadata, BAD_NEW);
+	}
+}
+
+/* Unknown hash schemes (was reserved0; 0 is the default). */
+TEST_F(badioctl, hash_schemes)
+{
+	static const u32 bad_schemes[] = { 3, 0x80000000u, 0xffffffffu };
+	size_t i;
+	int err;
+
+	for (i = 0; i < ARRAY_SIZE(bad_schemes); i++) {
+		struct kbloom_create c;
+		struct kbloom_info info;
+
+		memset(&c, 0, sizeof(c));
+		set_name(c.name, BAD_NEW);
+		c.bits = 1024;
+		c.hashes = 3;
+		c.hash_scheme = bad_schemes[i];
+		err = ioc(g_fd, KBLOOM_IOC_CREATE, &c);
+		EXPECT_ERRNO(err, EINVAL,
+			     "badioctl: create with hash_scheme 0x%x",
+			     bad_schemes[i]);
+		err = kb_info(g_fd, BAD_NEW, &info);
+		EXPECT_ERRNO(err, ENOENT,
+			     "badioctl: hash_scheme 0x%x created nothing",
+			     bad_schemes[i]);
+		cleanup(_metadata, BAD_NEW);
+	}
+}
+
+/* Each reserved field in turn, in an otherwise valid call. */
+TEST_F(badioctl, reserved_fields)
+{
+	u64 argbuf[512];	/* zeroed, big enough for any struct */
+	unsigned char results[8];
+	u32 lens[1];
+	char key[32];
+	size_t i;
+	int err;
+
+	for (i = 0; i < ARRAY_SIZE(rsv_cases); i++) {
+		const struct rsv_case *rc = &rsv_cases[i];
+		unsigned char *field = (unsigned char *)argbuf + rc->off;
+		struct kbloom_info info;
+		u32 sres = 0, kres = 0;
+		int e1, e2;
+
+		snprintf(key, sizeof(key), "rsv-%zu", i);
+		/*
+		 * Give the key a place where a wrongly accepted call would
+		 * show: in BAD_CNT for REMOVE (it must stay), in BAD_SRC
+		 * for MERGE (it must not reach BAD_F).
+		 */
+		if (rc->cmd == KBLOOM_IOC_REMOVE ||
+		    rc->cmd == KBLOOM_IOC_REMOVE_BATCH)
+			EXPECT_OK(kb_skey(g_fd, KBLOOM_IOC_ADD, BAD_CNT, key,
+					  NULL),
+				  "badioctl: add %s to %s", key, BAD_CNT);
+		if (rc->cmd == KBLOOM_IOC_MERGE)
+			EXPECT_OK(kb_skey(g_fd, KBLOOM_IOC_ADD, BAD_SRC, key,
+					  NULL),
+				  "badioctl: add %s to %s", key, BAD_SRC);
+		bad_build(rc->cmd, argbuf, key, lens, results);
+		if (rc->size == 1) {
+			*field = 'x';
+		} else if (rc->size == sizeof(u32)) {
+			u32 v = 1;
+
+			memcpy(field, &v, sizeof(v));
+		} else {
+			/* The top bit: catches checks that truncate. */
+			u64 v = 1ULL << 63;
+
+			memcpy(field, &v, sizeof(v));
+		}
+		err = ioc(g_fd, rc->cmd, argbuf);
+		EXPECT_ERRNO(err, EINVAL, "badioctl: %s with non-zero %s",
+			     rc->cmd_name, rc->field);
+
+		/*
+		 * A rejected call must have had no effect: the filter still
+		 * exists with its sentinel, the key was not added and no
+		 * new filter appeared.
+		 */
+		e1 = kb_skey(g_fd, KBLOOM_IOC_QUERY, BAD_F, BAD_SENTINEL,
+			     &sres);
+		e2 = kb_skey(g_fd, KBLOOM_IOC_QUERY, BAD_F, key, &kres);
+		EXPECT_COND(e1 == 0 && sres == 1 && e2 == 0 && kres == 0 &&
+			    kb_info(g_fd, BAD_NEW, &info) == ENOENT,
+			    "the rejected call changed state",
+			    "badioctl: rejected %s %s had no effect",
+			    rc->cmd_name, rc->field);
+		if (rc->cmd == KBLOOM_IOC_REMOVE ||
+		    rc->cmd == KBLOOM_IOC_REMOVE_BATCH) {
+			int e3 = kb_skey(g_fd, KBLOOM_IOC_QUERY, BAD_CNT, key,
+					 &kres);
+
+			EXPECT_COND(e3 == 0 && kres == 1, "the key was removed",
+				    "badioctl: rejected %s %s removed nothing",
+				    rc->cmd_name, rc->field);
+		}
+		if (e1 == ENOENT || (e1 == 0 && sres != 1)) {
+			cleanup(_metadata, BAD_F);
+			if (!bad_setup(_metadata))
+				return;
+		}
+		cleanup(_metadata, BAD_NEW);
+	}
+}
+
+/* LIST with room but no buffer must fault (filters exist). */
+TEST_F(badioctl, list_faults)
+{
+	void *hole = unmapped_page(_metadata);
+	struct kbloom_list l;
+	int err;
+
+	memset(&l, 0, sizeof(l));
+	l.count = 1;
+	err = ioc(g_fd, KBLOOM_IOC_LIST, &l);
+	EXPECT_ERRNO(err, EFAULT, "badioctl: LIST count 1 names NULL");
+	if (hole) {
+		memset(&l, 0, sizeof(l));
+		l.count = 1;
+		l.names = PTR(hole);
+		err = ioc(g_fd, KBLOOM_IOC_LIST, &l);
+		EXPECT_ERRNO(err, EFAULT,
+			     "badioctl: LIST names unmapped");
+	}
+}
+
+/* Pointers inside the arguments of REMOVE, EXPORT and IMPORT. */
+TEST_F(badioctl, pointers_in_arguments)
+{
+	void *hole = unmapped_page(_metadata);
+	unsigned char *bufs[2] = { NULL, hole };
+	const char *how[2] = { "NULL", "unmapped" };
+	unsigned char results[8];
+	struct kbloom_info info;
+	struct kbloom_image im;
+	u32 lens[1], res32;
+	long before;
+	size_t j;
+	int err;
+
+	for (j = 0; j < 2; j++) {
+		if (j == 1 && !hole)
+			break;
+		err = kb_skey(g_fd, KBLOOM_IOC_ADD, BAD_CNT, "ptrkey",
+			      NULL);
+		EXPECT_OK(err, "badioctl: add ptrkey to %s", BAD_CNT);
+		err = kb_key(g_fd, KBLOOM_IOC_REMOVE, BAD_CNT, bufs[j],
+			     6, NULL);
+		EXPECT_ERRNO(err, EFAULT, "badioctl: REMOVE key %s",
+			     how[j]);
+		lens[0] = 6;
+		err = kb_batch(g_fd, KBLOOM_IOC_REMOVE_BATCH, BAD_CNT,
+			       bufs[j], lens, results, 6, 1, NULL);
+		EXPECT_ERRNO(err, EFAULT,
+			     "badioctl: REMOVE_BATCH keys %s", how[j]);
+		err = kb_batch(g_fd, KBLOOM_IOC_REMOVE_BATCH, BAD_CNT,
+			       "ptrkey", (u32 *)bufs[j], results, 6, 1,
+			       NULL);
+		EXPECT_ERRNO(err, EFAULT,
+			     "badioctl: REMOVE_BATCH lens %s", how[j]);
+		err = kb_skey(g_fd, KBLOOM_IOC_QUERY, BAD_CNT, "ptrkey",
+			      &res32);
+		EXPECT_COND(err == 0 && res32 == 1, "ptrkey removed",
+			    "badioctl: faulting REMOVE calls kept the key (%s)",
+			    how[j]);
+		if (j == 1) {
+			/*
+			 * results NULL is legal, so only unmapped.
+			 * Whether the key went before the result
+			 * failed to copy is not specified: a key of
+			 * its own, and no check of it afterwards.
+			 */
+			lens[0] = 6;
+			kb_skey(g_fd, KBLOOM_IOC_ADD, BAD_CNT, "reskey",
+				NULL);
+			err = kb_batch(g_fd, KBLOOM_IOC_REMOVE_BATCH,
+				       BAD_CNT, "reskey", lens, hole,
+				       6, 1, NULL);
+			EXPECT_ERRNO(err, EFAULT,
+				     "badioctl: REMOVE_BATCH results unmapped");
+		}
+
+		err = kb_export(g_fd, BAD_F, bufs[j],
+				sizeof(bad_payload), &im);
+		EXPECT_ERRNO(err, EFAULT, "badioctl: EXPORT payload %s",
+			     how[j]);
+		im = bad_image;
+		set_name(im.name, BAD_NEW);
+		im.payload = PTR(bufs[j]);
+		err = ioc(g_fd, KBLOOM_IOC_IMPORT, &im);
+		EXPECT_ERRNO(err, EFAULT, "badioctl: IMPORT payload %s",
+			     how[j]);
+		err = kb_info(g_fd, BAD_NEW, &info);
+		EXPECT_ERRNO(err, ENOENT,
+			     "badioctl: faulting IMPORT created nothing (%s)",
+			     how[j]);
+	}
+
+	/* Unknown commands and bad pointers created nothing. */
+	before = count_filters(_metadata);
+	EXPECT_COND(before >= 1, "LIST failed or lost " BAD_F,
+		    "badioctl: LIST still counts the test filter");
+}

@@ -1,0 +1,426 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kbloom_selftest, area "create": sizing, limits, names, LIST, unknown
+ * names (ENOENT). Included by kbloom_selftest.c.
+ */
+
+/* The longest valid name: KBLOOM_NAME_MAX - 1 characters. */
+#define CREATE_LONG31	"create_nnnnnnnnnnnnnnnnnnnnnnnn"
+_Static_assert(sizeof(CREATE_LONG31) == KBLOOM_NAME_MAX, "31 characters");
+
+/* m = ceil(-n ln(p) / (ln 2)^2), the header's formula, in doubles. */
+static u64 expect_bits(u64 n, u32 fpr_ppb)
+{
+	double p = (double)fpr_ppb / KBLOOM_FPR_ONE;
+
+	return (u64)ceil(-(double)n * log(p) / (M_LN2 * M_LN2));
+}
+
+static void check_info_basic(struct __test_metadata *_metadata,
+			     const char *name, u64 bits, u32 hashes,
+			     u64 capacity, u32 fpr)
+{
+	struct kbloom_info info;
+	int err;
+
+	memset(&info, 0xa5, sizeof(info));
+	err = kb_info(g_fd, name, &info);
+	if (!EXPECT_OK(err, "create: INFO %s", name))
+		return;
+	EXPECT_U64(info.bits, bits, "create: INFO %s bits", name);
+	EXPECT_U64(info.hashes, hashes, "create: INFO %s hashes", name);
+	EXPECT_U64(info.capacity, capacity, "create: INFO %s capacity", name);
+	EXPECT_U64(info.fpr_ppb, fpr, "create: INFO %s fpr_ppb", name);
+	EXPECT_U64(info.flags, 0, "create: INFO %s flags", name);
+	EXPECT_U64(info.hash_scheme, g_scheme,
+		   "create: INFO %s hash_scheme (the default)", name);
+	EXPECT_COND(info.bits_set == 0 && info.adds == 0 && info.queries == 0 &&
+		    info.hits == 0, "statistics not zero",
+		    "create: INFO %s fresh statistics zero", name);
+	EXPECT_COND(info.memory_bytes >= (bits + 7) / 8,
+		    "smaller than the bitmap",
+		    "create: INFO %s memory_bytes >= bits/8", name);
+	EXPECT_U64(info.saturated, 0, "create: INFO %s saturated 0 (plain)",
+		   name);
+	EXPECT_COND(!info.window_ms && !info.generations && !info.rotations,
+		    "non-zero window fields",
+		    "create: INFO %s window_ms, generations, rotations zero (not windowed)",
+		    name);
+}
+
+/* Creation that must fail with EINVAL; undo it if it did not. */
+static void create_einval(struct __test_metadata *_metadata, const char *name,
+			  u64 bits, u32 hashes, u64 cap, u32 fpr,
+			  const char *what)
+{
+	int err = kb_create(g_fd, name, bits, hashes, cap, fpr, NULL);
+
+	EXPECT_ERRNO(err, EINVAL, "create: %s", what);
+	if (err == 0 && strlen(name) < KBLOOM_NAME_MAX)
+		cleanup(_metadata, name);
+}
+
+/* Every filter a case of this area may create. */
+static const char *const created[] = {
+	"create_a", "create_cap1", "create_cap2", "create_b64",
+	"create_h1", "create_h32", "create_dup", "create_ok-._9",
+	"create_bad", "create_huge", "create_twice", "Z", CREATE_LONG31,
+};
+
+FIXTURE(create) {
+};
+
+/* None of them exists when a case starts, nor after it. */
+FIXTURE_SETUP(create)
+{
+	size_t i;
+
+	st_open(_metadata);
+	for (i = 0; i < ARRAY_SIZE(created); i++)
+		cleanup(_metadata, created[i]);
+}
+
+FIXTURE_TEARDOWN(create)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(created); i++)
+		cleanup(_metadata, created[i]);
+	st_close();
+}
+
+TEST_F(create, by_bits_and_hashes)
+{
+	struct kbloom_create c;
+	int err;
+
+	err = kb_create(g_fd, "create_a", 10000, 3, 0, 0, &c);
+	if (EXPECT_OK(err, "create: by bits 10000 hashes 3")) {
+		EXPECT_U64(c.bits, 10000, "create: bits written back");
+		EXPECT_U64(c.hashes, 3, "create: hashes written back");
+		check_info_basic(_metadata, "create_a", 10000, 3, 0, 0);
+	}
+}
+
+/* By capacity and fpr: 1e6 keys at 1%. */
+TEST_F(create, by_capacity_and_fpr)
+{
+	struct kbloom_create c;
+	u64 want;
+	int err;
+
+	want = expect_bits(1000000, 10000000);
+	err = kb_create(g_fd, "create_cap1", 0, 0, 1000000, 10000000, &c);
+	if (EXPECT_OK(err, "create: capacity 1000000 fpr 1%%")) {
+		EXPECT_RANGE(c.bits, want - 1, want + 1,
+			     "create: capacity 1e6 at 1%% gives m = ceil(-n ln p / ln2^2)");
+		EXPECT_U64(c.hashes, 7,
+			   "create: capacity 1e6 at 1%% gives k 7");
+		check_info_basic(_metadata, "create_cap1", c.bits, c.hashes,
+				 1000000, 10000000);
+	}
+
+	/* 1000 keys at 0.1%: m about 14378, k = round(14.378 ln 2) = 10. */
+	want = expect_bits(1000, 1000000);
+	err = kb_create(g_fd, "create_cap2", 0, 0, 1000, 1000000, &c);
+	if (EXPECT_OK(err, "create: capacity 1000 fpr 0.1%%")) {
+		EXPECT_RANGE(c.bits, want - 1, want + 1,
+			     "create: capacity 1000 at 0.1%% bits (expected %llu)",
+			     (unsigned long long)want);
+		EXPECT_RANGE(c.bits, 14377, 14379,
+			     "create: capacity 1000 at 0.1%% bits near 14378");
+		EXPECT_U64(c.hashes, 10,
+			   "create: capacity 1000 at 0.1%% gives k 10");
+		check_info_basic(_metadata, "create_cap2", c.bits, c.hashes,
+				 1000, 1000000);
+	}
+}
+
+/* Size and hash-count limits. */
+TEST_F(create, size_limits)
+{
+	struct kbloom_create c;
+	struct kbloom_info info;
+	int err;
+
+	create_einval(_metadata, "create_bad", 0, 7, 0, 0,
+		      "bits 0 and capacity 0");
+	create_einval(_metadata, "create_bad", 0, 0, 0, 10000000,
+		      "bits 0, capacity 0, fpr set");
+	create_einval(_metadata, "create_bad", 63, 7, 0, 0,
+		      "bits 63 (below MIN_BITS)");
+	err = kb_create(g_fd, "create_b64", 64, 7, 0, 0, &c);
+	if (EXPECT_OK(err, "create: bits 64 (MIN_BITS)"))
+		check_info_basic(_metadata, "create_b64", 64, 7, 0, 0);
+	create_einval(_metadata, "create_bad", KBLOOM_MAX_BITS + 1, 7, 0, 0,
+		      "bits MAX_BITS + 1");
+	create_einval(_metadata, "create_bad", 1024, 0, 0, 0,
+		      "hashes 0 with bits and no capacity");
+	create_einval(_metadata, "create_bad", 1024, KBLOOM_MAX_HASHES + 1, 0,
+		      0, "hashes 33");
+	err = kb_create(g_fd, "create_h1", 1024, 1, 0, 0, NULL);
+	if (EXPECT_OK(err, "create: hashes 1"))
+		check_info_basic(_metadata, "create_h1", 1024, 1, 0, 0);
+	err = kb_create(g_fd, "create_h32", 1024, KBLOOM_MAX_HASHES, 0, 0,
+			NULL);
+	if (EXPECT_OK(err, "create: hashes 32"))
+		check_info_basic(_metadata, "create_h32", 1024,
+				 KBLOOM_MAX_HASHES, 0, 0);
+
+	/* Both ways of sizing at once. */
+	create_einval(_metadata, "create_bad", 1024, 3, 1000, 10000000,
+		      "bits+hashes and capacity+fpr_ppb together");
+	create_einval(_metadata, "create_bad", 1024, 0, 1000, 10000000,
+		      "bits and capacity+fpr_ppb together");
+	create_einval(_metadata, "create_bad", 1024, 3, 0, 10000000,
+		      "bits+hashes and fpr_ppb together");
+	/* fpr_ppb out of range with a capacity. */
+	create_einval(_metadata, "create_bad", 0, 0, 1000, 0,
+		      "capacity with fpr_ppb 0");
+	create_einval(_metadata, "create_bad", 0, 0, 1000, KBLOOM_FPR_ONE,
+		      "capacity with fpr_ppb FPR_ONE");
+	create_einval(_metadata, "create_bad", 0, 0, 1000, KBLOOM_FPR_ONE + 1,
+		      "capacity with fpr_ppb FPR_ONE + 1");
+	err = kb_info(g_fd, "create_bad", &info);
+	EXPECT_ERRNO(err, ENOENT, "create: rejected creates left nothing");
+}
+
+/* A taken name: EEXIST, and the existing filter is untouched. */
+TEST_F(create, duplicate_name)
+{
+	struct kbloom_info info;
+	u32 res;
+	int err;
+
+	err = kb_create(g_fd, "create_dup", 1 << 16, 7, 0, 0, NULL);
+	if (EXPECT_OK(err, "create: create_dup")) {
+		err = kb_skey(g_fd, KBLOOM_IOC_ADD, "create_dup", "dupkey",
+			      NULL);
+		EXPECT_OK(err, "create: add a key to create_dup");
+		err = kb_create(g_fd, "create_dup", 2048, 3, 0, 0, NULL);
+		EXPECT_ERRNO(err, EEXIST, "create: duplicate name");
+		err = kb_create(g_fd, "create_dup", 0, 0, 100, 10000000,
+				NULL);
+		EXPECT_ERRNO(err, EEXIST,
+			     "create: duplicate name, by capacity");
+		err = kb_skey(g_fd, KBLOOM_IOC_QUERY, "create_dup", "dupkey",
+			      &res);
+		EXPECT_COND(err == 0 && res == 1, "key lost",
+			    "create: duplicate create kept the existing keys");
+		err = kb_info(g_fd, "create_dup", &info);
+		EXPECT_COND(err == 0 && info.bits == 1 << 16 &&
+			    info.hashes == 7 && info.adds == 1,
+			    "INFO changed or failed",
+			    "create: duplicate create kept size and statistics");
+	}
+}
+
+TEST_F(create, names)
+{
+	static const char *const bad_names[] = {
+		"", ".hidden", "a b", "x/y", "caf\xc3\xa9", "tab\there",
+		"\x80", "a:b",
+	};
+	char long32[KBLOOM_NAME_MAX + 1];
+	struct kbloom_info info;
+	long before, after;
+	size_t i;
+	int err;
+
+	memset(long32, 'n', sizeof(long32));
+	long32[KBLOOM_NAME_MAX] = '\0';
+	err = kb_create(g_fd, "create_ok-._9", 1024, 3, 0, 0, NULL);
+	EXPECT_OK(err, "create: name with - . _ and digits");
+	err = kb_create(g_fd, "Z", 1024, 3, 0, 0, NULL);
+	EXPECT_OK(err, "create: one-character name");
+	err = kb_create(g_fd, CREATE_LONG31, 1024, 3, 0, 0, NULL);
+	if (EXPECT_OK(err, "create: 31-character name")) {
+		err = kb_info(g_fd, CREATE_LONG31, &info);
+		EXPECT_OK(err, "create: INFO by the 31-character name");
+	}
+
+	before = count_filters(_metadata);
+	for (i = 0; i < ARRAY_SIZE(bad_names); i++) {
+		char shown[64];
+		size_t j, o = 0;
+
+		/* Show the name escaped: it may hold control bytes. */
+		for (j = 0; bad_names[i][j] && o + 5 < sizeof(shown); j++) {
+			unsigned char ch = (unsigned char)bad_names[i][j];
+
+			if (ch >= 0x21 && ch < 0x7f)
+				shown[o++] = (char)ch;
+			else
+				o += (size_t)snprintf(shown + o,
+						      sizeof(shown) - o,
+						      "\\x%02x", ch);
+		}
+		shown[o] = '\0';
+		err = kb_create(g_fd, bad_names[i], 1024, 3, 0, 0, NULL);
+		EXPECT_ERRNO(err, EINVAL, "create: bad name \"%s\"", shown);
+		if (err == 0)
+			cleanup(_metadata, bad_names[i]);
+	}
+	err = kb_create(g_fd, long32, 1024, 3, 0, 0, NULL);
+	EXPECT_ERRNO(err, EINVAL, "create: 32-character name with no NUL");
+	after = count_filters(_metadata);
+	EXPECT_COND(before >= 0 && after == before, "filter count changed",
+		    "create: bad names created nothing (LIST count unchanged)");
+}
+
+/* LIST of at least the three filters made here: create_a, Z, the long. */
+TEST_F(create, list)
+{
+	static const char *const made[] = { "create_a", "Z", CREATE_LONG31 };
+	char (*names)[KBLOOM_NAME_MAX] = NULL;
+	long before;
+	size_t i;
+	int err;
+
+	for (i = 0; i < ARRAY_SIZE(made); i++)
+		if (!EXPECT_OK(kb_create(g_fd, made[i], 1024, 3, 0, 0, NULL),
+			       "create: %s, for LIST", made[i]))
+			return;
+
+	/* LIST: every name, in name order, and truncation. */
+	before = count_filters(_metadata);
+	if (before >= 3) {
+		u32 room = (u32)before + 8, n;
+		struct kbloom_list l;
+		bool sorted = true, terminated = true;
+		int found = 0;
+
+		names = calloc(room, KBLOOM_NAME_MAX);
+		if (!EXPECT_COND(names != NULL, "out of memory",
+				 "create: alloc"))
+			goto skip_list;
+		/* 0xa5 is no valid name byte: shows what was not written. */
+		memset(names, 0xa5, (size_t)room * KBLOOM_NAME_MAX);
+		memset(&l, 0, sizeof(l));
+		l.names = PTR(names);
+		l.count = room;
+		err = ioc(g_fd, KBLOOM_IOC_LIST, &l);
+		if (!EXPECT_OK(err, "create: LIST with room"))
+			goto skip_list;
+		EXPECT_U64(l.count, (u64)before, "create: LIST count");
+		n = l.count < room ? l.count : room;
+		for (i = 0; i < n; i++) {
+			if (!memchr(names[i], '\0', KBLOOM_NAME_MAX)) {
+				terminated = false;
+				break;
+			}
+			if (i && strcmp(names[i - 1], names[i]) >= 0)
+				sorted = false;
+			if (!strcmp(names[i], "create_a") ||
+			    !strcmp(names[i], "Z") ||
+			    !strcmp(names[i], CREATE_LONG31))
+				found++;
+		}
+		EXPECT_COND(terminated, "a name without NUL",
+			    "create: LIST names NUL-terminated");
+		EXPECT_COND(terminated && sorted,
+			    "not in strictly ascending order",
+			    "create: LIST in name order");
+		EXPECT_COND(found == 3, "a created name is missing",
+			    "create: LIST holds the created names");
+		EXPECT_COND(n >= room || (unsigned char)names[n][0] == 0xa5,
+			    "wrote past count",
+			    "create: LIST wrote only count names");
+
+		memset(names, 0xa5, (size_t)room * KBLOOM_NAME_MAX);
+		memset(&l, 0, sizeof(l));
+		l.names = PTR(names);
+		l.count = 1;
+		err = ioc(g_fd, KBLOOM_IOC_LIST, &l);
+		if (EXPECT_OK(err, "create: LIST with room for one")) {
+			EXPECT_U64(l.count, (u64)before,
+				   "create: short LIST reports the full count");
+			EXPECT_COND(memchr(names[0], '\0', KBLOOM_NAME_MAX) &&
+				    (unsigned char)names[1][0] == 0xa5 &&
+				    (unsigned char)names[1][31] == 0xa5,
+				    "first slot bad or second slot written",
+				    "create: short LIST wrote exactly one name");
+		}
+	} else {
+		EXPECT_COND(false, "fewer than 3 filters", "create: LIST");
+	}
+skip_list:
+	free(names);
+}
+
+TEST_F(create, unknown_names)
+{
+	static const unsigned long name_cmds[] = {
+		KBLOOM_IOC_DESTROY, KBLOOM_IOC_CLEAR,
+	};
+	static const struct {
+		unsigned long cmd;
+		const char *name;
+	} key_cmds[] = {
+		{ KBLOOM_IOC_ADD, "ADD" },
+		{ KBLOOM_IOC_QUERY, "QUERY" },
+		{ KBLOOM_IOC_TEST_AND_ADD, "TEST_AND_ADD" },
+	}, batch_cmds[] = {
+		{ KBLOOM_IOC_ADD_BATCH, "ADD_BATCH" },
+		{ KBLOOM_IOC_QUERY_BATCH, "QUERY_BATCH" },
+		{ KBLOOM_IOC_TEST_AND_ADD_BATCH, "TEST_AND_ADD_BATCH" },
+	};
+	const char *ghost = "create_nonexistent";
+	struct kbloom_info info;
+	unsigned char bm[1];
+	u32 len = 3;
+	size_t i;
+	int err;
+
+	for (i = 0; i < ARRAY_SIZE(name_cmds); i++) {
+		err = kb_name_cmd(g_fd, name_cmds[i], ghost);
+		EXPECT_ERRNO(err, ENOENT, "create: %s unknown name",
+			     i ? "CLEAR" : "DESTROY");
+	}
+	err = kb_info(g_fd, ghost, &info);
+	EXPECT_ERRNO(err, ENOENT, "create: INFO unknown name");
+	for (i = 0; i < ARRAY_SIZE(key_cmds); i++) {
+		err = kb_skey(g_fd, key_cmds[i].cmd, ghost, "abc", NULL);
+		EXPECT_ERRNO(err, ENOENT, "create: %s unknown name",
+			     key_cmds[i].name);
+	}
+	for (i = 0; i < ARRAY_SIZE(batch_cmds); i++) {
+		err = kb_batch(g_fd, batch_cmds[i].cmd, ghost, "abc",
+			       &len, bm, 3, 1, NULL);
+		EXPECT_ERRNO(err, ENOENT, "create: %s unknown name",
+			     batch_cmds[i].name);
+	}
+}
+
+TEST_F(create, destroy_twice)
+{
+	struct kbloom_info info;
+	int err;
+
+	err = kb_create(g_fd, "create_twice", 1024, 3, 0, 0, NULL);
+	if (EXPECT_OK(err, "create: create_twice")) {
+		err = kb_destroy(g_fd, "create_twice");
+		EXPECT_OK(err, "create: first destroy");
+		err = kb_destroy(g_fd, "create_twice");
+		EXPECT_ERRNO(err, ENOENT, "create: second destroy");
+		err = kb_info(g_fd, "create_twice", &info);
+		EXPECT_ERRNO(err, ENOENT, "create: destroyed filter gone");
+	}
+}
+
+/* Beyond the memory budget: 2^36 bits is 8 GiB, the VM has ~2. */
+TEST_F(create, over_the_budget)
+{
+	struct kbloom_info info;
+	long before, after;
+	int err;
+
+	before = count_filters(_metadata);
+	err = kb_create(g_fd, "create_huge", KBLOOM_MAX_BITS, 7, 0, 0, NULL);
+	EXPECT_ERRNO2(err, ENOSPC, EFBIG, "create: MAX_BITS over the budget");
+	after = count_filters(_metadata);
+	EXPECT_COND(before >= 0 && after == before, "filter count changed",
+		    "create: over-budget create left nothing (LIST count)");
+	err = kb_info(g_fd, "create_huge", &info);
+	EXPECT_ERRNO(err, ENOENT, "create: over-budget filter not findable");
+}

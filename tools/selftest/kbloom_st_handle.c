@@ -1,0 +1,267 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kbloom_selftest, area "handle": KBLOOM_IOC_OPEN and the file descriptors
+ * it returns, bound to one filter: the key commands on them without a
+ * name, their access mode, what else they refuse, a destroyed filter
+ * under an open handle, the memory and module reference a handle holds,
+ * and OPEN's bad arguments. Included by kbloom_selftest.c.
+ */
+
+#define HANDLE_F "handle_f"
+
+/* A fresh HANDLE_F: 1 Mbit, 7 hashes, so a few keys give no false positive. */
+FIXTURE(handle) {
+};
+
+FIXTURE_SETUP(handle)
+{
+	st_open(_metadata);
+	cleanup(_metadata, HANDLE_F);
+	ASSERT_EQ(0, kb_create(g_fd, HANDLE_F, 1 << 20, 7, 0, 0, NULL)) {
+		TH_LOG("handle: create " HANDLE_F);
+	}
+}
+
+FIXTURE_TEARDOWN(handle)
+{
+	cleanup(_metadata, HANDLE_F);
+	st_close();
+}
+
+/* OPEN @name on @fd: 0 and the handle in *@out, or the errno. */
+static int kb_open_handle(int fd, const char *name, int *out)
+{
+	struct kbloom_open o;
+	int err;
+
+	memset(&o, 0, sizeof(o));
+	set_name(o.name, name);
+	o.fd = -1;
+	err = ioc(fd, KBLOOM_IOC_OPEN, &o);
+	*out = err ? -1 : o.fd;
+	return err;
+}
+
+/* Entries of /proc/self/fd: the descriptors this process has open. */
+static long count_fds(void)
+{
+	struct dirent *de;
+	long n = 0;
+	DIR *d = opendir("/proc/self/fd");
+
+	if (!d)
+		return -1;
+	while ((de = readdir(d)))
+		n += de->d_name[0] != '.';
+	closedir(d);
+	return n;
+}
+
+TEST_F(handle, keys_without_name)
+{
+	static const char keys[] = "alphazzz";
+	static const u32 lens[] = { 5, 3 };
+	struct kbloom_batch b;
+	unsigned char results = 0;
+	int h, err, flags;
+	u32 res;
+
+	err = kb_open_handle(g_fd, HANDLE_F, &h);
+	if (!EXPECT_OK(err, "OPEN " HANDLE_F))
+		return;
+	EXPECT_COND(h >= 0 && h != g_fd, NULL, "OPEN returns a new fd (%d)", h);
+	flags = fcntl(h, F_GETFD);
+	EXPECT_COND(flags >= 0 && (flags & FD_CLOEXEC), NULL,
+		    "the handle is close-on-exec");
+
+	err = kb_skey(h, KBLOOM_IOC_ADD, "", "alpha", &res);
+	if (EXPECT_OK(err, "ADD on the handle, no name"))
+		EXPECT_U64(res, 0, "ADD on the handle writes result 0");
+	err = kb_skey(g_fd, KBLOOM_IOC_QUERY, HANDLE_F, "alpha", &res);
+	if (EXPECT_OK(err, "QUERY by name"))
+		EXPECT_U64(res, 1, "a key added on the handle is in the named filter");
+	err = kb_skey(h, KBLOOM_IOC_TEST_AND_ADD, "", "alpha", &res);
+	if (EXPECT_OK(err, "TEST_AND_ADD on the handle"))
+		EXPECT_U64(res, 1, "TEST_AND_ADD on the handle: seen");
+	err = kb_skey(h, KBLOOM_IOC_QUERY, "", "beta", &res);
+	if (EXPECT_OK(err, "QUERY on the handle"))
+		EXPECT_U64(res, 0, "QUERY on the handle of an absent key");
+
+	err = kb_batch(h, KBLOOM_IOC_QUERY_BATCH, "", keys, lens, &results,
+		       sizeof(keys) - 1, 2, &b);
+	if (EXPECT_OK(err, "QUERY_BATCH on the handle")) {
+		EXPECT_U64(b.done, 2, "QUERY_BATCH on the handle: done");
+		EXPECT_U64(b.hits, 1, "QUERY_BATCH on the handle: hits");
+		EXPECT_U64(results, 1, "QUERY_BATCH on the handle: results");
+	}
+	err = kb_batch(h, KBLOOM_IOC_ADD_BATCH, "", keys, lens, NULL,
+		       sizeof(keys) - 1, 2, &b);
+	if (EXPECT_OK(err, "ADD_BATCH on the handle"))
+		EXPECT_U64(b.done, 2, "ADD_BATCH on the handle: done");
+	err = kb_skey(g_fd, KBLOOM_IOC_QUERY, HANDLE_F, "zzz", &res);
+	if (EXPECT_OK(err, "QUERY by name of a key batched on the handle"))
+		EXPECT_U64(res, 1, "the batch on the handle went to the filter");
+
+	/* A handle takes no name, not even its own filter's. */
+	err = kb_skey(h, KBLOOM_IOC_QUERY, HANDLE_F, "alpha", &res);
+	EXPECT_ERRNO(err, EINVAL, "QUERY on the handle with a name");
+	err = kb_batch(h, KBLOOM_IOC_ADD_BATCH, HANDLE_F, keys, lens, NULL,
+		       sizeof(keys) - 1, 2, &b);
+	EXPECT_ERRNO(err, EINVAL, "ADD_BATCH on the handle with a name");
+	err = kb_skey(h, KBLOOM_IOC_REMOVE, "", "alpha", &res);
+	EXPECT_ERRNO(err, EOPNOTSUPP, "REMOVE on a handle of a plain filter");
+	/* Only the key commands. */
+	err = kb_destroy(h, HANDLE_F);
+	EXPECT_ERRNO(err, ENOTTY, "DESTROY on a handle");
+	err = kb_create(h, "handle_g", 1 << 10, 3, 0, 0, NULL);
+	EXPECT_ERRNO(err, ENOTTY, "CREATE on a handle");
+	err = kb_open_handle(h, HANDLE_F, &flags);
+	EXPECT_ERRNO(err, ENOTTY, "OPEN on a handle");
+	close(h);
+}
+
+TEST_F(handle, read_only)
+{
+	int ro, h, err;
+	u32 res;
+
+	ro = open(DEV, O_RDONLY);
+	ASSERT_GE(ro, 0) {
+		TH_LOG("open %s O_RDONLY: %s", DEV, strerror(errno));
+	}
+	err = kb_open_handle(ro, HANDLE_F, &h);
+	close(ro);
+	if (!EXPECT_OK(err, "OPEN on a read-only device fd"))
+		return;
+	EXPECT_COND((fcntl(h, F_GETFL) & O_ACCMODE) == O_RDONLY, NULL,
+		    "a handle from a read-only fd is read-only");
+	err = kb_skey(h, KBLOOM_IOC_ADD, "", "alpha", &res);
+	EXPECT_ERRNO(err, EBADF, "ADD on a read-only handle");
+	err = kb_skey(h, KBLOOM_IOC_TEST_AND_ADD, "", "alpha", &res);
+	EXPECT_ERRNO(err, EBADF, "TEST_AND_ADD on a read-only handle");
+	err = kb_skey(h, KBLOOM_IOC_QUERY, "", "alpha", &res);
+	if (EXPECT_OK(err, "QUERY on a read-only handle"))
+		EXPECT_U64(res, 0, "the refused ADD added nothing");
+	close(h);
+}
+
+/*
+ * Destroying the filter does not wait for handles: they fail with ENOENT
+ * from then on, keep the memory until closed, and a new filter of the
+ * same name is another filter.
+ */
+TEST_F(handle, destroyed)
+{
+	static const char key[] = "k";
+	static const u32 len = 1;
+	u64 used0, used1, used2, refcnt0, refcnt1;
+	struct kbloom_batch b;
+	int h, err, i;
+	u32 res;
+
+	err = sysfs_read_u64("/sys/module/kbloom/refcnt", &refcnt0);
+	EXPECT_OK(err, "read the module's refcnt");
+	err = kb_open_handle(g_fd, HANDLE_F, &h);
+	if (!EXPECT_OK(err, "OPEN " HANDLE_F))
+		return;
+	err = sysfs_read_u64("/sys/module/kbloom/refcnt", &refcnt1);
+	if (EXPECT_OK(err, "read the module's refcnt"))
+		EXPECT_U64(refcnt1, refcnt0 + 1,
+			   "an open handle holds the module (rmmod refused)");
+	err = kb_skey(h, KBLOOM_IOC_ADD, "", "before", &res);
+	EXPECT_OK(err, "ADD on the handle");
+	err = sysfs_read_u64(SYSFS "/memory_used", &used0);
+	EXPECT_OK(err, "read memory_used");
+
+	err = kb_destroy(g_fd, HANDLE_F);
+	if (!EXPECT_OK(err, "DESTROY with a handle open (handles do not pin)")) {
+		close(h);
+		return;
+	}
+	err = kb_skey(h, KBLOOM_IOC_ADD, "", "after", &res);
+	EXPECT_ERRNO(err, ENOENT, "ADD on the handle of a destroyed filter");
+	err = kb_skey(h, KBLOOM_IOC_QUERY, "", "before", &res);
+	EXPECT_ERRNO(err, ENOENT, "QUERY on the handle of a destroyed filter");
+	err = kb_batch(h, KBLOOM_IOC_QUERY_BATCH, "", key, &len, NULL, 1, 1, &b);
+	EXPECT_ERRNO(err, ENOENT, "QUERY_BATCH on the handle of a destroyed filter");
+	err = sysfs_read_u64(SYSFS "/memory_used", &used1);
+	if (EXPECT_OK(err, "read memory_used"))
+		EXPECT_U64(used1, used0, "the handle keeps the destroyed filter's memory");
+
+	/* The same name again: another filter, which the handle is not. */
+	ASSERT_EQ(0, kb_create(g_fd, HANDLE_F, 1 << 20, 7, 0, 0, NULL)) {
+		TH_LOG("handle: create " HANDLE_F " again");
+	}
+	err = kb_skey(g_fd, KBLOOM_IOC_QUERY, HANDLE_F, "before", &res);
+	if (EXPECT_OK(err, "QUERY by name in the new filter"))
+		EXPECT_U64(res, 0, "the new filter of the same name is empty");
+	err = kb_skey(h, KBLOOM_IOC_ADD, "", "after", &res);
+	EXPECT_ERRNO(err, ENOENT, "the old handle does not reach the new filter");
+	cleanup(_metadata, HANDLE_F);
+
+	/*
+	 * Closed: the memory goes back, after a grace period. The new
+	 * filter's own free is deferred too: wait for memory_used to settle
+	 * first, then see it drop by at least the old filter's bitmap.
+	 */
+	used1 = 0;
+	for (i = 0; i < 100; i++) {
+		sleep_ms(100);
+		err = sysfs_read_u64(SYSFS "/memory_used", &used2);
+		if (err || used2 == used1)
+			break;
+		used1 = used2;
+	}
+	EXPECT_OK(err, "read memory_used");
+	close(h);
+	for (i = 0; i < 500; i++) {
+		err = sysfs_read_u64(SYSFS "/memory_used", &used2);
+		if (err || used2 + (1 << 20) / 8 <= used1)
+			break;
+		sleep_ms(20);
+	}
+	EXPECT_COND(!err && used2 + (1 << 20) / 8 <= used1, NULL,
+		    "closing the handle frees the destroyed filter (%llu, was %llu)",
+		    (unsigned long long)used2, (unsigned long long)used1);
+	err = sysfs_read_u64("/sys/module/kbloom/refcnt", &refcnt1);
+	if (EXPECT_OK(err, "read the module's refcnt"))
+		EXPECT_U64(refcnt1, refcnt0, "closing the handle puts the module");
+}
+
+TEST_F(handle, bad_open)
+{
+	struct kbloom_open o, *ro;
+	long fds0, fds1;
+	int h, err;
+
+	err = kb_open_handle(g_fd, "handle_none", &h);
+	EXPECT_ERRNO(err, ENOENT, "OPEN of a missing filter");
+	err = kb_open_handle(g_fd, ".bad", &h);
+	EXPECT_ERRNO(err, EINVAL, "OPEN of a bad name");
+	memset(&o, 0, sizeof(o));
+	set_name(o.name, HANDLE_F);
+	o.flags = 1;
+	EXPECT_ERRNO(ioc(g_fd, KBLOOM_IOC_OPEN, &o), EINVAL, "OPEN with flags");
+	o.flags = 0;
+	o.reserved[1] = 1;
+	EXPECT_ERRNO(ioc(g_fd, KBLOOM_IOC_OPEN, &o), EINVAL,
+		     "OPEN with reserved set");
+	EXPECT_ERRNO(ioc(g_fd, KBLOOM_IOC_OPEN, unmapped_page(_metadata)),
+		     EFAULT, "OPEN of an unmapped structure");
+
+	/* Readable but not writable: the fd cannot be told, so none is made. */
+	ro = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+		  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_TRUE(ro != MAP_FAILED);
+	memset(ro, 0, sizeof(*ro));
+	set_name(ro->name, HANDLE_F);
+	ASSERT_EQ(0, mprotect(ro, 4096, PROT_READ));
+	fds0 = count_fds();
+	EXPECT_ERRNO(ioc(g_fd, KBLOOM_IOC_OPEN, ro), EFAULT,
+		     "OPEN whose fd cannot be written back");
+	fds1 = count_fds();
+	EXPECT_COND(fds0 >= 0 && fds1 == fds0, NULL,
+		    "no descriptor left behind (%ld before, %ld after)", fds0,
+		    fds1);
+	munmap(ro, 4096);
+}

@@ -1,0 +1,752 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kbloom_selftest, area "image": EXPORT and IMPORT, broken images, and
+ * that IMPORT REPLACE is atomic for concurrent readers. Included by
+ * kbloom_selftest.c.
+ */
+
+#define IMG_P		"image_p"
+#define IMG_Q		"image_q"
+#define IMG_C		"image_c"
+#define IMG_CQ		"image_cq"
+#define IMG_R		"image_r"
+#define IMG_S		"image_s"
+#define IMG_BAD		"image_bad"
+#define IMG_PBITS	100003u	/* not a multiple of 64: padding exists */
+#define IMG_CBITS	10007u	/* odd: the last counter shares a byte */
+#define IMG_KEYS	2000u
+#define IMG_READERS	3
+#define IMG_REPLACES	50
+#define IMG_ZKEYS	8	/* in both X and Y */
+
+/* An export with its own buffer. */
+struct img {
+	struct kbloom_image im;
+	unsigned char *buf;
+	u64 len;
+};
+
+static void img_free(struct img *g)
+{
+	free(g->buf);
+	memset(g, 0, sizeof(*g));
+}
+
+/* Export @name into @g (sized by a first ENOBUFS call); reports. */
+static bool img_take(struct __test_metadata *_metadata, const char *name,
+		     struct img *g, const char *what)
+{
+	struct kbloom_image im;
+	int err;
+
+	memset(g, 0, sizeof(*g));
+	err = kb_export(g_fd, name, NULL, 0, &im);
+	if (!EXPECT_ERRNO(err, ENOBUFS,
+			  "image: %s: EXPORT %s to learn the size", what, name))
+		return false;
+	g->len = im.payload_len;
+	g->buf = malloc(g->len + 64);
+	if (!EXPECT_COND(g->buf != NULL, "out of memory", "image: alloc"))
+		return false;
+	memset(g->buf, 0xa5, g->len + 64);
+	err = kb_export(g_fd, name, g->buf, g->len, &g->im);
+	if (!EXPECT_OK(err, "image: %s: EXPORT %s", what, name))
+		return false;
+	return EXPECT_U64(g->im.payload_len, g->len,
+			  "image: %s: EXPORT %s payload_len", what, name);
+}
+
+/* Is @name's current export identical to @g (parameters and bytes)? */
+static bool img_same(struct __test_metadata *_metadata, const char *name,
+		     const struct img *g)
+{
+	struct img now;
+	bool same;
+
+	if (!img_take(_metadata, name, &now, "compare"))
+		return false;
+	same = now.len == g->len && now.im.bits == g->im.bits &&
+	       now.im.hashes == g->im.hashes && now.im.flags == g->im.flags &&
+	       now.im.hash_scheme == g->im.hash_scheme &&
+	       !memcmp(now.im.seed, g->im.seed, sizeof(now.im.seed)) &&
+	       !memcmp(now.im.seed_hi, g->im.seed_hi,
+		       sizeof(now.im.seed_hi)) &&
+	       !memcmp(now.buf, g->buf, g->len);
+	img_free(&now);
+	return same;
+}
+
+/* IMPORT of a broken image: must fail and create nothing. */
+static void img_bad(struct __test_metadata *_metadata,
+		    const struct kbloom_image *im, int want, long before,
+		    const char *what)
+{
+	struct kbloom_info info;
+	int err = ioc(g_fd, KBLOOM_IOC_IMPORT, (void *)im);
+
+	EXPECT_ERRNO(err, want, "image: IMPORT %s", what);
+	EXPECT_COND(count_filters(_metadata) == before &&
+		    kb_info(g_fd, IMG_BAD, &info) == ENOENT,
+		    "a filter appeared",
+		    "image: IMPORT %s created nothing (LIST count unchanged)",
+		    what);
+	cleanup(_metadata, IMG_BAD);
+}
+
+static void image_bad_inputs(struct __test_metadata *_metadata,
+			     const struct img *p, const struct img *c)
+{
+	struct kbloom_image base = p->im, im;
+	void *hole = unmapped_page(_metadata);
+	long before = count_filters(_metadata);
+	unsigned char *b2;
+
+	set_name(base.name, IMG_BAD);
+	base.payload = PTR(p->buf);
+	base.import_flags = 0;
+
+#define BAD(field, val, want, what)		\
+	do {					\
+		im = base;			\
+		im.field = (val);		\
+		img_bad(_metadata, &im, want, before, what); \
+	} while (0)
+
+	BAD(bits, 63, EINVAL, "bits 63");
+	BAD(bits, KBLOOM_MAX_BITS + 1, EINVAL, "bits MAX_BITS + 1");
+	im = base;
+	im.bits = 63;
+	im.payload_len = 8;
+	img_bad(_metadata, &im, EINVAL, before,
+		"bits 63 with a matching 8-byte payload");
+	BAD(bits, IMG_PBITS + 64, EINVAL, "bits that need 8 more bytes");
+	BAD(hashes, 0, EINVAL, "hashes 0");
+	BAD(hashes, KBLOOM_MAX_HASHES + 1, EINVAL, "hashes 33");
+	/* 1 (jhash) and 2 (SipHash) are the schemes; 0 is no scheme. */
+	BAD(hash_scheme, KBLOOM_HASH_SIPHASH + 1, EINVAL, "hash_scheme 3");
+	BAD(hash_scheme, 0, EINVAL, "hash_scheme 0");
+	BAD(flags, KBLOOM_CREATE_LIKE, EINVAL, "flags LIKE");
+	BAD(flags, 1u << 2, EINVAL, "flags 1 << 2");
+	BAD(flags, 0x80000000u, EINVAL, "flags 0x80000000");
+	BAD(flags, KBLOOM_CREATE_COUNTING, EINVAL,
+	    "flags COUNTING with a plain payload's size");
+	BAD(payload_len, p->len - 8, EINVAL, "payload_len 8 short");
+	BAD(payload_len, p->len + 8, EINVAL, "payload_len 8 over");
+	BAD(payload_len, 0, EINVAL, "payload_len 0");
+	BAD(payload, 0, EFAULT, "payload NULL");
+	if (hole)
+		BAD(payload, PTR(hole), EFAULT, "payload unmapped");
+	BAD(import_flags, 1u << 1, EINVAL, "import_flags 1 << 1");
+	BAD(import_flags, 0x80000000u, EINVAL, "import_flags 0x80000000");
+	BAD(reserved0, 1, EINVAL, "reserved0 1");
+	/* Was reserved: 1 generation and a window without them are invalid. */
+	BAD(generations, 1, EINVAL, "generations 1");
+	BAD(window_ms, 1, EINVAL, "window_ms without generations");
+	im = base;
+	set_name(im.name, "");
+	img_bad(_metadata, &im, EINVAL, before, "empty name");
+	im = base;
+	set_name(im.name, ".x");
+	img_bad(_metadata, &im, EINVAL, before, "bad name");
+
+	/* Padding: bit m itself, then the last bit of the last word. */
+	b2 = malloc(p->len);
+	if (EXPECT_COND(b2 != NULL, "out of memory", "image: alloc")) {
+		im = base;
+		im.payload = PTR(b2);
+		memcpy(b2, p->buf, p->len);
+		b2[IMG_PBITS / 8] |= (unsigned char)(1u << (IMG_PBITS % 8));
+		img_bad(_metadata, &im, EINVAL, before,
+			"with bit m set (padding)");
+		memcpy(b2, p->buf, p->len);
+		b2[p->len - 1] |= 0x80;
+		img_bad(_metadata, &im, EINVAL, before,
+			"with the last padding bit set");
+	}
+	free(b2);
+	/* Counting padding: counter m (high nibble of byte m / 2). */
+	if (c->buf) {
+		b2 = malloc(c->len);
+		if (EXPECT_COND(b2 != NULL, "out of memory", "image: alloc")) {
+			im = c->im;
+			set_name(im.name, IMG_BAD);
+			im.payload = PTR(b2);
+			memcpy(b2, c->buf, c->len);
+			b2[IMG_CBITS / 2] |= 0x10;
+			img_bad(_metadata, &im, EINVAL, before,
+				"counting with counter m non-zero (padding)");
+			/* Smaller than the buffer: only the size is wrong. */
+			im.payload = PTR(c->buf);
+			im.payload_len = payload_size(IMG_CBITS, false);
+			img_bad(_metadata, &im, EINVAL, before,
+				"counting with a plain-sized payload");
+		}
+		free(b2);
+	}
+#undef BAD
+
+	/* The name is taken: EEXIST, and the holder is untouched. */
+	im = base;
+	set_name(im.name, IMG_Q);
+	EXPECT_ERRNO(ioc(g_fd, KBLOOM_IOC_IMPORT, &im), EEXIST,
+		     "image: IMPORT over an existing name without REPLACE");
+	EXPECT_ERRNO(kb_import(g_fd, &base, IMG_BAD, KBLOOM_IMPORT_REPLACE),
+		     ENOENT, "image: IMPORT REPLACE of a missing name");
+	EXPECT_COND(count_filters(_metadata) == before, "count changed",
+		    "image: EEXIST/ENOENT imports created nothing");
+}
+
+/* The unprivileged child: EXPORT and IMPORT need CAP_SYS_ADMIN. */
+static void image_child(struct __test_metadata *_metadata, int fd,
+			const struct img *p)
+{
+	struct kbloom_image im;
+	unsigned char buf[64];
+	int err;
+
+	if (!EXPECT_COND(setgroups(0, NULL) == 0 &&
+			 setresgid(NOBODY, NOBODY, NOBODY) == 0 &&
+			 setresuid(NOBODY, NOBODY, NOBODY) == 0,
+			 strerror(errno), "image: child drops to nobody"))
+		return;
+	err = kb_export(fd, IMG_P, p->buf, p->len, NULL);
+	EXPECT_ERRNO(err, EPERM, "image: unprivileged EXPORT");
+	err = kb_export(fd, IMG_P, buf, 0, NULL);
+	EXPECT_ERRNO(err, EPERM, "image: unprivileged EXPORT size query");
+	im = p->im;
+	im.payload = PTR(p->buf);
+	err = kb_import(fd, &im, IMG_BAD, 0);
+	EXPECT_ERRNO(err, EPERM, "image: unprivileged IMPORT");
+	err = kb_import(fd, &im, IMG_Q, KBLOOM_IMPORT_REPLACE);
+	EXPECT_ERRNO(err, EPERM, "image: unprivileged IMPORT REPLACE");
+}
+
+static void image_perm(struct __test_metadata *_metadata, const struct img *p)
+{
+	struct kbloom_info info;
+	int status;
+	pid_t pid;
+
+	fflush(stdout);
+	fflush(stderr);
+	pid = fork();
+	if (pid == 0) {
+		/* Its checks fail its own copy of the case: tell by exit. */
+		image_child(_metadata, g_fd, p);
+		fflush(stdout);
+		_exit(_metadata->passed ? 0 : 1);
+	}
+	if (!EXPECT_COND(pid > 0, strerror(errno), "image: fork") ||
+	    !EXPECT_COND(waitpid(pid, &status, 0) == pid, strerror(errno),
+			 "image: waitpid"))
+		return;
+	EXPECT_COND(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		    "child crashed or failed", "image: child exited cleanly");
+	EXPECT_ERRNO(kb_info(g_fd, IMG_BAD, &info), ENOENT,
+		     "image: the unprivileged IMPORT created nothing");
+	EXPECT_COND(img_same(_metadata, IMG_Q, p), "changed",
+		    "image: the unprivileged IMPORT REPLACE changed nothing");
+}
+
+/* Plain export and import. */
+static void image_plain(struct __test_metadata *_metadata, struct img *p)
+{
+	struct kbloom_info info, iq;
+	struct kbloom_image im;
+	struct kbloom_merge m;
+	struct keyset ks = { 0 };
+	unsigned char *buf = NULL;
+	u64 want = payload_size(IMG_PBITS, false);
+	u32 res;
+	int err;
+
+	err = kb_create(g_fd, IMG_P, IMG_PBITS, 5, 0, 0, NULL);
+	if (!EXPECT_OK(err, "image: create %s", IMG_P))
+		return;
+	if (!keyset_tag(_metadata, &ks, "ix", IMG_KEYS) ||
+	    !ks_add(_metadata, IMG_P, &ks, 0, IMG_KEYS, "image"))
+		goto out;
+	kb_skey(g_fd, KBLOOM_IOC_QUERY, IMG_P, "ix:0", &res);
+	if (!EXPECT_OK(kb_info(g_fd, IMG_P, &info), "image: INFO %s", IMG_P))
+		goto out;
+
+	/* Too small: ENOBUFS, the size reported, nothing copied. */
+	buf = malloc(want + 64);
+	if (!EXPECT_COND(buf != NULL, "out of memory", "image: alloc"))
+		goto out;
+	memset(buf, 0xa5, want + 64);
+	err = kb_export(g_fd, IMG_P, buf, 0, &im);
+	if (EXPECT_ERRNO(err, ENOBUFS, "image: EXPORT payload_len 0"))
+		EXPECT_U64(im.payload_len, want,
+			   "image: ENOBUFS reports (bits + 63) / 64 * 8");
+	err = kb_export(g_fd, IMG_P, buf, want - 8, &im);
+	if (EXPECT_ERRNO(err, ENOBUFS, "image: EXPORT payload_len 8 short"))
+		EXPECT_U64(im.payload_len, want,
+			   "image: ENOBUFS (8 short) reports the size");
+	EXPECT_COND(all_bytes(buf, want + 64, 0xa5), "the buffer was written",
+		    "image: a too-small EXPORT copied nothing (buffer untouched)");
+
+	/* A larger buffer than needed: exactly the payload is written. */
+	err = kb_export(g_fd, IMG_P, buf, want + 64, &im);
+	if (!EXPECT_OK(err, "image: EXPORT %s", IMG_P))
+		goto out;
+	EXPECT_U64(im.payload_len, want, "image: EXPORT payload_len out");
+	EXPECT_U64(im.bits, info.bits, "image: EXPORT bits == INFO");
+	EXPECT_U64(im.hashes, info.hashes, "image: EXPORT hashes == INFO");
+	EXPECT_U64(im.flags, info.flags, "image: EXPORT flags == INFO");
+	EXPECT_U64(im.adds, info.adds, "image: EXPORT adds == INFO");
+	EXPECT_U64(im.capacity, info.capacity,
+		   "image: EXPORT capacity == INFO");
+	EXPECT_U64(im.fpr_ppb, info.fpr_ppb, "image: EXPORT fpr_ppb == INFO");
+	EXPECT_U64(im.hash_scheme, g_scheme,
+		   "image: EXPORT hash_scheme (the default)");
+	EXPECT_U64(popcount_bytes(buf, want), info.bits_set,
+		   "image: payload popcount == INFO bits_set");
+	EXPECT_COND(pad_zero(buf, want, IMG_PBITS), "a padding bit is set",
+		    "image: payload padding past m is zero");
+	EXPECT_COND(all_bytes(buf + want, 64, 0xa5), "bytes past it written",
+		    "image: EXPORT wrote nothing past payload_len");
+	p->im = im;
+	p->buf = buf;
+	p->len = want;
+	buf = NULL;
+
+	/* Import under a new name: the same filter. */
+	im = p->im;
+	err = kb_import(g_fd, &im, IMG_Q, 0);
+	if (!EXPECT_OK(err, "image: IMPORT as %s", IMG_Q))
+		goto out;
+	err = kb_info(g_fd, IMG_Q, &iq);
+	if (EXPECT_OK(err, "image: INFO %s", IMG_Q)) {
+		EXPECT_COND(iq.bits == info.bits && iq.hashes == info.hashes &&
+			    iq.flags == info.flags &&
+			    iq.bits_set == info.bits_set,
+			    "differs",
+			    "image: imported bits, hashes, flags, bits_set");
+		EXPECT_COND(iq.capacity == info.capacity &&
+			    iq.fpr_ppb == info.fpr_ppb && iq.adds == p->im.adds,
+			    "differs",
+			    "image: imported capacity, fpr_ppb, adds as in the image");
+		EXPECT_U64(iq.hash_scheme, p->im.hash_scheme,
+			   "image: imported hash_scheme");
+	}
+	EXPECT_U64((u64)ks_hits(_metadata, g_fd, IMG_Q, &ks, 0, IMG_KEYS),
+		   IMG_KEYS, "image: every key present in the import");
+	EXPECT_COND(img_same(_metadata, IMG_Q, p), "differs",
+		    "image: export of the import == the original export (seed too)");
+	err = kb_merge(g_fd, KBLOOM_IOC_MERGE, IMG_P, IMG_Q, &m);
+	if (EXPECT_OK(err, "image: MERGE original <- import (same seed)"))
+		EXPECT_U64(m.mismatch, 0, "image: import is compatible");
+	err = kb_merge(g_fd, KBLOOM_IOC_COMPARE, IMG_P, IMG_Q, &m);
+	if (EXPECT_OK(err, "image: COMPARE original, import"))
+		EXPECT_COND(m.bits_union == info.bits_set &&
+			    m.bits_inter == info.bits_set, "differ",
+			    "image: original and import hold the same bits");
+out:
+	free(buf);
+	keyset_free(&ks);
+}
+
+/* Counting export and import: nibbles, saturation. */
+static void image_counting(struct __test_metadata *_metadata, struct img *c)
+{
+	struct kbloom_info info, iq;
+	struct kbloom_image im;
+	u64 want = payload_size(IMG_CBITS, true), i, nz = 0, sat = 0;
+	u32 res, j;
+	int err, first;
+	char key[16];
+
+	err = kb_create_ex(g_fd, IMG_C, IMG_CBITS, 4, KBLOOM_CREATE_COUNTING,
+			   NULL, NULL);
+	if (!EXPECT_OK(err, "image: create counting %s", IMG_C))
+		return;
+	EXPECT_U64(add_n(IMG_C, "sat", 20), 0, "image: ADD sat 20 times");
+	for (j = 0; j < 50; j++) {
+		snprintf(key, sizeof(key), "c%u", j);
+		EXPECT_U64(add_n(IMG_C, key, 1), 0, "image: ADD %s", key);
+	}
+	if (!EXPECT_OK(kb_info(g_fd, IMG_C, &info), "image: INFO %s", IMG_C))
+		return;
+	err = kb_export(g_fd, IMG_C, NULL, 0, &im);
+	if (EXPECT_ERRNO(err, ENOBUFS, "image: counting EXPORT size query"))
+		EXPECT_U64(im.payload_len, want,
+			   "image: counting payload is (4m + 63) / 64 * 8 bytes");
+	if (!img_take(_metadata, IMG_C, c, "counting"))
+		return;
+	EXPECT_U64(c->im.flags, KBLOOM_CREATE_COUNTING,
+		   "image: counting EXPORT flags");
+	EXPECT_COND(c->im.bits == IMG_CBITS && c->im.hashes == 4, "differs",
+		    "image: counting EXPORT bits, hashes");
+	for (i = 0; i < IMG_CBITS && c->len == want; i++) {
+		unsigned int v = (c->buf[i / 2] >> (4 * (i % 2))) & 0xf;
+
+		nz += v != 0;
+		sat += v == KBLOOM_COUNTER_MAX;
+	}
+	EXPECT_U64(nz, info.bits_set,
+		   "image: non-zero counters in the payload == INFO bits_set");
+	EXPECT_U64(sat, info.saturated,
+		   "image: counters at 15 in the payload == INFO saturated");
+	EXPECT_RANGE(sat, 1, 4,
+		     "image: the saturated key shows in the payload");
+	EXPECT_COND(pad_zero(c->buf, c->len, 4 * (u64)IMG_CBITS),
+		    "a padding counter is set",
+		    "image: counting payload padding past m is zero");
+
+	err = kb_import(g_fd, &c->im, IMG_CQ, 0);
+	if (!EXPECT_OK(err, "image: IMPORT counting as %s", IMG_CQ))
+		return;
+	err = kb_info(g_fd, IMG_CQ, &iq);
+	if (EXPECT_OK(err, "image: INFO %s", IMG_CQ))
+		EXPECT_COND(iq.flags == KBLOOM_CREATE_COUNTING &&
+			    iq.bits_set == info.bits_set &&
+			    iq.saturated == info.saturated, "differs",
+			    "image: imported counting filter: flags, bits_set, saturated");
+	EXPECT_COND(img_same(_metadata, IMG_CQ, c), "differs",
+		    "image: export of the counting import is identical");
+	err = kb_skey(g_fd, KBLOOM_IOC_REMOVE, IMG_CQ, "c7", &res);
+	if (EXPECT_OK(err, "image: REMOVE c7 from the import"))
+		EXPECT_U64(res, 1, "image: imported counters can be removed");
+	err = kb_skey(g_fd, KBLOOM_IOC_QUERY, IMG_CQ, "c7", &res);
+	EXPECT_COND(err == 0 && res == 0, "still present",
+		    "image: c7 gone from the import after one remove");
+	EXPECT_U64(remove_n(IMG_CQ, "sat", 20, &first), 0,
+		   "image: REMOVE sat 20 times from the import");
+	err = kb_skey(g_fd, KBLOOM_IOC_QUERY, IMG_CQ, "sat", &res);
+	EXPECT_COND(err == 0 && res == 1, "absent",
+		    "image: imported saturated counters stay");
+}
+
+/* ---- REPLACE and its atomicity ---- */
+
+static int img_stop;
+
+struct img_reader {
+	pthread_t tid;
+	int fd;
+	char keys[64 * 16];
+	u32 lens[64];
+	u64 bytes;
+	unsigned long batches;	/* atomic: the main thread waits on it */
+	unsigned long gen_x, gen_y, both, bad, enoent, zmiss;
+	const char *bad_what;
+	int bad_err;
+};
+
+static void img_reader_bad(struct img_reader *r, const char *what, int err)
+{
+	if (!r->bad++) {
+		r->bad_what = what;
+		r->bad_err = err;
+	}
+}
+
+static void *img_reader_fn(void *arg)
+{
+	struct img_reader *r = arg;
+	struct kbloom_batch out;
+	unsigned char bm[8];
+	char zk[16];
+	u32 i, j, x, y, zl, res;
+	int err;
+
+	for (i = 0; !__atomic_load_n(&img_stop, __ATOMIC_ACQUIRE); i++) {
+		memset(bm, 0, sizeof(bm));
+		err = kb_batch(r->fd, KBLOOM_IOC_QUERY_BATCH, IMG_R, r->keys,
+			       r->lens, bm, r->bytes, 64, &out);
+		if (err == ENOENT) {
+			r->enoent++;
+		} else if (err) {
+			img_reader_bad(r, "QUERY_BATCH", err);
+		} else if (out.done != 64 || out.hits != bits_count(bm, 64)) {
+			img_reader_bad(r, "QUERY_BATCH done/hits", 0);
+		} else {
+			/* Even slots are X keys, odd slots Y keys. */
+			for (j = 0, x = 0, y = 0; j < 64; j++) {
+				if (bit_get(bm, j))
+					*(j % 2 ? &y : &x) += 1;
+			}
+			if (x == 32 && y == 32)
+				r->both++;
+			else if (x == 32)
+				r->gen_x++;
+			else if (y == 32)
+				r->gen_y++;
+			else
+				img_reader_bad(r, "mixed batch (X and Y)", 0);
+		}
+		__atomic_add_fetch(&r->batches, 1, __ATOMIC_RELEASE);
+		/* A key in both images: present whatever the generation. */
+		zl = (u32)snprintf(zk, sizeof(zk), "rz:%u", i % IMG_ZKEYS);
+		err = kb_key(r->fd, KBLOOM_IOC_QUERY, IMG_R, zk, zl, &res);
+		if (err == ENOENT)
+			r->enoent++;
+		else if (err)
+			img_reader_bad(r, "QUERY", err);
+		else if (res != 1)
+			r->zmiss++;
+	}
+	return NULL;
+}
+
+static void image_replace_load(struct __test_metadata *_metadata,
+			       const struct img *ix, const struct img *iy)
+{
+	struct img_reader rd[IMG_READERS];
+	unsigned long fails = 0, bx = 0, by = 0, bb = 0;
+	int i, j, err, first_err = 0, started = 0;
+	char detail[200], et[96];
+	struct timespec ts = { 0, 2000000 };
+
+	memset(rd, 0, sizeof(rd));
+	for (i = 0; i < IMG_READERS; i++) {
+		u64 pos = 0;
+
+		for (j = 0; j < 64; j++) {
+			/* X keys rx:0..31 and Y keys ry:0..31, interleaved. */
+			rd[i].lens[j] = (u32)snprintf(
+				rd[i].keys + pos, 16, "r%c:%d",
+				j % 2 ? 'y' : 'x', (j / 2 + 32 * i) % 1000);
+			pos += rd[i].lens[j];
+		}
+		rd[i].bytes = pos;
+		/* Queries need no write access: read-only fds. */
+		rd[i].fd = open(DEV, O_RDONLY);
+		if (!EXPECT_COND(rd[i].fd >= 0, strerror(errno),
+				 "image: open reader fd %d", i))
+			goto out;
+	}
+	__atomic_store_n(&img_stop, 0, __ATOMIC_RELEASE);
+	for (i = 0; i < IMG_READERS; i++) {
+		err = pthread_create(&rd[i].tid, NULL, img_reader_fn, &rd[i]);
+		if (!EXPECT_COND(err == 0, strerror(err),
+				 "image: start reader %d", i))
+			break;
+		started++;
+	}
+	/* Let every reader get going before the first swap. */
+	for (i = 0; i < started; i++)
+		while (!__atomic_load_n(&rd[i].batches, __ATOMIC_ACQUIRE))
+			nanosleep(&ts, NULL);
+	for (i = 0; i < IMG_REPLACES && started == IMG_READERS; i++) {
+		err = kb_import(g_fd, i % 2 ? &iy->im : &ix->im, IMG_R,
+				KBLOOM_IMPORT_REPLACE);
+		if (err && !fails++)
+			first_err = err;
+		nanosleep(&ts, NULL);
+	}
+	__atomic_store_n(&img_stop, 1, __ATOMIC_RELEASE);
+	for (i = 0; i < started; i++)
+		pthread_join(rd[i].tid, NULL);
+	if (started != IMG_READERS)
+		goto out;
+
+	snprintf(detail, sizeof(detail), "%lu failed, first %s", fails,
+		 errtext(first_err, et, sizeof(et)));
+	EXPECT_COND(fails == 0, detail, "image: %d IMPORT REPLACEs under load",
+		    IMG_REPLACES);
+	for (i = 0; i < IMG_READERS; i++) {
+		snprintf(detail, sizeof(detail),
+			 "%lu bad, first %s: %s", rd[i].bad,
+			 rd[i].bad_what ? rd[i].bad_what : "?",
+			 errtext(rd[i].bad_err, et, sizeof(et)));
+		EXPECT_COND(rd[i].bad == 0, detail,
+			    "image: reader %d: every batch all-X or all-Y",
+			    i);
+		snprintf(detail, sizeof(detail), "%lu ENOENT", rd[i].enoent);
+		EXPECT_COND(rd[i].enoent == 0, detail,
+			    "image: reader %d: the filter was never missing",
+			    i);
+		snprintf(detail, sizeof(detail), "%lu misses", rd[i].zmiss);
+		EXPECT_COND(rd[i].zmiss == 0, detail,
+			    "image: reader %d: keys in both images always present",
+			    i);
+		EXPECT_COND(rd[i].batches > 0, "no batch ran",
+			    "image: reader %d made progress", i);
+		bx += rd[i].gen_x;
+		by += rd[i].gen_y;
+		bb += rd[i].both;
+	}
+	NOTE("image: batches saw X %lu, Y %lu, both %lu", bx, by, bb);
+	/* 50 replaces starting with X end with Y. */
+	EXPECT_COND(img_same(_metadata, IMG_R, iy), "differs",
+		    "image: after the replaces %s holds image Y", IMG_R);
+out:
+	for (i = 0; i < IMG_READERS; i++)
+		if (rd[i].fd > 0)
+			close(rd[i].fd);
+}
+
+static void image_replace(struct __test_metadata *_metadata)
+{
+	struct keyset xs = { 0 }, ys = { 0 }, zs = { 0 };
+	struct img ix = { 0 }, iy = { 0 };
+	struct kbloom_image im;
+	struct kbloom_info info;
+	struct kbloom_merge m;
+	unsigned char *b2 = NULL;
+	int err;
+
+	/* R: X keys, 100000 bits, 5 hashes; S: Y keys, 200003 bits, 6. */
+	if (!EXPECT_OK(kb_create(g_fd, IMG_R, 100000, 5, 0, 0, NULL),
+		       "image: create %s", IMG_R) ||
+	    !EXPECT_OK(kb_create(g_fd, IMG_S, 200003, 6, 0, 0, NULL),
+		       "image: create %s", IMG_S))
+		return;
+	if (!keyset_tag(_metadata, &xs, "rx", 1000) ||
+	    !keyset_tag(_metadata, &ys, "ry", 1000) ||
+	    !keyset_tag(_metadata, &zs, "rz", IMG_ZKEYS) ||
+	    !ks_add(_metadata, IMG_R, &xs, 0, 1000, "image") ||
+	    !ks_add(_metadata, IMG_R, &zs, 0, IMG_ZKEYS, "image") ||
+	    !ks_add(_metadata, IMG_S, &ys, 0, 1000, "image") ||
+	    !ks_add(_metadata, IMG_S, &zs, 0, IMG_ZKEYS, "image"))
+		goto out;
+	if (!img_take(_metadata, IMG_R, &ix, "X") ||
+	    !img_take(_metadata, IMG_S, &iy, "Y"))
+		goto out;
+
+	err = kb_import(g_fd, &iy.im, IMG_R, KBLOOM_IMPORT_REPLACE);
+	if (!EXPECT_OK(err, "image: IMPORT REPLACE %s with S's image", IMG_R))
+		goto out;
+	err = kb_info(g_fd, IMG_R, &info);
+	if (EXPECT_OK(err, "image: INFO %s after REPLACE", IMG_R))
+		EXPECT_COND(info.bits == 200003 && info.hashes == 6, "old size",
+			    "image: REPLACE took S's bits and hashes");
+	EXPECT_U64((u64)ks_hits(_metadata, g_fd, IMG_R, &ys, 0, 1000), 1000,
+		   "image: after REPLACE every Y key present");
+	EXPECT_U64((u64)ks_hits(_metadata, g_fd, IMG_R, &xs, 0, 1000), 0,
+		   "image: after REPLACE every X key absent");
+	err = kb_merge(g_fd, KBLOOM_IOC_MERGE, IMG_R, IMG_S, &m);
+	if (EXPECT_OK(err, "image: MERGE %s <- %s after REPLACE", IMG_R,
+		      IMG_S))
+		EXPECT_U64(m.mismatch, 0, "image: REPLACE took S's seed too");
+	EXPECT_COND(img_same(_metadata, IMG_S, &iy), "changed",
+		    "image: the exported filter S is unchanged");
+
+	/* Failed replaces leave R byte for byte as it was. */
+	im = ix.im;
+	im.payload_len += 8;
+	err = kb_import(g_fd, &im, IMG_R, KBLOOM_IMPORT_REPLACE);
+	EXPECT_ERRNO(err, EINVAL,
+		     "image: IMPORT REPLACE with payload_len 8 over");
+	EXPECT_COND(img_same(_metadata, IMG_R, &iy), "changed",
+		    "image: the failed REPLACE (size) left R intact");
+	b2 = malloc(ix.len);
+	if (EXPECT_COND(b2 != NULL, "out of memory", "image: alloc")) {
+		memcpy(b2, ix.buf, ix.len);
+		b2[ix.len - 1] |= 0x80;
+		im = ix.im;
+		im.payload = PTR(b2);
+		err = kb_import(g_fd, &im, IMG_R, KBLOOM_IMPORT_REPLACE);
+		EXPECT_ERRNO(err, EINVAL,
+			     "image: IMPORT REPLACE with a padding bit set");
+		EXPECT_COND(img_same(_metadata, IMG_R, &iy), "changed",
+			    "image: the failed REPLACE (padding) left R intact");
+	}
+	im = ix.im;
+	im.hashes = 0;
+	err = kb_import(g_fd, &im, IMG_R, KBLOOM_IMPORT_REPLACE);
+	EXPECT_ERRNO(err, EINVAL, "image: IMPORT REPLACE with hashes 0");
+	EXPECT_COND(img_same(_metadata, IMG_R, &iy), "changed",
+		    "image: the failed REPLACE (hashes) left R intact");
+
+	image_replace_load(_metadata, &ix, &iy);
+out:
+	free(b2);
+	img_free(&ix);
+	img_free(&iy);
+	keyset_free(&xs);
+	keyset_free(&ys);
+	keyset_free(&zs);
+}
+
+static const char *const image_all[] = {
+	IMG_P, IMG_Q, IMG_C, IMG_CQ, IMG_R, IMG_S, IMG_BAD,
+};
+
+FIXTURE(image) {
+};
+
+/* The cases create their filters: what they hold is part of the test. */
+FIXTURE_SETUP(image)
+{
+	size_t i;
+
+	st_open(_metadata);
+	for (i = 0; i < ARRAY_SIZE(image_all); i++)
+		cleanup(_metadata, image_all[i]);
+}
+
+FIXTURE_TEARDOWN(image)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(image_all); i++)
+		cleanup(_metadata, image_all[i]);
+	st_close();
+}
+
+TEST_F(image, export_import_plain)
+{
+	struct img p = { 0 };
+
+	image_plain(_metadata, &p);
+	img_free(&p);
+}
+
+TEST_F(image, export_import_counting)
+{
+	struct img c = { 0 };
+
+	image_counting(_metadata, &c);
+	img_free(&c);
+}
+
+TEST_F_TIMEOUT(image, import_replace, 300)
+{
+	image_replace(_metadata);
+}
+
+/*
+ * IMG_P and its import IMG_Q, IMG_C and its import IMG_CQ, as the cases
+ * export_import_plain and export_import_counting leave them; self->p and
+ * self->c are their exports.
+ */
+FIXTURE(image_made) {
+	struct img p, c;
+};
+
+FIXTURE_SETUP(image_made)
+{
+	size_t i;
+
+	st_open(_metadata);
+	for (i = 0; i < ARRAY_SIZE(image_all); i++)
+		cleanup(_metadata, image_all[i]);
+	image_plain(_metadata, &self->p);
+	image_counting(_metadata, &self->c);
+	/* Without the plain export there is nothing to break or guard. */
+	ASSERT_TRUE(self->p.buf != NULL);
+}
+
+FIXTURE_TEARDOWN(image_made)
+{
+	size_t i;
+
+	img_free(&self->p);
+	img_free(&self->c);
+	for (i = 0; i < ARRAY_SIZE(image_all); i++)
+		cleanup(_metadata, image_all[i]);
+	st_close();
+}
+
+TEST_F(image_made, bad_inputs)
+{
+	image_bad_inputs(_metadata, &self->p, &self->c);
+}
+
+TEST_F(image_made, unprivileged)
+{
+	image_perm(_metadata, &self->p);
+}

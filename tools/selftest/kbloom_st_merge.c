@@ -1,0 +1,357 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kbloom_selftest, area "merge": CREATE with KBLOOM_CREATE_LIKE, MERGE,
+ * and what makes two filters incompatible. Included by kbloom_selftest.c.
+ */
+
+#define MRG_A		"merge_a"
+#define MRG_B		"merge_b"
+#define MRG_IND		"merge_ind"
+#define MRG_BITS	"merge_bits"
+#define MRG_HASH	"merge_hashes"
+#define MRG_C		"merge_c"
+#define MRG_D		"merge_d"
+#define MRG_E		"merge_e"
+#define MRG_F		"merge_f"
+#define MRG_BAD		"merge_bad"
+#define MRG_KEYS	2000u
+
+/* MERGE or COMPARE that must fail EINVAL with exactly @want mismatch. */
+static void merge_mismatch(struct __test_metadata *_metadata, unsigned long cmd,
+			   const char *dst, const char *src, u32 want,
+			   const char *what)
+{
+	struct kbloom_merge m;
+	int err = kb_merge(g_fd, cmd, dst, src, &m);
+	const char *c = cmd == KBLOOM_IOC_MERGE ? "MERGE" : "COMPARE";
+
+	if (EXPECT_ERRNO(err, EINVAL, "merge: %s %s <- %s (%s)", c, dst, src,
+			 what))
+		EXPECT_U64(m.mismatch, want, "merge: %s %s mismatch", c, what);
+}
+
+/* CREATE that must fail; nothing may be left behind. */
+static void merge_create_fails(struct __test_metadata *_metadata, u64 bits,
+			       u32 hashes, u64 cap, u32 fpr, u32 flags,
+			       const char *like, int want, const char *what)
+{
+	struct kbloom_create c;
+	struct kbloom_info info;
+	int err;
+
+	memset(&c, 0, sizeof(c));
+	set_name(c.name, MRG_BAD);
+	c.bits = bits;
+	c.hashes = hashes;
+	c.capacity = cap;
+	c.fpr_ppb = fpr;
+	c.flags = flags;
+	if (like)
+		set_name(c.like, like);
+	err = ioc(g_fd, KBLOOM_IOC_CREATE, &c);
+	EXPECT_ERRNO(err, want, "merge: create %s", what);
+	err = kb_info(g_fd, MRG_BAD, &info);
+	EXPECT_ERRNO(err, ENOENT, "merge: create %s made nothing", what);
+	cleanup(_metadata, MRG_BAD);
+}
+
+static const char *const merge_all[] = {
+	MRG_A, MRG_B, MRG_IND, MRG_BITS, MRG_HASH, MRG_C, MRG_D,
+	MRG_E, MRG_F, MRG_BAD,
+};
+
+/*
+ * MRG_A (100000 bits, 5 hashes) and MRG_B created like it, both empty;
+ * self->c is what CREATE wrote back for MRG_B.
+ */
+FIXTURE(merge) {
+	struct kbloom_create c;
+};
+
+FIXTURE_SETUP(merge)
+{
+	size_t i;
+
+	st_open(_metadata);
+	for (i = 0; i < ARRAY_SIZE(merge_all); i++)
+		cleanup(_metadata, merge_all[i]);
+	ASSERT_EQ(0, kb_create(g_fd, MRG_A, 100000, 5, 0, 0, NULL)) {
+		TH_LOG("merge: create %s", MRG_A);
+	}
+	ASSERT_EQ(0, kb_create_ex(g_fd, MRG_B, 0, 0, KBLOOM_CREATE_LIKE,
+				  MRG_A, &self->c)) {
+		TH_LOG("merge: create %s like %s", MRG_B, MRG_A);
+	}
+}
+
+FIXTURE_TEARDOWN(merge)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(merge_all); i++)
+		cleanup(_metadata, merge_all[i]);
+	st_close();
+}
+
+TEST_F(merge, like_copies_the_parameters)
+{
+	struct kbloom_info ia, ib;
+	int err;
+
+	EXPECT_COND(self->c.bits == 100000 && self->c.hashes == 5,
+		    "not the source's",
+		    "merge: LIKE wrote back bits 100000 hashes 5");
+	err = kb_info(g_fd, MRG_A, &ia);
+	EXPECT_OK(err, "merge: INFO %s", MRG_A);
+	err = kb_info(g_fd, MRG_B, &ib);
+	if (EXPECT_OK(err, "merge: INFO %s", MRG_B)) {
+		EXPECT_COND(ib.bits == ia.bits && ib.hashes == ia.hashes &&
+			    ib.capacity == ia.capacity &&
+			    ib.hash_scheme == ia.hash_scheme,
+			    "differs",
+			    "merge: INFO of the LIKE filter matches");
+		EXPECT_U64(ib.flags & KBLOOM_CREATE_COUNTING, 0,
+			   "merge: LIKE a plain filter is plain");
+		EXPECT_U64(ib.bits_set, 0, "merge: LIKE copies no contents");
+	}
+}
+
+TEST_F(merge, union)
+{
+	struct keyset s1 = { 0 }, s2 = { 0 };
+	struct kbloom_info ia, ib, info;
+	struct kbloom_merge m;
+	int err;
+
+	if (!keyset_tag(_metadata, &s1, "s1", MRG_KEYS) ||
+	    !keyset_tag(_metadata, &s2, "s2", MRG_KEYS) ||
+	    !ks_add(_metadata, MRG_A, &s1, 0, MRG_KEYS, "merge") ||
+	    !ks_add(_metadata, MRG_B, &s2, 0, MRG_KEYS, "merge"))
+		goto out;
+	err = kb_info(g_fd, MRG_A, &ia);
+	EXPECT_OK(err, "merge: INFO %s before", MRG_A);
+	err = kb_info(g_fd, MRG_B, &ib);
+	EXPECT_OK(err, "merge: INFO %s before", MRG_B);
+
+	err = kb_merge(g_fd, KBLOOM_IOC_MERGE, MRG_A, MRG_B, &m);
+	if (EXPECT_OK(err, "merge: MERGE %s <- %s", MRG_A, MRG_B))
+		EXPECT_U64(m.mismatch, 0, "merge: MERGE mismatch 0");
+	EXPECT_U64((u64)ks_hits(_metadata, g_fd, MRG_A, &s1, 0, MRG_KEYS),
+		   MRG_KEYS, "merge: %s keeps its own keys", MRG_A);
+	EXPECT_U64((u64)ks_hits(_metadata, g_fd, MRG_A, &s2, 0, MRG_KEYS),
+		   MRG_KEYS, "merge: %s has every key of %s", MRG_A, MRG_B);
+	err = kb_info(g_fd, MRG_A, &info);
+	if (EXPECT_OK(err, "merge: INFO %s after", MRG_A))
+		EXPECT_RANGE(info.bits_set, ia.bits_set > ib.bits_set ?
+			     ia.bits_set : ib.bits_set,
+			     ia.bits_set + ib.bits_set,
+			     "merge: bits_set of the union in max..sum");
+	err = kb_info(g_fd, MRG_B, &info);
+	if (EXPECT_OK(err, "merge: INFO %s after", MRG_B))
+		EXPECT_U64(info.bits_set, ib.bits_set,
+			   "merge: the source's bits_set unchanged");
+	/* B at 9.5% fill: 5 hashes give false positives ~1e-5. */
+	EXPECT_RANGE((u64)ks_hits(_metadata, g_fd, MRG_B, &s1, 0, MRG_KEYS),
+		     0, 20,
+		     "merge: the source did not receive the destination's keys");
+
+	/* dst == src: allowed, and ORing a filter into itself is a no-op. */
+	err = kb_info(g_fd, MRG_A, &ia);
+	EXPECT_OK(err, "merge: INFO %s before the self-merge", MRG_A);
+	err = kb_merge(g_fd, KBLOOM_IOC_MERGE, MRG_A, MRG_A, &m);
+	if (EXPECT_OK(err, "merge: MERGE %s <- itself", MRG_A))
+		EXPECT_U64(m.mismatch, 0, "merge: self-MERGE mismatch 0");
+	err = kb_info(g_fd, MRG_A, &info);
+	if (EXPECT_OK(err, "merge: INFO %s after the self-merge", MRG_A))
+		EXPECT_U64(info.bits_set, ia.bits_set,
+			   "merge: self-merge changed no bit");
+out:
+	keyset_free(&s1);
+	keyset_free(&s2);
+}
+
+/* Incompatible filters: each differing parameter is reported. */
+TEST_F(merge, mismatches)
+{
+	int err;
+
+	err = kb_create(g_fd, MRG_IND, 100000, 5, 0, 0, NULL);
+	if (EXPECT_OK(err, "merge: create independent %s", MRG_IND)) {
+		merge_mismatch(_metadata, KBLOOM_IOC_MERGE, MRG_A, MRG_IND,
+			       KBLOOM_MISMATCH_SEED,
+			       "same size, independent seed");
+		merge_mismatch(_metadata, KBLOOM_IOC_COMPARE, MRG_A, MRG_IND,
+			       KBLOOM_MISMATCH_SEED,
+			       "same size, independent seed");
+	}
+	err = kb_create(g_fd, MRG_BITS, 100064, 5, 0, 0, NULL);
+	if (EXPECT_OK(err, "merge: create %s", MRG_BITS))
+		merge_mismatch(_metadata, KBLOOM_IOC_MERGE, MRG_A, MRG_BITS,
+			       KBLOOM_MISMATCH_BITS | KBLOOM_MISMATCH_SEED,
+			       "different bits");
+	err = kb_create(g_fd, MRG_HASH, 100000, 6, 0, 0, NULL);
+	if (EXPECT_OK(err, "merge: create %s", MRG_HASH))
+		merge_mismatch(_metadata, KBLOOM_IOC_MERGE, MRG_A, MRG_HASH,
+			       KBLOOM_MISMATCH_HASHES | KBLOOM_MISMATCH_SEED,
+			       "different hashes");
+	err = kb_create_ex(g_fd, MRG_C, 1 << 16, 4, KBLOOM_CREATE_COUNTING,
+			   NULL, NULL);
+	EXPECT_OK(err, "merge: create counting %s", MRG_C);
+	err = kb_create(g_fd, MRG_D, 1 << 16, 4, 0, 0, NULL);
+	if (EXPECT_OK(err, "merge: create plain %s", MRG_D)) {
+		merge_mismatch(_metadata, KBLOOM_IOC_MERGE, MRG_C, MRG_D,
+			       KBLOOM_MISMATCH_COUNTING | KBLOOM_MISMATCH_SEED,
+			       "counting <- plain");
+		merge_mismatch(_metadata, KBLOOM_IOC_MERGE, MRG_D, MRG_C,
+			       KBLOOM_MISMATCH_COUNTING | KBLOOM_MISMATCH_SEED,
+			       "plain <- counting");
+	}
+}
+
+/* Unknown and bad names, a read-only fd: refused, and A left alone. */
+TEST_F(merge, errors)
+{
+	struct kbloom_info ia, info;
+	struct kbloom_merge m;
+	u32 res;
+	int err, ro;
+
+	err = kb_info(g_fd, MRG_A, &ia);
+	EXPECT_OK(err, "merge: INFO %s before the rejected calls", MRG_A);
+
+	err = kb_merge(g_fd, KBLOOM_IOC_MERGE, "merge_ghost", MRG_B, NULL);
+	EXPECT_ERRNO(err, ENOENT, "merge: MERGE unknown dst");
+	err = kb_merge(g_fd, KBLOOM_IOC_MERGE, MRG_A, "merge_ghost", NULL);
+	EXPECT_ERRNO(err, ENOENT, "merge: MERGE unknown src");
+	err = kb_merge(g_fd, KBLOOM_IOC_COMPARE, "merge_ghost", MRG_B, NULL);
+	EXPECT_ERRNO(err, ENOENT, "merge: COMPARE unknown dst");
+	err = kb_merge(g_fd, KBLOOM_IOC_COMPARE, MRG_A, "merge_ghost", NULL);
+	EXPECT_ERRNO(err, ENOENT, "merge: COMPARE unknown src");
+	err = kb_merge(g_fd, KBLOOM_IOC_MERGE, "", MRG_B, NULL);
+	EXPECT_ERRNO(err, EINVAL, "merge: MERGE empty dst name");
+	err = kb_merge(g_fd, KBLOOM_IOC_MERGE, MRG_A, ".b", NULL);
+	EXPECT_ERRNO(err, EINVAL, "merge: MERGE bad src name");
+	/* (Reserved fields: in the badioctl area's table.) */
+
+	/* A read-only fd may compare (as root) but not merge. */
+	ro = open(DEV, O_RDONLY);
+	if (EXPECT_COND(ro >= 0, strerror(errno), "merge: open O_RDONLY")) {
+		err = kb_skey(g_fd, KBLOOM_IOC_ADD, MRG_B, "ro-only-in-b",
+			      NULL);
+		EXPECT_OK(err, "merge: add ro-only-in-b to %s", MRG_B);
+		err = kb_merge(ro, KBLOOM_IOC_MERGE, MRG_A, MRG_B, NULL);
+		EXPECT_ERRNO(err, EBADF, "merge: MERGE on a read-only fd");
+		err = kb_skey(g_fd, KBLOOM_IOC_QUERY, MRG_A, "ro-only-in-b",
+			      &res);
+		EXPECT_COND(err == 0 && res == 0, "the merge happened",
+			    "merge: the read-only MERGE changed nothing");
+		err = kb_merge(ro, KBLOOM_IOC_COMPARE, MRG_A, MRG_B, &m);
+		if (EXPECT_OK(err, "merge: COMPARE on a read-only fd"))
+			EXPECT_U64(m.mismatch, 0,
+				   "merge: read-only COMPARE mismatch 0");
+		close(ro);
+	}
+	err = kb_info(g_fd, MRG_A, &info);
+	if (EXPECT_OK(err, "merge: INFO %s after the errors", MRG_A))
+		EXPECT_U64(info.bits_set, ia.bits_set,
+			   "merge: failed merges left %s's bits alone", MRG_A);
+}
+
+TEST_F(merge, create_like_refusals)
+{
+	EXPECT_OK(kb_create_ex(g_fd, MRG_C, 1 << 16, 4, KBLOOM_CREATE_COUNTING,
+			       NULL, NULL),
+		  "merge: create counting %s", MRG_C);
+	/* CREATE with KBLOOM_CREATE_LIKE: what it refuses. */
+	merge_create_fails(_metadata, 1024, 0, 0, 0, KBLOOM_CREATE_LIKE, MRG_A,
+			   EINVAL, "LIKE with bits");
+	merge_create_fails(_metadata, 0, 5, 0, 0, KBLOOM_CREATE_LIKE, MRG_A,
+			   EINVAL, "LIKE with hashes");
+	merge_create_fails(_metadata, 0, 0, 1000, 0, KBLOOM_CREATE_LIKE, MRG_A,
+			   EINVAL, "LIKE with capacity");
+	merge_create_fails(_metadata, 0, 0, 0, 10000000, KBLOOM_CREATE_LIKE,
+			   MRG_A, EINVAL, "LIKE with fpr_ppb");
+	merge_create_fails(_metadata, 0, 0, 0, 0, KBLOOM_CREATE_LIKE,
+			   "merge_ghost", ENOENT, "LIKE an unknown filter");
+	merge_create_fails(_metadata, 0, 0, 0, 0, KBLOOM_CREATE_LIKE, "",
+			   EINVAL, "LIKE with an empty like name");
+	merge_create_fails(_metadata, 0, 0, 0, 0, KBLOOM_CREATE_LIKE, ".a",
+			   EINVAL, "LIKE with a bad like name");
+	merge_create_fails(_metadata, 0, 0, 0, 0,
+			   KBLOOM_CREATE_LIKE | KBLOOM_CREATE_COUNTING, MRG_A,
+			   EINVAL, "LIKE a plain filter with COUNTING");
+	merge_create_fails(_metadata, 1024, 3, 0, 0, 0, MRG_A, EINVAL,
+			   "like set without the LIKE flag");
+	merge_create_fails(_metadata, 1024, 3, 0, 0, KBLOOM_CREATE_COUNTING,
+			   MRG_C, EINVAL,
+			   "COUNTING with like set, no LIKE flag");
+}
+
+TEST_F(merge, counting)
+{
+	struct kbloom_create c;
+	struct kbloom_info ic, ie, info;
+	struct kbloom_merge m;
+	u32 bad, res;
+	int err, first;
+
+	err = kb_create_ex(g_fd, MRG_C, 1 << 16, 4, KBLOOM_CREATE_COUNTING,
+			   NULL, NULL);
+	if (!EXPECT_OK(err, "merge: create counting %s", MRG_C))
+		return;
+
+	/* LIKE from a counting filter: with or without the COUNTING flag. */
+	err = kb_create_ex(g_fd, MRG_E, 0, 0,
+			   KBLOOM_CREATE_LIKE | KBLOOM_CREATE_COUNTING, MRG_C,
+			   &c);
+	if (!EXPECT_OK(err, "merge: create %s like counting %s with COUNTING",
+		       MRG_E, MRG_C))
+		return;
+	EXPECT_COND(c.bits == 1 << 16 && c.hashes == 4, "not the source's",
+		    "merge: LIKE wrote back the source's bits and hashes");
+	err = kb_create_ex(g_fd, MRG_F, 0, 0, KBLOOM_CREATE_LIKE, MRG_C, NULL);
+	if (EXPECT_OK(err, "merge: create %s like counting %s, no COUNTING",
+		      MRG_F, MRG_C)) {
+		err = kb_info(g_fd, MRG_F, &info);
+		if (EXPECT_OK(err, "merge: INFO %s", MRG_F))
+			EXPECT_COND(info.flags & KBLOOM_CREATE_COUNTING,
+				    "not counting",
+				    "merge: LIKE copies the counting flag");
+		cleanup(_metadata, MRG_F);
+	}
+
+	/* 10 + 10 adds of one key: the sum saturates at 15. */
+	EXPECT_U64(add_n(MRG_C, "ck", 10) + add_n(MRG_E, "ck", 10), 0,
+		   "merge: ADD ck 10 times to each counting filter");
+	err = kb_info(g_fd, MRG_C, &ic);
+	if (EXPECT_OK(err, "merge: INFO %s", MRG_C))
+		EXPECT_U64(ic.saturated, 0, "merge: 10 adds do not saturate");
+	err = kb_info(g_fd, MRG_E, &ie);
+	EXPECT_OK(err, "merge: INFO %s", MRG_E);
+	err = kb_merge(g_fd, KBLOOM_IOC_MERGE, MRG_C, MRG_E, &m);
+	if (EXPECT_OK(err, "merge: MERGE counting %s <- %s", MRG_C, MRG_E))
+		EXPECT_U64(m.mismatch, 0, "merge: counting MERGE mismatch 0");
+	err = kb_info(g_fd, MRG_C, &info);
+	if (EXPECT_OK(err, "merge: INFO %s after the merge", MRG_C)) {
+		EXPECT_RANGE(info.saturated, 1, 4,
+			     "merge: counters added and saturated (1..k saturated)");
+		EXPECT_U64(info.bits_set, ic.bits_set,
+			   "merge: no new non-zero counters");
+	}
+	err = kb_info(g_fd, MRG_E, &info);
+	if (EXPECT_OK(err, "merge: INFO %s after the merge", MRG_E))
+		EXPECT_COND(info.saturated == 0 &&
+			    info.bits_set == ie.bits_set, "changed",
+			    "merge: the counting source is unchanged");
+	bad = remove_n(MRG_C, "ck", 30, &first);
+	EXPECT_U64(bad, 0, "merge: REMOVE ck 30 times from %s, each 1", MRG_C);
+	err = kb_skey(g_fd, KBLOOM_IOC_QUERY, MRG_C, "ck", &res);
+	EXPECT_COND(err == 0 && res == 1, "absent",
+		    "merge: saturated merged key survives 30 removes");
+	/* The source kept exactly 10: ten removes empty it. */
+	bad = remove_n(MRG_E, "ck", 10, &first);
+	EXPECT_U64(bad, 0, "merge: REMOVE ck 10 times from %s, each 1", MRG_E);
+	err = kb_skey(g_fd, KBLOOM_IOC_QUERY, MRG_E, "ck", &res);
+	EXPECT_COND(err == 0 && res == 0, "still present",
+		    "merge: the source's counters were 10, not more");
+}
