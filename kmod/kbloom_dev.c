@@ -17,8 +17,10 @@
  * retrying never applies a key twice.
  */
 
+#include <linux/anon_inodes.h>
 #include <linux/capability.h>
 #include <linux/err.h>
+#include <linux/file.h>
 #include <linux/fs.h>
 #include <linux/miscdevice.h>
 #include <linux/module.h>
@@ -97,7 +99,8 @@ static long kbloom_ioc_version(void __user *argp)
 		.features = KBLOOM_FEATURE_BATCH | KBLOOM_FEATURE_TEST_AND_ADD |
 			    KBLOOM_FEATURE_SIZING | KBLOOM_FEATURE_COUNTING |
 			    KBLOOM_FEATURE_MERGE | KBLOOM_FEATURE_IMAGE |
-			    KBLOOM_FEATURE_SIPHASH | KBLOOM_FEATURE_WINDOW,
+			    KBLOOM_FEATURE_SIPHASH | KBLOOM_FEATURE_WINDOW |
+			    KBLOOM_FEATURE_HANDLE,
 		.min_bits = KBLOOM_MIN_BITS,
 		.max_bits = KBLOOM_MAX_BITS,
 		.max_hashes = KBLOOM_MAX_HASHES,
@@ -427,8 +430,37 @@ static void kbloom_count_op(struct kbloom_filter *filter, enum kbloom_op op,
 			      op != KBLOOM_OP_ADD ? hits : 0);
 }
 
+/*
+ * The name of a key command: a filter's on the device; on a handle, none
+ * (all zero), since the handle is bound to its filter.
+ */
+static bool kbloom_key_name_valid(const char *name,
+				  struct kbloom_filter *bound)
+{
+	return bound ? kbloom_zeroed(name, KBLOOM_NAME_MAX) :
+		       kbloom_name_valid(name);
+}
+
+/*
+ * The filter a key command works on: the handle's own (@bound, whose file
+ * holds the reference), or a reference to the named one. Put with
+ * kbloom_key_filter_put().
+ */
+static struct kbloom_filter *kbloom_key_filter_get(const char *name,
+						   struct kbloom_filter *bound)
+{
+	return bound ? bound : kbloom_filter_get(name);
+}
+
+static void kbloom_key_filter_put(struct kbloom_filter *filter,
+				  struct kbloom_filter *bound)
+{
+	if (!bound)
+		kbloom_filter_put(filter);
+}
+
 static long kbloom_ioc_key(struct file *file, void __user *argp,
-			   enum kbloom_op op)
+			   enum kbloom_op op, struct kbloom_filter *bound)
 {
 	struct kbloom_key __user *uk = argp;
 	struct kbloom_filter *filter;
@@ -442,7 +474,8 @@ static long kbloom_ioc_key(struct file *file, void __user *argp,
 	if (copy_from_user(&k, argp, sizeof(k)))
 		return -EFAULT;
 	if (!kbloom_zeroed(k.reserved, sizeof(k.reserved)) ||
-	    !kbloom_name_valid(k.name) || !k.len || k.len > KBLOOM_KEY_MAX)
+	    !kbloom_key_name_valid(k.name, bound) || !k.len ||
+	    k.len > KBLOOM_KEY_MAX)
 		return -EINVAL;
 	/*
 	 * A change must not happen unreported: prove @result writable
@@ -454,20 +487,21 @@ static long kbloom_ioc_key(struct file *file, void __user *argp,
 	key = memdup_user(u64_to_user_ptr(k.key), k.len);
 	if (IS_ERR(key))
 		return PTR_ERR(key);
-	filter = kbloom_filter_get(k.name);
+	filter = kbloom_key_filter_get(k.name, bound);
 	if (!filter) {
 		ret = -ENOENT;
 		goto out_free_key;
 	}
 	rcu_read_lock();
 	gen = kbloom_filter_gen(filter);
-	ret = kbloom_op_check(&gen->core, op);
+	ret = READ_ONCE(filter->dead) ? -ENOENT :
+					kbloom_op_check(&gen->core, op);
 	if (!ret)
 		k.result = kbloom_gen_do(gen, op, key, k.len);
 	rcu_read_unlock();
 	if (!ret)
 		kbloom_count_op(filter, op, 1, k.result);
-	kbloom_filter_put(filter);
+	kbloom_key_filter_put(filter, bound);
 	if (!ret && put_user(k.result, &uk->result))
 		ret = -EFAULT;
 out_free_key:
@@ -498,7 +532,8 @@ static_assert(KBLOOM_CHUNK_BYTES >= 8 * KBLOOM_KEY_MAX);
  * bad length; b->done and b->hits are advanced over what was processed.
  */
 static int kbloom_batch_chunk(enum kbloom_op op, struct kbloom_batch *b,
-			      struct kbloom_chunk *c, u64 *key_off)
+			      struct kbloom_chunk *c, u64 *key_off,
+			      struct kbloom_filter *bound)
 {
 	struct kbloom_filter *filter;
 	u32 n = min_t(u32, b->count - b->done, KBLOOM_CHUNK_KEYS);
@@ -508,7 +543,6 @@ static int kbloom_batch_chunk(enum kbloom_op op, struct kbloom_batch *b,
 	u32 i, hits = 0, len;
 	size_t bytes = 0;
 	int ret = 0, err;
-	u8 *key;
 
 	if (copy_from_user(c->lens, ulens + b->done, n * sizeof(u32)))
 		return -EFAULT;
@@ -548,25 +582,22 @@ static int kbloom_batch_chunk(enum kbloom_op op, struct kbloom_batch *b,
 	/*
 	 * The filter is held only while the chunk is applied, never across
 	 * a copy from or to userspace: a stalled user page must not keep a
-	 * destroyed filter's memory allocated.
+	 * destroyed filter's memory allocated (a handle holds it anyway).
 	 */
-	filter = kbloom_filter_get(b->name);
+	filter = kbloom_key_filter_get(b->name, bound);
 	if (!filter)
 		return -ENOENT;
 	/* One generation for the whole chunk: see kbloom_filter_replace_gen(). */
 	rcu_read_lock();
 	gen = kbloom_filter_gen(filter);
 	err = READ_ONCE(filter->dead) ? -ENOENT : kbloom_op_check(&gen->core, op);
-	for (key = c->keys, i = 0; !err && i < n; key += c->lens[i], i++) {
-		if (kbloom_gen_do(gen, op, key, c->lens[i])) {
-			c->results[i / 8] |= 1U << (i % 8);
-			hits++;
-		}
-	}
+	if (!err)
+		hits = kbloom_gen_do_batch(gen, op, c->keys, c->lens, n,
+					   c->results);
 	rcu_read_unlock();
 	if (!err)
 		kbloom_count_op(filter, op, n, hits);
-	kbloom_filter_put(filter);
+	kbloom_key_filter_put(filter, bound);
 	if (err)
 		return err;
 	/* Applied: counted in @done before anything else can fail. */
@@ -581,7 +612,7 @@ static int kbloom_batch_chunk(enum kbloom_op op, struct kbloom_batch *b,
 }
 
 static long kbloom_ioc_batch(struct file *file, void __user *argp,
-			     enum kbloom_op op)
+			     enum kbloom_op op, struct kbloom_filter *bound)
 {
 	struct kbloom_filter *filter;
 	struct kbloom_chunk *chunk;
@@ -595,7 +626,7 @@ static long kbloom_ioc_batch(struct file *file, void __user *argp,
 		return -EFAULT;
 	if (b.reserved0 ||
 	    !kbloom_zeroed(b.reserved, sizeof(b.reserved)) ||
-	    !kbloom_name_valid(b.name) || !b.count)
+	    !kbloom_key_name_valid(b.name, bound) || !b.count)
 		return -EINVAL;
 	if (b.count > KBLOOM_BATCH_MAX || b.keys_bytes > KBLOOM_BATCH_BYTES_MAX)
 		return -E2BIG;
@@ -607,15 +638,18 @@ static long kbloom_ioc_batch(struct file *file, void __user *argp,
 		return -EFAULT;
 
 	/* A missing filter fails before anything is read. */
-	filter = kbloom_filter_get(b.name);
+	filter = kbloom_key_filter_get(b.name, bound);
 	if (!filter)
 		return -ENOENT;
-	kbloom_filter_put(filter);
+	ret = READ_ONCE(filter->dead) ? -ENOENT : 0;
+	kbloom_key_filter_put(filter, bound);
+	if (ret)
+		return ret;
 	chunk = kvmalloc(sizeof(*chunk), GFP_KERNEL);
 	if (!chunk)
 		return -ENOMEM;
 	while (b.done < b.count) {
-		ret = kbloom_batch_chunk(op, &b, chunk, &key_off);
+		ret = kbloom_batch_chunk(op, &b, chunk, &key_off, bound);
 		if (ret)
 			break;
 		if (fatal_signal_pending(current)) {
@@ -1000,6 +1034,100 @@ static long kbloom_ioc_import(struct file *file, void __user *argp)
 	return ret;
 }
 
+/* A handle: the key commands, on the filter the file holds. */
+static long kbloom_handle_ioctl(struct file *file, unsigned int cmd,
+				unsigned long arg)
+{
+	struct kbloom_filter *filter = file->private_data;
+	void __user *argp = (void __user *)arg;
+
+	switch (cmd) {
+	case KBLOOM_IOC_ADD:
+		return kbloom_ioc_key(file, argp, KBLOOM_OP_ADD, filter);
+	case KBLOOM_IOC_QUERY:
+		return kbloom_ioc_key(file, argp, KBLOOM_OP_QUERY, filter);
+	case KBLOOM_IOC_TEST_AND_ADD:
+		return kbloom_ioc_key(file, argp, KBLOOM_OP_TEST_AND_ADD,
+				      filter);
+	case KBLOOM_IOC_REMOVE:
+		return kbloom_ioc_key(file, argp, KBLOOM_OP_REMOVE, filter);
+	case KBLOOM_IOC_ADD_BATCH:
+		return kbloom_ioc_batch(file, argp, KBLOOM_OP_ADD, filter);
+	case KBLOOM_IOC_QUERY_BATCH:
+		return kbloom_ioc_batch(file, argp, KBLOOM_OP_QUERY, filter);
+	case KBLOOM_IOC_TEST_AND_ADD_BATCH:
+		return kbloom_ioc_batch(file, argp, KBLOOM_OP_TEST_AND_ADD,
+					filter);
+	case KBLOOM_IOC_REMOVE_BATCH:
+		return kbloom_ioc_batch(file, argp, KBLOOM_OP_REMOVE, filter);
+	default:
+		return -ENOTTY;
+	}
+}
+
+static int kbloom_handle_release(struct inode *inode, struct file *file)
+{
+	kbloom_filter_put(file->private_data);
+	return 0;
+}
+
+static const struct file_operations kbloom_handle_fops = {
+	.owner = THIS_MODULE,
+	.unlocked_ioctl = kbloom_handle_ioctl,
+	.compat_ioctl = compat_ptr_ioctl,
+	.release = kbloom_handle_release,
+	.llseek = noop_llseek,
+};
+
+/*
+ * KBLOOM_IOC_OPEN: a new fd bound to a filter. The fd is reserved and
+ * written back before the file is installed, so a failed write leaves no
+ * descriptor behind.
+ */
+static long kbloom_ioc_open(struct file *file, void __user *argp)
+{
+	struct kbloom_open __user *uo = argp;
+	struct kbloom_filter *filter;
+	struct kbloom_open o;
+	struct file *handle;
+	int fd, ret;
+
+	if (copy_from_user(&o, argp, sizeof(o)))
+		return -EFAULT;
+	if (o.flags || !kbloom_zeroed(o.reserved, sizeof(o.reserved)) ||
+	    !kbloom_name_valid(o.name))
+		return -EINVAL;
+	filter = kbloom_filter_get(o.name);
+	if (!filter)
+		return -ENOENT;
+	fd = get_unused_fd_flags(O_CLOEXEC);
+	if (fd < 0) {
+		ret = fd;
+		goto err_put_filter;
+	}
+	/* The file owns the filter reference from here on. */
+	handle = anon_inode_getfile("[kbloom]", &kbloom_handle_fops, filter,
+				    file->f_mode & FMODE_WRITE ? O_RDWR :
+								 O_RDONLY);
+	if (IS_ERR(handle)) {
+		ret = PTR_ERR(handle);
+		goto err_put_fd;
+	}
+	if (put_user(fd, &uo->fd)) {
+		fput(handle);
+		put_unused_fd(fd);
+		return -EFAULT;
+	}
+	fd_install(fd, handle);
+	return 0;
+
+err_put_fd:
+	put_unused_fd(fd);
+err_put_filter:
+	kbloom_filter_put(filter);
+	return ret;
+}
+
 static long kbloom_ioctl(struct file *file, unsigned int cmd,
 			 unsigned long arg)
 {
@@ -1015,6 +1143,8 @@ static long kbloom_ioctl(struct file *file, unsigned int cmd,
 					 sizeof(struct kbloom_create_v1));
 	case KBLOOM_IOC_ROTATE:
 		return kbloom_ioc_rotate(file, argp);
+	case KBLOOM_IOC_OPEN:
+		return kbloom_ioc_open(file, argp);
 	case KBLOOM_IOC_DESTROY:
 		return kbloom_ioc_destroy(file, argp);
 	case KBLOOM_IOC_CLEAR:
@@ -1024,21 +1154,21 @@ static long kbloom_ioctl(struct file *file, unsigned int cmd,
 	case KBLOOM_IOC_LIST:
 		return kbloom_ioc_list(argp);
 	case KBLOOM_IOC_ADD:
-		return kbloom_ioc_key(file, argp, KBLOOM_OP_ADD);
+		return kbloom_ioc_key(file, argp, KBLOOM_OP_ADD, NULL);
 	case KBLOOM_IOC_QUERY:
-		return kbloom_ioc_key(file, argp, KBLOOM_OP_QUERY);
+		return kbloom_ioc_key(file, argp, KBLOOM_OP_QUERY, NULL);
 	case KBLOOM_IOC_TEST_AND_ADD:
-		return kbloom_ioc_key(file, argp, KBLOOM_OP_TEST_AND_ADD);
+		return kbloom_ioc_key(file, argp, KBLOOM_OP_TEST_AND_ADD, NULL);
 	case KBLOOM_IOC_ADD_BATCH:
-		return kbloom_ioc_batch(file, argp, KBLOOM_OP_ADD);
+		return kbloom_ioc_batch(file, argp, KBLOOM_OP_ADD, NULL);
 	case KBLOOM_IOC_QUERY_BATCH:
-		return kbloom_ioc_batch(file, argp, KBLOOM_OP_QUERY);
+		return kbloom_ioc_batch(file, argp, KBLOOM_OP_QUERY, NULL);
 	case KBLOOM_IOC_TEST_AND_ADD_BATCH:
-		return kbloom_ioc_batch(file, argp, KBLOOM_OP_TEST_AND_ADD);
+		return kbloom_ioc_batch(file, argp, KBLOOM_OP_TEST_AND_ADD, NULL);
 	case KBLOOM_IOC_REMOVE:
-		return kbloom_ioc_key(file, argp, KBLOOM_OP_REMOVE);
+		return kbloom_ioc_key(file, argp, KBLOOM_OP_REMOVE, NULL);
 	case KBLOOM_IOC_REMOVE_BATCH:
-		return kbloom_ioc_batch(file, argp, KBLOOM_OP_REMOVE);
+		return kbloom_ioc_batch(file, argp, KBLOOM_OP_REMOVE, NULL);
 	case KBLOOM_IOC_MERGE:
 		return kbloom_ioc_merge(file, argp, false);
 	case KBLOOM_IOC_COMPARE:

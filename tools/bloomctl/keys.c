@@ -61,6 +61,9 @@ struct key_stream {
 	const struct op_desc *op;
 	const char *name;
 	int fd;
+	/* A handle bound to the filter (KBLOOM_IOC_OPEN): keys go there, with
+	 * no name to copy and look up; else the device, by name. */
+	bool handle;
 	bool hex;
 	/* --key FIELDS: keys are flows (flowkey.c), given by --flow too. */
 	bool flows;
@@ -116,7 +119,8 @@ static int flush_one(struct key_stream *ks, uint32_t *done, uint32_t *hits)
 	struct kbloom_key k;
 
 	memset(&k, 0, sizeof(k));
-	set_name(k.name, ks->name);
+	if (!ks->handle)
+		set_name(k.name, ks->name);
 	k.key = (__u64)(uintptr_t)ks->keys;
 	k.len = ks->lens[0];
 	if (ioctl(ks->fd, ks->op->ioc_one, &k))
@@ -134,7 +138,8 @@ static int flush_batch(struct key_stream *ks, uint32_t *done, uint32_t *hits)
 	int err = 0;
 
 	memset(&b, 0, sizeof(b));
-	set_name(b.name, ks->name);
+	if (!ks->handle)
+		set_name(b.name, ks->name);
 	b.keys = (__u64)(uintptr_t)ks->keys;
 	b.lens = (__u64)(uintptr_t)ks->lens;
 	if (ks->per_key)
@@ -453,8 +458,32 @@ static void print_totals(struct key_stream *ks)
 }
 
 /*
+ * Send the keys to a handle bound to the filter, which the module looks up
+ * once here rather than on every call. A missing filter is reported now,
+ * before any input is read; any other refusal leaves the keys going by
+ * name.
+ */
+static int open_handle(struct key_stream *ks)
+{
+	struct kbloom_open o;
+
+	memset(&o, 0, sizeof(o));
+	set_name(o.name, ks->name);
+	if (ioctl(ks->fd, KBLOOM_IOC_OPEN, &o)) {
+		if (errno != ENOENT)
+			return 0;
+		pr_err("filter '%s': %s", ks->name, kerr(errno));
+		return -1;
+	}
+	close(ks->fd);
+	ks->fd = o.fd;
+	ks->handle = true;
+	return 0;
+}
+
+/*
  * The batch size the module allows; it may lack batching altogether, then
- * the one-key ioctls do the job.
+ * the one-key ioctls do the job. A handle if the module has them.
  */
 static int check_module(struct key_stream *ks, enum key_op opi)
 {
@@ -478,6 +507,8 @@ static int check_module(struct key_stream *ks, enum key_op opi)
 		ks->batch_keys = 1;
 	else if (v.max_batch && ks->batch_keys > v.max_batch)
 		ks->batch_keys = v.max_batch;
+	if (v.features & KBLOOM_FEATURE_HANDLE)
+		return open_handle(ks);
 	return 0;
 }
 

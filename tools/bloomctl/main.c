@@ -160,7 +160,7 @@ static int cmd_help(const struct cmd *cmd, int argc, char **argv)
 /* Bit i of KBLOOM_IOC_VERSION's features is feature_names[i]. */
 static const char * const feature_names[] = {
 	"batch", "test-and-add", "sizing", "counting", "merge", "image",
-	"siphash", "window",
+	"siphash", "window", "handle",
 };
 
 #define NR_FEATURES	(sizeof(feature_names) / sizeof(feature_names[0]))

@@ -67,6 +67,8 @@
 #define KBLOOM_FEATURE_SIPHASH		(1ULL << 6)
 /* Time-windowed filters and KBLOOM_IOC_ROTATE. */
 #define KBLOOM_FEATURE_WINDOW		(1ULL << 7)
+/* KBLOOM_IOC_OPEN: file descriptors bound to one filter. */
+#define KBLOOM_FEATURE_HANDLE		(1ULL << 8)
 
 /* Creation flags (struct kbloom_create, struct kbloom_info, images). */
 /* 4-bit counters instead of bits: keys can be removed. */
@@ -609,6 +611,39 @@ struct kbloom_image {
 #define KBLOOM_FLOW_IPV6	6
 #define KBLOOM_FLOW_KEY_MAX	(2 + 16 + 16 + 1 + 2 + 2)
 
+/**
+ * struct kbloom_open - KBLOOM_IOC_OPEN argument
+ * @name: in: the filter.
+ * @flags: in: must be 0.
+ * @fd: out: a new file descriptor (close-on-exec) bound to the filter: a
+ *	"handle". It is read-write if the device fd the call was made on is,
+ *	else read-only.
+ * @reserved: must be 0.
+ *
+ * On a handle, the key commands (KBLOOM_IOC_ADD, _QUERY, _TEST_AND_ADD,
+ * _REMOVE) and their batches work on the handle's filter with no name:
+ * their @name must be all zero (else -EINVAL). There is no string to copy
+ * or check and no lookup: the cheapest way to send keys one at a time.
+ * The access rules are the device's (-EBADF for a change on a read-only
+ * handle). Any other command on a handle fails with -ENOTTY.
+ *
+ * A handle keeps its filter's memory until it is closed, as an open file
+ * keeps a deleted file's blocks: once the filter is destroyed, the key
+ * commands on the handle fail with -ENOENT, and a new filter of the same
+ * name is another filter. While a handle is open, the module cannot be
+ * unloaded.
+ *
+ * Errors: -EINVAL (bad name, @flags or @reserved), -ENOENT (no such
+ * filter), -EMFILE/-ENFILE, -ENOMEM, -EFAULT (@fd cannot be written: no
+ * descriptor is created).
+ */
+struct kbloom_open {
+	char name[KBLOOM_NAME_MAX];
+	__u32 flags;
+	__s32 fd;
+	__u64 reserved[2];
+};
+
 #define KBLOOM_IOC_MAGIC	0xBF
 
 #define KBLOOM_IOC_VERSION	_IOR(KBLOOM_IOC_MAGIC, 0x00, struct kbloom_version)
@@ -619,6 +654,7 @@ struct kbloom_image {
 #define KBLOOM_IOC_INFO		_IOWR(KBLOOM_IOC_MAGIC, 0x04, struct kbloom_info)
 #define KBLOOM_IOC_LIST		_IOWR(KBLOOM_IOC_MAGIC, 0x05, struct kbloom_list)
 #define KBLOOM_IOC_ROTATE	_IOW(KBLOOM_IOC_MAGIC, 0x06, struct kbloom_name)
+#define KBLOOM_IOC_OPEN		_IOWR(KBLOOM_IOC_MAGIC, 0x07, struct kbloom_open)
 #define KBLOOM_IOC_ADD		_IOWR(KBLOOM_IOC_MAGIC, 0x10, struct kbloom_key)
 #define KBLOOM_IOC_QUERY	_IOWR(KBLOOM_IOC_MAGIC, 0x11, struct kbloom_key)
 #define KBLOOM_IOC_TEST_AND_ADD	_IOWR(KBLOOM_IOC_MAGIC, 0x12, struct kbloom_key)
