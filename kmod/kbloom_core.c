@@ -622,6 +622,98 @@ bool kbloom_core_remove_at(struct kbloom_core *core, const u64 *pos,
  */
 #define KBLOOM_CHUNK_LONGS	((1U << 20) / sizeof(unsigned long))
 
+/* One operation on a key whose positions are known. */
+static inline bool kbloom_core_do_at(struct kbloom_core *core,
+				     enum kbloom_op op, const u64 *pos,
+				     struct kbloom_delta *d)
+{
+	switch (op) {
+	case KBLOOM_OP_ADD:
+		kbloom_core_add_at(core, pos, d);
+		return false;
+	case KBLOOM_OP_QUERY:
+		return kbloom_core_query_at(core, pos);
+	case KBLOOM_OP_TEST_AND_ADD:
+		return kbloom_core_test_and_add_at(core, pos, d);
+	default:	/* KBLOOM_OP_REMOVE, on counting filters only */
+		return kbloom_core_remove_at(core, pos, d);
+	}
+}
+
+/**
+ * kbloom_core_do() - one operation on one key
+ * @core: the filter.
+ * @op: the operation; KBLOOM_OP_REMOVE on counting filters only.
+ * @key: the key bytes.
+ * @len: its length, at least 1.
+ * @d: if not NULL, counts the transitions.
+ *
+ * Return: the operation's result: false for add, else as the one-operation
+ * calls (kbloom_core_query() and the others).
+ */
+bool kbloom_core_do(struct kbloom_core *core, enum kbloom_op op,
+		    const void *key, u32 len, struct kbloom_delta *d)
+{
+	u64 pos[KBLOOM_CORE_MAX_HASHES];
+
+	kbloom_core_fill(core, key, len, pos);
+	return kbloom_core_do_at(core, op, pos, d);
+}
+
+/*
+ * Positions buffered by kbloom_core_do_batch(): 512 bytes of stack, the
+ * positions of 8 keys at k <= 8 and of 2 at the largest k. Eight keys of
+ * seven misses each already exceed the misses a core keeps in flight.
+ */
+#define KBLOOM_CORE_PIPE_POS	64
+#define KBLOOM_CORE_PIPE_KEYS	8
+
+/**
+ * kbloom_core_do_batch() - one operation on many keys, pipelined
+ * @core: the filter.
+ * @op: the operation; KBLOOM_OP_REMOVE on counting filters only.
+ * @keys: the keys' bytes, back to back.
+ * @lens: their lengths, each at least 1.
+ * @n: how many keys.
+ * @results: bit i (bit i % 8 of byte i / 8) is set where key i's result
+ *	is true; other bits are left alone.
+ * @d: if not NULL, counts the transitions of all the keys.
+ *
+ * Keys go in groups: every position of a group is computed (and its word
+ * prefetched) before any word is read or changed, so that the cache
+ * misses of a group's keys overlap instead of following one another,
+ * which is what a query of a filter larger than the caches waits for.
+ * Each key's operation is exactly the one-key call's, with the same
+ * atomicity; keys are applied in order.
+ *
+ * Return: the number of true results.
+ */
+u32 kbloom_core_do_batch(struct kbloom_core *core, enum kbloom_op op,
+			 const u8 *keys, const u32 *lens, u32 n, u8 *results,
+			 struct kbloom_delta *d)
+{
+	u64 pos[KBLOOM_CORE_PIPE_POS];
+	u32 k = core->nhashes, group, g, i, j, hits = 0;
+
+	group = KBLOOM_CORE_PIPE_POS / k;
+	if (group > KBLOOM_CORE_PIPE_KEYS)
+		group = KBLOOM_CORE_PIPE_KEYS;
+	for (i = 0; i < n; i += g) {
+		g = n - i < group ? n - i : group;
+		for (j = 0; j < g; j++) {
+			kbloom_core_fill(core, keys, lens[i + j], pos + j * k);
+			keys += lens[i + j];
+		}
+		for (j = 0; j < g; j++) {
+			if (kbloom_core_do_at(core, op, pos + j * k, d)) {
+				results[(i + j) / 8] |= 1U << ((i + j) % 8);
+				hits++;
+			}
+		}
+	}
+	return hits;
+}
+
 /* After word @i: 0 to go on, -EINTR to stop. */
 static inline int kbloom_core_yield(size_t i)
 {

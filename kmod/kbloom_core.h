@@ -145,6 +145,11 @@ bool kbloom_core_test_and_add_at(struct kbloom_core *core, const u64 *pos,
 				 struct kbloom_delta *d);
 bool kbloom_core_remove_at(struct kbloom_core *core, const u64 *pos,
 			   struct kbloom_delta *d);
+bool kbloom_core_do(struct kbloom_core *core, enum kbloom_op op,
+		    const void *key, u32 len, struct kbloom_delta *d);
+u32 kbloom_core_do_batch(struct kbloom_core *core, enum kbloom_op op,
+			 const u8 *keys, const u32 *lens, u32 n, u8 *results,
+			 struct kbloom_delta *d);
 int kbloom_core_clear(struct kbloom_core *core, struct kbloom_delta *d);
 void kbloom_core_wipe(struct kbloom_core *core, struct kbloom_delta *d);
 int kbloom_core_count(const struct kbloom_core *core, u64 *occupied,

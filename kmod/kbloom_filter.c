@@ -538,25 +538,51 @@ bool kbloom_gen_do(struct kbloom_gen *gen, enum kbloom_op op, const void *key,
 		   u32 len)
 {
 	struct kbloom_delta d = {};
-	bool ret = false;
+	bool ret;
 
 	if (unlikely(gen->win))
 		return kbloom_window_do(gen->win, op, key, len);
-	switch (op) {
-	case KBLOOM_OP_ADD:
-		kbloom_core_add(&gen->core, key, len, &d);
-		break;
-	case KBLOOM_OP_QUERY:
-		return kbloom_core_query(&gen->core, key, len);
-	case KBLOOM_OP_TEST_AND_ADD:
-		ret = kbloom_core_test_and_add(&gen->core, key, len, &d);
-		break;
-	case KBLOOM_OP_REMOVE:
-		ret = kbloom_core_remove(&gen->core, key, len, &d);
-		break;
-	}
-	kbloom_occ_account(gen->occ, &d);
+	ret = kbloom_core_do(&gen->core, op, key, len, &d);
+	if (op != KBLOOM_OP_QUERY)
+		kbloom_occ_account(gen->occ, &d);
 	return ret;
+}
+
+/**
+ * kbloom_gen_do_batch() - run one operation on many keys
+ * @gen: the generation, under rcu_read_lock().
+ * @op: the operation; KBLOOM_OP_REMOVE only on counting filters.
+ * @keys: the keys' bytes, back to back.
+ * @lens: their lengths, each 1 to KBLOOM_KEY_MAX.
+ * @n: how many keys.
+ * @results: bit i is set where key i's result is true; other bits are
+ *	left alone.
+ *
+ * As kbloom_gen_do() on each key in turn, pipelined for a plain filter
+ * (kbloom_core_do_batch()). Any context, lock-free, never sleeps.
+ *
+ * Return: the number of true results.
+ */
+u32 kbloom_gen_do_batch(struct kbloom_gen *gen, enum kbloom_op op,
+			const u8 *keys, const u32 *lens, u32 n, u8 *results)
+{
+	struct kbloom_delta d = {};
+	u32 i, hits = 0;
+
+	if (unlikely(gen->win)) {
+		for (i = 0; i < n; keys += lens[i], i++) {
+			if (kbloom_window_do(gen->win, op, keys, lens[i])) {
+				results[i / 8] |= 1U << (i % 8);
+				hits++;
+			}
+		}
+		return hits;
+	}
+	hits = kbloom_core_do_batch(&gen->core, op, keys, lens, n, results,
+				    &d);
+	if (op != KBLOOM_OP_QUERY)
+		kbloom_occ_account(gen->occ, &d);
+	return hits;
 }
 
 static void kbloom_filter_free(struct work_struct *work)

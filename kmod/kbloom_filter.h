@@ -177,6 +177,8 @@ void kbloom_gen_occupancy(struct kbloom_gen *gen, u64 *occupied, u64 *stuck);
 int kbloom_gen_recount(struct kbloom_gen *gen);
 bool kbloom_gen_do(struct kbloom_gen *gen, enum kbloom_op op, const void *key,
 		   u32 len);
+u32 kbloom_gen_do_batch(struct kbloom_gen *gen, enum kbloom_op op,
+			const u8 *keys, const u32 *lens, u32 n, u8 *results);
 u32 kbloom_gen_slices(struct kbloom_gen *gen);
 void kbloom_gen_lock(struct kbloom_gen *gen);
 void kbloom_gen_unlock(struct kbloom_gen *gen);
