@@ -17,7 +17,7 @@
 #   make tools            the test-only programs too (static and 32-bit
 #                         bloomctl, selftests): needs tools/deps.sh's packages
 #   make demo, make shell, make bench, make bench-vm, make sparse,
-#   make checkpatch
+#   make checkpatch, make shellcheck
 
 KDIR ?= $(firstword $(wildcard /lib/modules/$(shell uname -r)/build) \
 	$(lastword $(sort $(wildcard /usr/src/linux-headers-*-amd64))))
@@ -189,6 +189,13 @@ checkpatch: $(KSRC)/scripts/checkpatch.pl
 check:
 	bash tools/check.sh
 
+# Every shell script: the tools, the VM's busybox scripts, the completion.
+SHELL_SCRIPTS = $(shell find tools .ci -name '*.sh' -not -path '*/work/*') \
+	tools/completion/bloomctl .ci/run
+
+shellcheck:
+	shellcheck -x $(SHELL_SCRIPTS)
+
 # The hot path natively (the module's own core), no VM.
 bench:
 	$(MAKE) -C tools/native bench
@@ -214,5 +221,5 @@ clean:
 
 .PHONY: all no-kdir modules bloomctl xtables tools install install-modules \
 	install-tools install-tools-files uninstall uninstall-modules uninstall-tools print-version \
-	dkms-check deb deb-check completion-check sparse checkpatch check \
+	dkms-check deb deb-check completion-check sparse checkpatch shellcheck check \
 	bench bench-vm demo shell clean

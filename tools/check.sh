@@ -163,6 +163,11 @@ if make -s -C "$top" sparse > "$build/sparse.log" 2>&1 &&
 else
 	cat "$build/sparse.log"; fail "sparse (C=2) clean"
 fi
+if make -s -C "$top" shellcheck > "$build/shellcheck.log" 2>&1; then
+	pass "shellcheck clean (every shell script)"
+else
+	cat "$build/shellcheck.log"; fail "shellcheck clean (every shell script)"
+fi
 if make -s -C "$top" checkpatch > "$build/checkpatch.log" 2>&1; then
 	pass "checkpatch.pl --strict clean"
 else
@@ -200,6 +205,8 @@ vm_files() { # MODULE_DIR
 	echo "$top/tools/bloomctl/bloomctl32:bin/bloomctl32"
 	echo "$top/tools/selftest/kbloom_selftest:bin/kbloom_selftest"
 	echo "$top/tools/selftest/kbloom_selftest32:bin/kbloom_selftest32"
+	echo "$top/tools/selftest/kbloom_selftest_stress:bin/kbloom_selftest_stress"
+	echo "$top/tools/selftest/kbloom_selftest_stress32:bin/kbloom_selftest_stress32"
 	echo "$top/tools/selftest/kbloom_hardening:bin/kbloom_hardening"
 	echo "$top/tools/selftest/kbloom_hardening32:bin/kbloom_hardening32"
 	# tools/stress (tests.d/faults.sh, fuzz.sh say so when one is missing)
@@ -263,8 +270,9 @@ fi
 # ---- KCSAN ----
 # The second debug kernel (kernel.sh --variant kcsan: debug.config without
 # KASAN, plus tools/vm/kcsan.config): KUnit and the in-VM concurrency tests
-# (tests.d/kcsan.sh: the selftest's stress group, the ioctl fuzzer); any
-# "BUG: KCSAN: data-race" in the kernel log fails the run.
+# (tests.d/kcsan.sh: the selftest's stress area, kbloom_selftest_stress,
+# and the ioctl fuzzer); any "BUG: KCSAN: data-race" in the kernel log
+# fails the run.
 say "KCSAN kernel (data races): KUnit, concurrency tests, ioctl fuzzer"
 if kdir=$("$top/tools/vm/kernel.sh" --variant kcsan); then
 	if build_module "$kdir" "$build/kcsan"; then

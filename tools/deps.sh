@@ -7,7 +7,7 @@ set -euo pipefail
 
 pkgs=(build-essential gcc-multilib bc bison flex libelf-dev libssl-dev
       zlib1g-dev lib32z1-dev
-      cpio gzip xz-utils kmod file python3 sparse
+      cpio gzip xz-utils kmod file python3 sparse shellcheck
       busybox-static qemu-system-x86
       linux-source-6.1 linux-image-amd64 linux-headers-amd64
       # libFuzzer (tools/fuzz): clang with its fuzzer and sanitizer

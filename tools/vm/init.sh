@@ -1,5 +1,6 @@
 #!/bin/busybox sh
 # SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=dash
 #
 # PID 1 of the kbloom test VM. Console (kernel log) on ttyS0; the result
 # channel on ttyS1 gets "success" only if every test passed and the kernel
@@ -21,6 +22,7 @@ out=/dev/ttyS2
 case "${kbloom_mode:-check}" in check|only|kunit|kcsan|exchange-*) ;; *) out=/dev/console ;; esac
 exec 3>"$out"
 
+# shellcheck source=SCRIPTDIR/tests.sh # run.sh installs it there
 . /lib/kbloom/tests.sh
 
 kbloom_vm_main "${kbloom_mode:-check}" >&3 2>&3

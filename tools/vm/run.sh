@@ -13,7 +13,7 @@
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
-kernel= dir= mode=check mem=2G timeout=1500 append=
+kernel='' dir='' mode=check mem=2G timeout=1500 append=''
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--kernel) kernel=$2; shift 2 ;;
@@ -27,7 +27,9 @@ while [ $# -gt 0 ]; do
 	*) break ;;
 	esac
 done
-[ -n "$kernel" ] && [ -n "$dir" ] || { echo "run.sh: --kernel and --dir are required" >&2; exit 2; }
+if [ -z "$kernel" ] || [ -z "$dir" ]; then
+	echo "run.sh: --kernel and --dir are required" >&2; exit 2
+fi
 
 root=$dir/root
 rm -rf "$root"

@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=dash
 #
 # kbloom's in-VM tests, sourced by init.sh (busybox sh). One "ok N - what"
 # or "not ok N - what" line per check; the host counts them.
@@ -88,21 +89,23 @@ run_bloomctl() {
 	check_exit 0 "bloomctl create by capacity and fpr" $b create e2e --capacity 100000 --fpr 0.01
 	check_exit 0 "bloomctl create by bits and hashes" $b create e2e2 --bits 1000000 --hashes 7
 	check_exit 2 "bloomctl create duplicate fails" $b create e2e --bits 1000 --hashes 3
-	has "e2e" /tmp/err && ok "duplicate error names the filter" || not_ok "duplicate error names the filter"
+	if has "e2e" /tmp/err; then ok "duplicate error names the filter"; else not_ok "duplicate error names the filter"; fi
 	check_exit 0 "bloomctl add KEY..." $b add e2e alpha beta gamma
 	check_exit 0 "bloomctl query present keys exits 0" $b query e2e alpha beta
-	has "alpha maybe" /tmp/out && ok "query prints 'KEY maybe'" || not_ok "query prints 'KEY maybe'"
+	if has "alpha maybe" /tmp/out; then ok "query prints 'KEY maybe'"; else not_ok "query prints 'KEY maybe'"; fi
 	check_exit 1 "bloomctl query absent key exits 1" $b query e2e alpha definitely-not-there
-	has "definitely-not-there no" /tmp/out && ok "query prints 'KEY no'" || not_ok "query prints 'KEY no'"
+	if has "definitely-not-there no" /tmp/out; then ok "query prints 'KEY no'"; else not_ok "query prints 'KEY no'"; fi
 	check_exit 1 "test-and-add of a new key exits 1" $b test-and-add e2e delta
-	has "delta new" /tmp/out && ok "test-and-add prints 'new'" || not_ok "test-and-add prints 'new'"
+	if has "delta new" /tmp/out; then ok "test-and-add prints 'new'"; else not_ok "test-and-add prints 'new'"; fi
 	check_exit 0 "test-and-add of a seen key exits 0" $b test-and-add e2e delta
-	has "delta seen" /tmp/out && ok "test-and-add prints 'seen'" || not_ok "test-and-add prints 'seen'"
+	if has "delta seen" /tmp/out; then ok "test-and-add prints 'seen'"; else not_ok "test-and-add prints 'seen'"; fi
 	seq 1 20000 > /tmp/keys
 	check_exit 0 "bloomctl add from stdin" sh -c "$b add e2e < /tmp/keys"
 	check_exit 0 "bloomctl add --file" $b add e2e2 --file /tmp/keys
 	check_exit 0 "bloomctl query --count from stdin" sh -c "$b -j query e2e --count < /tmp/keys"
-	has '"present": *20000' /tmp/out && ok "all 20000 streamed keys present" || { not_ok "all 20000 streamed keys present"; cat /tmp/out; }
+	if has '"present": *20000' /tmp/out; then ok "all 20000 streamed keys present"; else
+		not_ok "all 20000 streamed keys present"; cat /tmp/out
+	fi
 	check_exit 0 "bloomctl --hex keys" $b add e2e --hex 00ff10 deadbeef
 	check_exit 0 "bloomctl query --hex" $b query e2e --hex 00ff10 deadbeef
 	check_exit 2 "bloomctl --hex rejects odd digits" $b query e2e --hex abc
@@ -114,22 +117,22 @@ run_bloomctl() {
 	cat /sys/kernel/bloom/filters/e2e/adds > /tmp/adds
 	check "sysfs adds matches" [ "$(cat /tmp/adds)" -ge 20005 ]
 	check_exit 0 "bloomctl list" $b list
-	has e2e2 /tmp/out && ok "list shows filters" || not_ok "list shows filters"
+	if has e2e2 /tmp/out; then ok "list shows filters"; else not_ok "list shows filters"; fi
 	check_exit 0 "bloomctl -j list" $b -j list
 	check_exit 2 "bloomctl query unknown filter" $b query nosuch x
-	has nosuch /tmp/err && ok "missing filter is named on stderr" || not_ok "missing filter is named on stderr"
+	if has nosuch /tmp/err; then ok "missing filter is named on stderr"; else not_ok "missing filter is named on stderr"; fi
 	check_exit 2 "bloomctl rejects malformed size" $b create bad --bits 12abc --hashes 3
 	check_exit 2 "bloomctl rejects unknown option" $b list --frobnicate
 	check_exit 2 "bloomctl rejects bad fpr" $b create bad --capacity 10 --fpr 1.5
 	check_exit 0 "bloomctl clear" $b clear e2e
 	check_exit 1 "cleared filter forgets keys" $b query e2e alpha
 	check_exit 0 "bloomctl calc" $b -j calc --capacity 1000000 --fpr 0.01
-	has '"hashes": *7' /tmp/out && ok "calc: 1% gives k=7" || not_ok "calc: 1% gives k=7"
+	if has '"hashes": *7' /tmp/out; then ok "calc: 1% gives k=7"; else not_ok "calc: 1% gives k=7"; fi
 	if [ -x /bin/bloomctl32 ]; then
 		check_exit 0 "32-bit bloomctl add" bloomctl32 add e2e2 from32
 		check_exit 0 "32-bit bloomctl query" bloomctl32 query e2e2 from32 1 2 3
 		check_exit 0 "32-bit bloomctl show" bloomctl32 -j show e2e2
-		has '"bits": *1000000' /tmp/out && ok "32-bit show reads info" || not_ok "32-bit show reads info"
+		if has '"bits": *1000000' /tmp/out; then ok "32-bit show reads info"; else not_ok "32-bit show reads info"; fi
 	fi
 	# Unprivileged: nobody cannot open the 0600 node; with an inherited
 	# fd the capability checks still refuse create/destroy/clear.
@@ -144,7 +147,7 @@ run_setops() {
 	b=bloomctl
 	check_exit 0 "create --counting" $b create cnt --bits 65536 --hashes 4 --counting
 	check "sysfs counting is 1" [ "$(cat /sys/kernel/bloom/filters/cnt/counting)" = 1 ]
-	for i in $(seq 20); do echo k20; done > /tmp/k20
+	for _ in $(seq 20); do echo k20; done > /tmp/k20
 	check_exit 0 "add a key 20 times" sh -c "$b add cnt < /tmp/k20"
 	check "20 adds saturate counters (sysfs saturated > 0)" [ "$(cat /sys/kernel/bloom/filters/cnt/saturated)" -gt 0 ]
 	check_exit 0 "remove it 20 times" sh -c "$b remove cnt < /tmp/k20"
@@ -153,11 +156,11 @@ run_setops() {
 	check_exit 1 "the removed key is absent" $b query cnt once
 	before=$(cat /sys/kernel/bloom/filters/cnt/bits_set)
 	check_exit 1 "removing an absent key is refused (exit 1)" $b remove cnt once
-	has "once absent" /tmp/out && ok "refused remove prints 'absent'" || not_ok "refused remove prints 'absent'"
+	if has "once absent" /tmp/out; then ok "refused remove prints 'absent'"; else not_ok "refused remove prints 'absent'"; fi
 	check "refused remove changes nothing" [ "$(cat /sys/kernel/bloom/filters/cnt/bits_set)" = "$before" ]
 	$b create plain --bits 65536 --hashes 4 >/dev/null
 	check_exit 2 "remove on a plain filter is an error" $b remove plain x
-	has "counting" /tmp/err && ok "error says the filter is not counting" || not_ok "error says the filter is not counting"
+	if has "counting" /tmp/err; then ok "error says the filter is not counting"; else not_ok "error says the filter is not counting"; fi
 
 	# Union and estimates: A has keys 1..20000, B (made --like A) keys
 	# 10001..30000: union 30000, intersection 10000.
@@ -189,9 +192,9 @@ run_setops() {
 	check_exit 0 "after merge A keeps its own keys" sh -c "$b query sa --count < /tmp/ka"
 	$b create other --capacity 30000 --fpr 0.01 >/dev/null
 	check_exit 2 "merge of filters with different seeds is refused" $b merge sa other
-	has "seed" /tmp/err && ok "refusal names the seed" || not_ok "refusal names the seed"
+	if has "seed" /tmp/err; then ok "refusal names the seed"; else not_ok "refusal names the seed"; fi
 	check_exit 2 "merge of filters of different sizes is refused" $b merge sa plain
-	has "bits differ" /tmp/err && ok "refusal names the bits" || not_ok "refusal names the bits"
+	if has "bits differ" /tmp/err; then ok "refusal names the bits"; else not_ok "refusal names the bits"; fi
 	for f in cnt plain sa sb other; do $b destroy $f; done
 }
 
@@ -239,7 +242,7 @@ run_images() {
 	check "truncated at each of $size byte offsets: refused" [ $bad -eq 0 ]
 	corrupt() { # DESCRIPTION OFFSET BYTE
 		cp /tmp/small.img /tmp/bad.img
-		printf "\\$(printf %o "$3")" | dd of=/tmp/bad.img bs=1 seek="$2" conv=notrunc 2>/dev/null
+		printf '%b' "\\0$(printf %o "$3")" | dd of=/tmp/bad.img bs=1 seek="$2" conv=notrunc 2>/dev/null
 		check_exit 2 "corrupt image refused: $1" $b load small /tmp/bad.img --replace
 	}
 	corrupt "bad magic" 0 0
@@ -289,17 +292,8 @@ run_checks() {
 	check "/dev/bloom is root-only (0600)" [ "$(stat -c %a /dev/bloom)" = 600 ]
 	check "/sys/kernel/bloom exists" [ -d /sys/kernel/bloom/filters ]
 	run_kunit
-	# Each test program's TAP goes through tap_run (tests.d/faults.sh),
-	# so the host checks its own plan and exit status.
-	for t in kbloom_selftest:"kbloom_selftest (64-bit)" \
-		 kbloom_selftest32:"kbloom_selftest (32-bit, compat ioctl)"; do
-		[ -x "/bin/${t%%:*}" ] || continue
-		if command -v tap_run >/dev/null; then
-			tap_run "${t%%:*}" "${t#*:}" "${t%%:*}"
-		else
-			"${t%%:*}"; check "${t#*:}" [ $? -eq 0 ]
-		fi
-	done
+	# Every ioctl with good and bad arguments (tests.d/selftest.sh).
+	run_selftest
 	run_bloomctl
 	run_setops
 	run_images
@@ -369,8 +363,22 @@ run_demo() {
 	}'
 	fpr_ok=$?
 	bloomctl destroy demo
+	# Filters that forget (tests.d/window.sh).
+	echo
+	echo "== time windows: a windowed flow filter against a plain one"
+	win_demo
+	win_ok=$?
+	# Packets (tests.d/packets.sh), when the bloom match came along.
+	pk_ok=0
+	if [ -f $L/xt_bloom.ko ]; then
+		echo
+		echo "== packets: a bloom rule counting new flows on live traffic"
+		pk_demo "${kbloom_demo_flows:-200000}"
+		pk_ok=$?
+	fi
 	rmmod kbloom
-	[ $fn -eq 0 ] && [ $fpr_ok -eq 0 ] && echo "== demo passed"
+	[ $fn -eq 0 ] && [ $fpr_ok -eq 0 ] && [ $win_ok -eq 0 ] && [ $pk_ok -eq 0 ] &&
+		echo "== demo passed"
 }
 
 # Files leave the VM base64-encoded on the test channel.
@@ -413,6 +421,7 @@ run_exchange_b() {
 }
 
 for f in "$L"/tests.d/*.sh; do
+	# shellcheck source=/dev/null
 	[ -f "$f" ] && . "$f"
 done
 
@@ -438,18 +447,18 @@ kbloom_vm_main() {
 		[ $nfail -eq 0 ]
 		;;
 	kcsan)
-		# tests.d/kcsan.sh: KUnit, the stress group, the ioctl fuzzer.
+		# tests.d/kcsan.sh: KUnit, the stress area, the ioctl fuzzer.
 		run_kcsan
 		echo "1..$n"
 		echo "vm: $((n - nfail)) passed, $nfail failed"
 		[ $nfail -eq 0 ]
 		;;
 	only)
-		# One area while working on it: kbloom_only="run_packets ..."
+		# Some areas while working on them: kbloom_only=run_a,run_b
 		# on the kernel command line (run.sh --mode only --append).
 		kmemleak_reset
-		check "insmod kbloom.ko" insmod $L/kbloom.ko
-		for t in ${kbloom_only:-}; do
+		check "insmod kbloom.ko" insmod "$L/kbloom.ko"
+		for t in $(echo "${kbloom_only:-}" | tr , ' '); do
 			"$t"
 		done
 		check "rmmod kbloom" rmmod kbloom

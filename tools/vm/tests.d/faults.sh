@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=dash
 #
 # Fault injection, sourced by tests.sh. kbloom_failnth makes each
 # allocation of each allocating ioctl fail in turn (through

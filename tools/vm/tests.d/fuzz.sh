@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=dash
 #
 # The ioctl fuzzer, sourced by tests.sh: kbloom_ioctl_fuzz runs seeded
 # random ioctl sequences from several processes and threads (valid and

@@ -1,11 +1,13 @@
 # SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=dash
 #
 # The KCSAN kernel's run (tests.sh mode "kcsan"; the kernel is
 # tools/vm/kernel.sh --variant kcsan), sourced by tests.sh: the KUnit
-# suites (kbloom_concurrency among them), the selftest's stress group and
-# the ioctl fuzzer, 64- and 32-bit, under the data race detector. A report
-# says "BUG: KCSAN: data-race ..." in the kernel log, which dmesg_check (and
-# the harness) fail on. tap_run is in faults.sh, run_fuzz in fuzz.sh.
+# suites (kbloom_concurrency among them), the selftest's stress area
+# (kbloom_selftest_stress) and the ioctl fuzzer, 64- and 32-bit, under the
+# data race detector. A report says "BUG: KCSAN: data-race ..." in the
+# kernel log, which dmesg_check (and the harness) fail on. tap_run is in
+# faults.sh, run_fuzz in fuzz.sh, run_selftest_stress in selftest.sh.
 # Not in KBLOOM_CHECKS: the check mode does not run it.
 
 # kcsan_counter NAME: a counter from /sys/kernel/debug/kcsan.
@@ -21,13 +23,9 @@ run_kcsan() {
 		not_ok "KCSAN is enabled: /sys/kernel/debug/kcsan says otherwise ($(uname -r))"
 	fi
 	w0=$(kcsan_counter setup_watchpoints)
-	check "insmod kbloom.ko" insmod $L/kbloom.ko
+	check "insmod kbloom.ko" insmod "$L/kbloom.ko"
 	run_kunit
-	for st in kbloom_selftest kbloom_selftest32; do
-		if [ -x /bin/$st ]; then
-			tap_run "$st-stress" "$st -t stress under KCSAN" $st -t stress
-		fi
-	done
+	run_selftest_stress
 	run_fuzz
 	check "rmmod kbloom" rmmod kbloom
 	w1=$(kcsan_counter setup_watchpoints)

@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=dash
 #
 # The "bloom" match (xt_bloom.ko, libxt_bloom.so) on live traffic, sourced
 # by tests.sh. A veth pair joins the initial network namespace (the rules)
@@ -16,7 +17,10 @@
 
 KBLOOM_CHECKS="$KBLOOM_CHECKS run_packets"
 
-PK_XTLIB=$(ls -d /usr/lib/*/xtables /usr/lib/xtables /usr/lib64/xtables 2>/dev/null | head -1)
+PK_XTLIB=
+for PK_XTLIB in /usr/lib/*/xtables /usr/lib/xtables /usr/lib64/xtables ""; do
+	[ -e "$PK_XTLIB" ] && break
+done
 # Flows per IPv4 run (IPv6: half): kbloom_packets_flows=N on the kernel
 # command line; by default 2000, or 300 under the debug kernel (kmemleak,
 # KASAN), where a packet costs ~100 times more.
@@ -30,7 +34,7 @@ else
 	PK_FLOWS=${kbloom_packets_flows:-2000}
 	PK_LITE=
 fi
-if [ "$kbloom_packets_full" = 1 ]; then PK_LITE=; fi
+if [ "${kbloom_packets_full:-}" = 1 ]; then PK_LITE=; fi
 PK_NS=			# pid of the process that holds the sender's netns
 PK_FILTERS=		# filters the tests created, destroyed at the end
 
@@ -42,6 +46,7 @@ pk_counts() {
 	local num pkts rest i=1
 	while [ $i -le 12 ]; do eval "C$i="; i=$((i + 1)); done
 	$1 -L "$2" -v -x -n --line-numbers > /tmp/cnt 2>/dev/null
+	# shellcheck disable=SC2034 # pkts is read through eval
 	while read -r num pkts rest; do
 		case "$num" in [0-9]*) eval "C$num=\$pkts" ;; esac
 	done < /tmp/cnt
@@ -57,7 +62,7 @@ pk_cnt() {
 # table) in one iptables-restore --noflush.
 pk_rules() {
 	{ echo '*filter'; cat; echo COMMIT; } > /tmp/rules
-	$1-restore --noflush < /tmp/rules
+	"$1"-restore --noflush < /tmp/rules
 }
 
 # pk_eq DESCRIPTION GOT WANT
@@ -87,9 +92,9 @@ pk_create() {
 # budget 2 mu + 10 with probability under 1e-6 whatever mu (busybox awk
 # has no sqrt). fpr comes from bloomctl calc on the filter's real m and k.
 pk_budget() {
-	local m= k=
-	read -r m < /sys/kernel/bloom/filters/$1/bits
-	read -r k < /sys/kernel/bloom/filters/$1/hashes
+	local m='' k=''
+	read -r m < "/sys/kernel/bloom/filters/$1/bits"
+	read -r k < "/sys/kernel/bloom/filters/$1/hashes"
 	bloomctl -j calc --bits "$m" --hashes "$k" --capacity "$2" |
 		awk -v q="$3" 'BEGIN { p = 1 }
 			match($0, /"fpr": *[0-9.eE+-]+/) {
@@ -143,6 +148,7 @@ pk_pktgen() {
 	local c=$1 l
 	shift
 	{
+		# shellcheck disable=SC2016 # expanded when /tmp/pg.sh runs
 		echo 'pg() { echo "$1" > "$2" || { echo "pktgen refused: $1" >&2; exit 1; }; }'
 		echo 'pg rem_device_all /proc/net/pktgen/kpktgend_0'
 		echo 'pg "add_device vb1" /proc/net/pktgen/kpktgend_0'
@@ -166,8 +172,8 @@ pk_wait_rules() {
 	local i=0 x=
 	while :; do
 		x=
-		read -r x < /sys/kernel/bloom/filters/$1/rules 2>/dev/null
-		[ "$x" != "$2" ] && [ $i -lt 100 ] || break
+		read -r x < "/sys/kernel/bloom/filters/$1/rules" 2>/dev/null
+		if [ "$x" = "$2" ] || [ "$i" -ge 100 ]; then break; fi
 		sleep 0.1
 		i=$((i + 1))
 	done
@@ -190,19 +196,19 @@ pk_flush_all() {
 }
 
 pk_setup() {
-	if [ ! -f $L/xt_bloom.ko ]; then
+	if [ ! -f "$L/xt_bloom.ko" ]; then
 		ok "packets # SKIP no xt_bloom.ko in the initramfs"; return 1
 	fi
 	if [ ! -x /usr/sbin/xtables-legacy-multi ] || [ ! -x /usr/sbin/xtables-nft-multi ] ||
-	   [ ! -f $PK_XTLIB/libxt_bloom.so ]; then
+	   [ ! -f "$PK_XTLIB/libxt_bloom.so" ]; then
 		ok "packets # SKIP no iptables or libxt_bloom.so in the initramfs"; return 1
 	fi
-	if [ -f $L/modules.order ]; then
+	if [ -f "$L/modules.order" ]; then
 		while read -r m; do
 			# The benchmark loads xt_recent itself, sized to its flows.
 			case "$m" in */xt_recent.ko) [ -n "$kbloom_packets_bench" ] && continue ;; esac
 			insmod "$m" 2>/dev/null
-		done < $L/modules.order
+		done < "$L/modules.order"
 	fi
 	missing=
 	for s in ipt_do_table ip6t_do_table nft_match_eval veth_xmit ipv6_find_hdr; do
@@ -213,7 +219,7 @@ pk_setup() {
 	if [ -n "$missing" ]; then
 		ok "packets # SKIP the kernel lacks:$missing"; return 1
 	fi
-	if ! insmod $L/xt_bloom.ko; then
+	if ! insmod "$L/xt_bloom.ko"; then
 		not_ok "insmod xt_bloom.ko"; return 1
 	fi
 	ok "insmod xt_bloom.ko"
@@ -228,7 +234,7 @@ pk_setup() {
 	PK_NS=$!
 	i=0
 	while [ "$(readlink /proc/$PK_NS/ns/net)" = "$(readlink /proc/self/ns/net)" ] &&
-	      [ $i -lt 50 ]; do
+	      [ "$i" -lt 50 ]; do
 		sleep 0.1; i=$((i + 1))
 	done
 	nsenter -t "$PK_NS" -n sh -c 'echo 0 > /proc/sys/net/ipv6/conf/default/accept_dad; ip link set lo up'
@@ -276,6 +282,7 @@ pk_traffic4() { # IPT BACKEND
 	for f in flows4 cflows4 jflows4 pfx4 dst4 allow4 cnt4 add4; do bloomctl destroy $f >/dev/null 2>&1; done
 	pk_create flows4 --capacity $N --fpr 0.01
 	pk_create cflows4 --capacity $N --fpr 0.01 --counting
+	# shellcheck disable=SC2086 # PK_JHASH is "--hash jhash" (two words) or empty
 	pk_create jflows4 --capacity $N --fpr 0.01 $PK_JHASH
 	pk_create pfx4 --capacity 100 --fpr 0.001
 	pk_create dst4 --capacity 100 --fpr 0.001
@@ -299,7 +306,7 @@ pk_traffic4() { # IPT BACKEND
 	pk_keys4 s $s0 $H | bloomctl add cnt4 --hex
 
 	r="-A INPUT -i vb0 -p udp -m bloom"
-	pk_rules $ipt <<-EOF
+	pk_rules "$ipt" <<-EOF
 	$r --name flows4 --key saddr,daddr,proto,sport,dport ! --test-and-add
 	$r --name flows4 --key dport,sport,proto,daddr,saddr --test
 	$r --name cflows4 --key saddr,daddr,proto,sport,dport ! --test-and-add
@@ -319,7 +326,7 @@ pk_traffic4() { # IPT BACKEND
 		"udp_dst_min 9" "udp_dst_max 9"
 	pk_note "$be IPv4: pktgen sent $PK_SENT packets ($N flows x $R) through 9 bloom rules at $PK_PPS packets/s"
 	pk_eq "$be: pktgen sent $T packets" "$PK_SENT" $T
-	pk_counts $ipt INPUT
+	pk_counts "$ipt" INPUT
 	pk_eq "$be: every packet reached the last rule (none lost)" "$C10" $T
 	b=$(pk_budget flows4 $N $N)
 	pk_in "$be: ! --test-and-add matched each of $N new flows once (minus false positives)" \
@@ -363,6 +370,7 @@ pk_traffic4() { # IPT BACKEND
 
 # IPv6: N flows by UDP source port, R times each; then fragments.
 pk_traffic6() { # IP6T BACKEND
+	# shellcheck disable=SC2017 # / 4 * 2: an even number of flows on purpose
 	ipt=$1 be=$2 N=$((PK_FLOWS / 4 * 2)) R=2
 	T=$((N * R)) H=$((N / 2)) p0=10000
 	for f in flows6 pfx6 allow6 fragnew fragz fragp; do bloomctl destroy $f >/dev/null 2>&1; done
@@ -371,7 +379,7 @@ pk_traffic6() { # IP6T BACKEND
 	pk_create allow6 --capacity $N --fpr 0.001
 	pk_keys6 ss $p0 $H | bloomctl add allow6 --hex
 	r="-A INPUT -i vb0 -p udp -m bloom"
-	pk_rules $ipt <<-EOF
+	pk_rules "$ipt" <<-EOF
 	$r --name flows6 --key saddr,proto,sport,dport ! --test-and-add
 	$r --name flows6 --key saddr,proto,sport,dport --test
 	$r --name pfx6 --key saddr,daddr --src-prefix 64 --dst-prefix 48 ! --test-and-add
@@ -382,7 +390,7 @@ pk_traffic6() { # IP6T BACKEND
 	pk_pktgen $T "pkt_size 96" "dst6 fd00::1" "src6 fd00::2" "udp_src_min $p0" \
 		"udp_src_max $((p0 + N))" "udp_dst_min 9" "udp_dst_max 9"
 	pk_note "$be IPv6: pktgen sent $PK_SENT packets ($N flows x $R) through 4 bloom rules at $PK_PPS packets/s"
-	pk_counts $ipt INPUT
+	pk_counts "$ipt" INPUT
 	pk_eq "$be: IPv6: every packet reached the last rule" "$C5" $T
 	b=$(pk_budget flows6 $N $N)
 	pk_in "$be: IPv6 ! --test-and-add: $N new flows" "$C1" $((N - b)) $N
@@ -405,7 +413,7 @@ pk_traffic6() { # IP6T BACKEND
 	bloomctl add fragz --hex 061c1100000000
 	bloomctl add fragp --hex 060411
 	r="-A INPUT -i vb0 -p udp -m bloom"
-	pk_rules $ipt <<-EOF
+	pk_rules "$ipt" <<-EOF
 	$r --name fragnew --key proto,sport,dport ! --test-and-add
 	$r --name fragz --key proto,sport,dport --test
 	$r --name fragp --key proto --test
@@ -413,7 +421,7 @@ pk_traffic6() { # IP6T BACKEND
 	EOF
 	check "$be: fragment rules added" [ $? -eq 0 ]
 	nsenter -t "$PK_NS" -n traceroute6 -n -q 1 -m 1 -w 1 -p 7000 fd00::1 3000 >/dev/null 2>&1
-	pk_counts $ipt INPUT
+	pk_counts "$ipt" INPUT
 	nf=${C4:-0}
 	check "$be: the datagram arrived as 3 or more fragments ($nf)" [ "$nf" -ge 3 ]
 	pk_eq "$be: fragments: 2 keys (first fragment with ports, the others without)" \
@@ -467,29 +475,29 @@ pk_roundtrip() { # IPT IP6T BACKEND
 		nft list ruleset 2>/dev/null | grep bloom | head -1 | sed 's/^[[:space:]]*/# packets: nft list ruleset: /'
 		check "$be: nft list ruleset shows the xt match" sh -c 'nft list ruleset 2>/dev/null | grep -q bloom'
 	fi
-	$ipt-save > /tmp/rt.save 2>/dev/null
-	$ip6t-save > /tmp/rt6.save 2>/dev/null
+	"$ipt"-save > /tmp/rt.save 2>/dev/null
+	"$ip6t"-save > /tmp/rt6.save 2>/dev/null
 	$ipt -F BLRT; $ipt -X BLRT; $ip6t -F BLRT; $ip6t -X BLRT
-	check_exit 0 "$be: iptables-restore reads iptables-save's output" $ipt-restore /tmp/rt.save
-	check_exit 0 "$be: ip6tables-restore reads ip6tables-save's output" $ip6t-restore /tmp/rt6.save
+	check_exit 0 "$be: iptables-restore reads iptables-save's output" "$ipt"-restore /tmp/rt.save
+	check_exit 0 "$be: ip6tables-restore reads ip6tables-save's output" "$ip6t"-restore /tmp/rt6.save
 	$ipt -S BLRT 2>&1 | grep -v '^#' > /tmp/rt.got2
 	$ip6t -S BLRT 2>&1 | grep -v '^#' > /tmp/rt6.got2
 	check "$be: the rules survive save/restore exactly (IPv4)" cmp -s /tmp/rt.want /tmp/rt.got2
 	check "$be: the rules survive save/restore exactly (IPv6)" cmp -s /tmp/rt6.want /tmp/rt6.got2
-	$ipt-save 2>/dev/null | grep '^-A BLRT' > /tmp/rt.save2
+	"$ipt"-save 2>/dev/null | grep '^-A BLRT' > /tmp/rt.save2
 	grep '^-A BLRT' /tmp/rt.save | cmp -s - /tmp/rt.save2
 	check "$be: iptables-save prints the same after the round trip" [ $? -eq 0 ]
 	check_exit 0 "$be: iptables -C finds a rule written differently" \
-		$ipt -C BLRT -s 10.0.0.0/8 -m bloom --name rt --key dport,saddr --src-prefix 24 --test
+		"$ipt" -C BLRT -s 10.0.0.0/8 -m bloom --name rt --key dport,saddr --src-prefix 24 --test
 	check_exit 1 "$be: iptables -C tells a different mode apart" \
-		$ipt -C BLRT -s 10.0.0.0/8 -m bloom --name rt --key dport,saddr --src-prefix 24 ! --test
+		"$ipt" -C BLRT -s 10.0.0.0/8 -m bloom --name rt --key dport,saddr --src-prefix 24 ! --test
 	# Not with iptables-nft: deleting a rule by handle makes Debian 6.1's
 	# lockdep report "suspicious RCU usage" in __nft_rule_lookup() (the
 	# list walk lacks its lockdep condition; the commit mutex is held).
 	# -C above compares rules the way -D does.
 	if [ "$be" != iptables-nft ]; then
 		check_exit 0 "$be: iptables -D deletes it by its spec" \
-			$ipt -D BLRT -s 10.0.0.0/8 -m bloom --name rt --key saddr,dport --src-prefix 24 --test
+			"$ipt" -D BLRT -s 10.0.0.0/8 -m bloom --name rt --key saddr,dport --src-prefix 24 --test
 		check "$be: 4 rules left" [ "$($ipt -S BLRT 2>/dev/null | grep -c bloom)" = 4 ]
 	fi
 	$ipt -F BLRT; $ipt -X BLRT; $ip6t -F BLRT; $ip6t -X BLRT
@@ -543,30 +551,32 @@ pk_refusals() { # IPT IP6T BACKEND
 }
 
 # What the extension refuses itself, with a message (exit 2): no kernel.
+# shellcheck disable=SC2086 # $r (from pk_refusals) is several words on purpose
 pk_refusals_ext() { # IPT IP6T BACKEND
 	ipt=$1 ip6t=$2 be=$3
 	pk_refused 2 "$be: refused: unknown field" 'unknown field "port"' \
-		$ipt $r --name plain --key saddr,port --test
+		"$ipt" $r --name plain --key saddr,port --test
 	pk_refused 2 "$be: refused: --src-prefix 33" 'out of range 0-32' \
-		$ipt $r --name plain --key saddr --src-prefix 33 --test
+		"$ipt" $r --name plain --key saddr --src-prefix 33 --test
 	pk_refused 2 "$be: refused: ip6tables --dst-prefix 129" 'out of range 0-128' \
-		$ip6t $r --name plain --key daddr --dst-prefix 129 --test
+		"$ip6t" $r --name plain --key daddr --dst-prefix 129 --test
 	pk_refused 2 "$be: refused: a prefix for an address not in the key" 'needs saddr' \
-		$ipt $r --name plain --key daddr --src-prefix 8 --test
+		"$ipt" $r --name plain --key daddr --src-prefix 8 --test
 	pk_refused 2 "$be: refused: name too long (32 characters)" 'too long' \
-		$ipt $r --name abcdefghijklmnopqrstuvwxyz012345 --key saddr --test
+		"$ipt" $r --name abcdefghijklmnopqrstuvwxyz012345 --key saddr --test
 	pk_refused 2 "$be: refused: missing filter" 'bloom: no filter "nosuch"' \
-		$ipt $r --name nosuch --key saddr --test
+		"$ipt" $r --name nosuch --key saddr --test
 	pk_refused 2 "$be: refused: --remove on a plain filter" 'not a counting filter' \
-		$ipt $r --name plain --key saddr --remove
+		"$ipt" $r --name plain --key saddr --remove
 	pk_refused 2 "$be: refused: ! --add" 'cannot be inverted' \
-		$ipt $r --name plain --key saddr ! --add
+		"$ipt" $r --name plain --key saddr ! --add
 	pk_refused 2 "$be: refused: no mode" 'exactly one of' \
-		$ipt $r --name plain --key saddr
+		"$ipt" $r --name plain --key saddr
 	pk_refused 2 "$be: refused: two modes" 'exactly one of' \
-		$ipt $r --name plain --key saddr --test --add
+		"$ipt" $r --name plain --key saddr --test --add
 }
 
+# shellcheck disable=SC2086 # $r and $u are several words on purpose
 pk_refusals_kernel() { # IPT IP6T BACKEND
 	ipt=$1 ip6t=$2 be=$3
 	# Where the extension cannot tell (no sysfs), the kernel refuses and
@@ -578,25 +588,25 @@ pk_refusals_kernel() { # IPT IP6T BACKEND
 		unshare -m sh -c "umount -l /sys && exec $ip6t $r --name plain --key saddr --remove"
 	# The test build of the extension passes anything on: the kernel's
 	# own checks refuse it, each with its reason in the log.
-	if [ -f $L/xt-unchecked/libxt_bloom.so ]; then
+	if [ -f "$L/xt-unchecked/libxt_bloom.so" ]; then
 		u="env XTABLES_LIBDIR=$L/xt-unchecked:$PK_XTLIB"
 		kn=kchk_${be#iptables-}
 		pk_kernel_refuses "$be" "unknown field bits" "filter \"$kn\": unknown key fields 0x20" \
-			$u $ipt $r --name $kn --key 0x20 --test
+			$u "$ipt" $r --name "$kn" --key 0x20 --test
 		pk_kernel_refuses "$be" "no field" "filter \"$kn\": unknown key fields 0" \
-			$u $ipt $r --name $kn --key 0x0 --test
+			$u "$ipt" $r --name "$kn" --key 0x0 --test
 		pk_kernel_refuses "$be" "--src-prefix 33" "filter \"$kn\": prefix 33 out of range 0-32" \
-			$u $ipt $r --name $kn --key saddr --src-prefix 33 --test
+			$u "$ipt" $r --name "$kn" --key saddr --src-prefix 33 --test
 		pk_kernel_refuses "$be" "ip6tables --dst-prefix 129" "filter \"$kn\": prefix 129 out of range 0-128" \
-			$u $ip6t $r --name $kn --key daddr --dst-prefix 129 --test
+			$u "$ip6t" $r --name "$kn" --key daddr --dst-prefix 129 --test
 		pk_kernel_refuses "$be" "a prefix for an address not in the key" \
 			"filter \"$kn\": a prefix for an address the key does not have" \
-			$u $ipt $r --name $kn --key daddr --src-prefix 8 --test
+			$u "$ipt" $r --name "$kn" --key daddr --src-prefix 8 --test
 		pk_kernel_refuses "$be" "! --add" "filter \"$kn\": bad flags 0x1" \
-			$u $ipt $r --name $kn --key saddr ! --add
+			$u "$ipt" $r --name "$kn" --key saddr ! --add
 		pk_kernel_refuses "$be" "a name without its NUL (32 characters)" \
 			"filter name too long (at most 31 characters)" \
-			$u $ipt $r --name abcdefghijklmnopqrstuvwxyz012345 --key saddr --test
+			$u "$ipt" $r --name abcdefghijklmnopqrstuvwxyz012345 --key saddr --test
 	fi
 }
 
@@ -606,11 +616,11 @@ pk_netns() { # IPT BACKEND
 	ipt=$1 be=$2
 	pk_create ns4 --capacity 100 --fpr 0.01
 	check_exit 0 "$be: root adds a bloom rule in the second namespace" \
-		nsenter -t "$PK_NS" -n $ipt -A INPUT -p icmp -m bloom --name ns4 --key saddr,proto ! --test-and-add
-	nsenter -t "$PK_NS" -n $ipt -A INPUT -p icmp
+		nsenter -t "$PK_NS" -n "$ipt" -A INPUT -p icmp -m bloom --name ns4 --key saddr,proto ! --test-and-add
+	nsenter -t "$PK_NS" -n "$ipt" -A INPUT -p icmp
 	ping -c 3 -W 2 10.99.0.2 >/dev/null
 	pk_eq "$be: it sees the 3 pings as 1 new key" "$(pk_cnt "nsenter -t $PK_NS -n $ipt" INPUT 1)" 1
-	nsenter -t "$PK_NS" -n $ipt -F INPUT
+	nsenter -t "$PK_NS" -n "$ipt" -F INPUT
 	unshare -r -n sh -c "$ipt -A INPUT -j ACCEPT >/dev/null 2>&1; echo ctl=\$?; $ipt -A INPUT -m bloom --name ns4 --key saddr --test >/dev/null 2>&1; echo bloom=\$?" > /tmp/userns 2>&1
 	check "$be: in a new user+network namespace, a plain rule is allowed" grep -q '^ctl=0' /tmp/userns
 	check "$be: ... a bloom rule is refused" sh -c "grep -q '^bloom=' /tmp/userns && ! grep -q '^bloom=0' /tmp/userns"
@@ -645,8 +655,9 @@ pk_lifecycle() {
 
 pk_teardown() {
 	pk_flush_all
+	# shellcheck disable=SC2086 # PK_FILTERS is a list of names
 	for f in $PK_FILTERS; do
-		[ -d /sys/kernel/bloom/filters/$f ] || continue
+		[ -d "/sys/kernel/bloom/filters/$f" ] || continue
 		pk_wait_rules "$f" 0 >/dev/null
 		bloomctl destroy "$f" >/dev/null
 	done
@@ -654,7 +665,7 @@ pk_teardown() {
 	[ -n "$PK_NS" ] && kill "$PK_NS" 2>/dev/null
 	wait "$PK_NS" 2>/dev/null
 	i=0
-	while ! rmmod xt_bloom 2>/dev/null && [ $i -lt 100 ]; do
+	while ! rmmod xt_bloom 2>/dev/null && [ "$i" -lt 100 ]; do
 		sleep 0.1; i=$((i + 1))
 	done
 	check "rmmod xt_bloom once the rules are gone" [ ! -d /sys/module/xt_bloom ]
@@ -723,7 +734,7 @@ pk_bench() { # FLOWS
 	# xt_recent (the whole source address is its key), its table sized
 	# to the flows: a lookup per packet, an insert for each new one.
 	if [ ! -d /sys/module/xt_recent ]; then
-		m=$(grep /xt_recent.ko $L/modules.order)
+		m=$(grep /xt_recent.ko "$L/modules.order")
 		# One timestamp per entry, the least it can keep (no --hitcount).
 		[ -n "$m" ] && insmod "$m" ip_list_tot="$F" ip_pkt_list_tot=1
 	fi
@@ -765,9 +776,10 @@ pk_bench() { # FLOWS
 	# too much for costs over it to mean anything).
 	for v in bloom_siphash bloom_jhash recent; do
 		eval "f=\$pk_pps_${v}_fill s=\$pk_pps_${v}_seen"
-		[ "${f:-0}" -gt 0 ] && [ "${s:-0}" -gt 0 ] && [ "${pk_pps_nft_fill:-0}" -gt 0 ] &&
-			[ "${pk_pps_nft_seen:-0}" -gt 0 ] || continue
-		echo "# bench: $v: packets/s relative to the nft set: fill $((f * 100 / pk_pps_nft_fill))%, seen $((s * 100 / pk_pps_nft_seen))%"
+		if [ "${f:-0}" -gt 0 ] && [ "${s:-0}" -gt 0 ] && [ "${pk_pps_nft_fill:-0}" -gt 0 ] &&
+		   [ "${pk_pps_nft_seen:-0}" -gt 0 ]; then
+			echo "# bench: $v: packets/s relative to the nft set: fill $((f * 100 / pk_pps_nft_fill))%, seen $((s * 100 / pk_pps_nft_seen))%"
+		fi
 	done
 	echo "# bench: memory for $F flows: bloom $bmem, nft set $nmem${rmem:+, xt_recent $rmem} bytes: nft/bloom $((nmem / (bmem + 1)))x${rmem:+, recent/bloom $((rmem / (bmem + 1)))x}"
 }
@@ -777,7 +789,7 @@ pk_bench() { # FLOWS
 # of them again) through -m bloom ! --test-and-add, and the new-flow count
 # next to the truth and the expected false-positive loss.
 pk_demo() { # [FLOWS]
-	local F=${1:-200000} P i a b fa fb loss m k
+	local F=${1:-200000} P i b fa fb loss m k
 	pk_setup > /tmp/pk_setup.log || { cat /tmp/pk_setup.log; return 1; }
 	P=$((F + F / 2))
 	echo "== bloomctl create flows --capacity 1000000 --fpr 0.01"
@@ -815,12 +827,22 @@ run_packets() {
 	pk_setup || return 0
 	for be in iptables-legacy iptables-nft; do
 		ip6=ip6${be#ip}
-		pk_traffic4 $be $be
-		pk_traffic6 $ip6 $be
-		[ -n "$PK_LITE" ] && [ $be = iptables-legacy ] || pk_roundtrip $be $ip6 $be
-		pk_refusals $be $ip6 $be
-		pk_netns $be $be
+		pk_traffic4 "$be" "$be"
+		pk_traffic6 "$ip6" "$be"
+		if [ -z "$PK_LITE" ] || [ "$be" != iptables-legacy ]; then
+			pk_roundtrip "$be" "$ip6" "$be"
+		fi
+		pk_refusals "$be" "$ip6" "$be"
+		pk_netns "$be" "$be"
 	done
 	pk_lifecycle
+	pk_teardown
+}
+
+# `make bench-vm` (tools/xtables/bench-vm.sh): run.sh --mode only --append
+# "kbloom_only=run_packets_bench kbloom_packets_bench=FLOWS".
+run_packets_bench() {
+	pk_setup || return 0
+	pk_bench "${kbloom_packets_bench:-100000}"
 	pk_teardown
 }
