@@ -10,10 +10,9 @@
  * rule (EBADF without a read-write fd where the module wants one) and the
  * module's own validation of parameters (kbloom_params_valid(), through
  * sizing.c). Filters live as files in $FAKEDEV_STATE, so that they outlast
- * one bloomctl process. The batched key commands only log each key's
- * bytes in hex ("KEY 0411..."), answer "no" and apply nothing, so that
- * tests see the keys bloomctl builds (flows); the one-key commands are
- * not faked (ENOTTY). A windowed filter's timer is not faked:
+ * one bloomctl process. The key commands, one-key and batched, only log
+ * each key's bytes in hex ("KEY 0411..."), answer "no" and apply nothing,
+ * so that tests see the keys bloomctl builds (flows). A windowed filter's timer is not faked:
  * it rotates only on ROTATE.
  *
  * Knobs, all optional:
@@ -566,20 +565,42 @@ static int fake_import(const struct kbloom_image *ki)
 	return store_filter(ki->name, &f, (void *)(uintptr_t)ki->payload);
 }
 
+/* Log a key's bytes in hex. */
+static int log_key(const unsigned char *key, __u32 len)
+{
+	char hex[2 * KBLOOM_KEY_MAX + 1];
+	__u32 j;
+
+	if (len < 1 || len > KBLOOM_KEY_MAX)
+		return EINVAL;
+	for (j = 0; j < len; j++)
+		sprintf(hex + 2 * j, "%02x", key[j]);
+	fake_log("KEY %s", hex);
+	return 0;
+}
+
+/* The one-key commands: log the key, answer "no". */
+static int fake_key(struct kbloom_key *k)
+{
+	int err = log_key((const void *)(uintptr_t)k->key, k->len);
+
+	if (!err)
+		k->result = 0;
+	return err;
+}
+
 /* The batched key commands: log every key, answer "no" to each. */
 static int fake_keys(struct kbloom_batch *b)
 {
 	const unsigned char *key = (const void *)(uintptr_t)b->keys;
 	const __u32 *lens = (const void *)(uintptr_t)b->lens;
-	char hex[2 * KBLOOM_KEY_MAX + 1];
-	__u32 i, j;
+	__u32 i;
+	int err;
 
 	for (i = 0; i < b->count; i++) {
-		if (lens[i] < 1 || lens[i] > KBLOOM_KEY_MAX)
-			return EINVAL;
-		for (j = 0; j < lens[i]; j++)
-			sprintf(hex + 2 * j, "%02x", key[j]);
-		fake_log("KEY %s", hex);
+		err = log_key(key, lens[i]);
+		if (err)
+			return err;
 		key += lens[i];
 	}
 	b->done = b->count;
@@ -603,6 +624,10 @@ static const struct {
 	{ KBLOOM_IOC_COMPARE, "COMPARE", true },
 	{ KBLOOM_IOC_EXPORT, "EXPORT", false },
 	{ KBLOOM_IOC_IMPORT, "IMPORT", true },
+	{ KBLOOM_IOC_ADD, "ADD", true },
+	{ KBLOOM_IOC_QUERY, "QUERY", false },
+	{ KBLOOM_IOC_TEST_AND_ADD, "TEST_AND_ADD", true },
+	{ KBLOOM_IOC_REMOVE, "REMOVE", true },
 	{ KBLOOM_IOC_ADD_BATCH, "ADD_BATCH", true },
 	{ KBLOOM_IOC_QUERY_BATCH, "QUERY_BATCH", false },
 	{ KBLOOM_IOC_TEST_AND_ADD_BATCH, "TEST_AND_ADD_BATCH", true },
@@ -632,6 +657,11 @@ static int dispatch(unsigned long req, void *arg)
 		return fake_export(arg);
 	case KBLOOM_IOC_IMPORT:
 		return fake_import(arg);
+	case KBLOOM_IOC_ADD:
+	case KBLOOM_IOC_QUERY:
+	case KBLOOM_IOC_TEST_AND_ADD:
+	case KBLOOM_IOC_REMOVE:
+		return fake_key(arg);
 	case KBLOOM_IOC_ADD_BATCH:
 	case KBLOOM_IOC_QUERY_BATCH:
 	case KBLOOM_IOC_TEST_AND_ADD_BATCH:

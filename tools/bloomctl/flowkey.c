@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "flowkey.h"
 
@@ -42,6 +43,30 @@ static const struct {
 
 #define flow_err(err, ...)	snprintf(err, FLOW_ERR_MAX, __VA_ARGS__)
 
+/*
+ * The user's text for a message: at most 40 characters of it, anything
+ * not printable as \xNN, so that no terminal control reaches the screen.
+ * Returns @buf, which has room for 4 * 40 + 4 bytes.
+ */
+#define FLOW_SHOW_MAX	(4 * 40 + 4)
+
+static const char *flow_show(char *buf, const char *s)
+{
+	size_t i;
+	char *o = buf;
+
+	for (i = 0; s[i] && i < 40; i++) {
+		unsigned char c = s[i];
+
+		if (c >= 0x20 && c < 0x7f)
+			*o++ = c;
+		else
+			o += sprintf(o, "\\x%02x", c);
+	}
+	strcpy(o, s[i] ? "..." : "");
+	return buf;
+}
+
 void flow_spec_init(struct flow_spec *fs)
 {
 	memset(fs, 0, sizeof(*fs));
@@ -52,9 +77,14 @@ void flow_spec_init(struct flow_spec *fs)
 /* --key FIELDS: a comma list of distinct field names, at least one. */
 int flow_parse_fields(struct flow_spec *fs, const char *list, char *err)
 {
+	char show[FLOW_SHOW_MAX], name[33];
 	const char *p = list, *end;
 	size_t len, i;
 
+	if (fs->nfields) {
+		flow_err(err, "--key given twice");
+		return -1;
+	}
 	fs->fields = 0;
 	fs->nfields = 0;
 	do {
@@ -65,8 +95,10 @@ int flow_parse_fields(struct flow_spec *fs, const char *list, char *err)
 			    !strncmp(p, flow_fields[i].name, len))
 				break;
 		if (i == FLOW_NFIELDS) {
-			flow_err(err, "--key: unknown field '%.*s' (fields: saddr, daddr, proto, sport, dport)",
+			snprintf(name, sizeof(name), "%.*s",
 				 (int)(len > 32 ? 32 : len), p);
+			flow_err(err, "--key: unknown field '%s' (fields: saddr, daddr, proto, sport, dport)",
+				 flow_show(show, name));
 			return -1;
 		}
 		if (fs->fields & flow_fields[i].bit) {
@@ -76,19 +108,23 @@ int flow_parse_fields(struct flow_spec *fs, const char *list, char *err)
 		}
 		fs->fields |= flow_fields[i].bit;
 		fs->order[fs->nfields++] = flow_fields[i].bit;
-		p = end + 1;
+		if (end)
+			p = end + 1;
 	} while (end);
 	return 0;
 }
 
 int flow_parse_family(struct flow_spec *fs, const char *s, char *err)
 {
+	char show[FLOW_SHOW_MAX];
+
 	if (!strcmp(s, "ipv4") || !strcmp(s, "inet") || !strcmp(s, "4"))
 		fs->family = KBLOOM_FLOW_IPV4;
 	else if (!strcmp(s, "ipv6") || !strcmp(s, "inet6") || !strcmp(s, "6"))
 		fs->family = KBLOOM_FLOW_IPV6;
 	else {
-		flow_err(err, "--family: '%.48s' is not ipv4 or ipv6", s);
+		flow_err(err, "--family: '%s' is not ipv4 or ipv6",
+			 flow_show(show, s));
 		return -1;
 	}
 	return 0;
@@ -107,11 +143,12 @@ static int flow_number(const char *s, unsigned long max, unsigned long *out)
 
 int flow_parse_prefix(int *prefix, const char *opt, const char *s, char *err)
 {
+	char show[FLOW_SHOW_MAX];
 	unsigned long v;
 
 	if (flow_number(s, 128, &v)) {
-		flow_err(err, "%s: '%.48s' is not a prefix length (0 to 32 for IPv4, 128 for IPv6)",
-			 opt, s);
+		flow_err(err, "%s: '%s' is not a prefix length (0 to 32 for IPv4, 128 for IPv6)",
+			 opt, flow_show(show, s));
 		return -1;
 	}
 	*prefix = v;
@@ -154,7 +191,7 @@ static int flow_proto(const char *s, unsigned long *proto)
 	if (!flow_number(s, 255, proto))
 		return 0;
 	for (i = 0; i < ARRAY_LEN(flow_protos); i++) {
-		if (!strcmp(s, flow_protos[i].name)) {
+		if (!strcasecmp(s, flow_protos[i].name)) {
 			*proto = flow_protos[i].proto;
 			return 0;
 		}
@@ -188,6 +225,7 @@ struct flow_values {
 static int flow_value(struct flow_values *v, uint8_t bit, const char *s,
 		      char *err)
 {
+	char show[FLOW_SHOW_MAX];
 	int i = 0, family;
 
 	switch (bit) {
@@ -200,19 +238,21 @@ static int flow_value(struct flow_values *v, uint8_t bit, const char *s,
 		} else if (inet_pton(AF_INET6, s, v->addr[i]) == 1) {
 			family = KBLOOM_FLOW_IPV6;
 		} else {
-			flow_err(err, "'%.48s' is not an IPv4 or IPv6 address", s);
+			flow_err(err, "'%s' is not an IPv4 or IPv6 address (no zone)",
+				 flow_show(show, s));
 			return -1;
 		}
 		if (v->family && v->family != family) {
-			flow_err(err, "'%.48s': IPv4 and IPv6 addresses in one flow", s);
+			flow_err(err, "'%s': IPv4 and IPv6 addresses in one flow",
+				 flow_show(show, s));
 			return -1;
 		}
 		v->family = family;
 		return 0;
 	case KBLOOM_FLOW_PROTO:
 		if (flow_proto(s, &v->proto)) {
-			flow_err(err, "'%.48s' is not a protocol (0 to 255, or tcp, udp, udplite, sctp, dccp, icmp, icmpv6...)",
-				 s);
+			flow_err(err, "'%s' is not a protocol (0 to 255, or tcp, udp, udplite, sctp, dccp, icmp, icmpv6...)",
+				 flow_show(show, s));
 			return -1;
 		}
 		v->have_proto = true;
@@ -222,7 +262,8 @@ static int flow_value(struct flow_values *v, uint8_t bit, const char *s,
 		/* fall through */
 	default:
 		if (flow_number(s, 65535, &v->port[i])) {
-			flow_err(err, "'%.48s' is not a port (0 to 65535)", s);
+			flow_err(err, "'%s' is not a port (0 to 65535)",
+				 flow_show(show, s));
 			return -1;
 		}
 		return 0;
@@ -253,6 +294,11 @@ int flow_key(const struct flow_spec *fs, const char *s, size_t len,
 		flow_err(err, "a flow of %zu characters is too long", len);
 		return -1;
 	}
+	/* Parsed as a string: a NUL would cut it short, unseen. */
+	if (memchr(s, '\0', len)) {
+		flow_err(err, "a flow has a NUL byte");
+		return -1;
+	}
 	memcpy(text, s, len);
 	text[len] = '\0';
 	memset(&v, 0, sizeof(v));
@@ -268,7 +314,8 @@ int flow_key(const struct flow_spec *fs, const char *s, size_t len,
 		}
 		if (flow_value(&v, fs->order[i], p, err))
 			return -1;
-		p = comma + 1;
+		if (comma)
+			p = comma + 1;
 	}
 	if (!v.family)
 		v.family = fs->family ? fs->family : KBLOOM_FLOW_IPV4;

@@ -1278,6 +1278,22 @@ fake_flow_tests() {
 	err_has "$tmp/flows: line 2: 'bad,53': 'bad' is not an IPv4 or IPv6 address" "the line and the value are named"
 	[ "$(grep -c '^KEY ' "$tmp/log")" = 1 ]
 	result $? "the flow before the bad line was sent, none after"
+	printf '10.0.0.1\0junk\n' >"$tmp/flows"
+	fexpect 2 "a flow with a NUL byte" add fl --key saddr --file "$tmp/flows"
+	err_has "a flow has a NUL byte" "a NUL is not silently cut off"
+	log_lacks "KEY" "nothing sent for it"
+	printf '\033[31mRED\n' >"$tmp/flows"
+	fexpect 2 "a flow with a terminal escape" add fl --key saddr --file "$tmp/flows"
+	! grep -q "$(printf '\033')" "$tmp/err"
+	result $? "no raw escape byte reaches the terminal"
+	err_has '\x1b[31mRED' "the escape shown as \\x1b"
+	fexpect 2 "--key twice" add fl --key saddr --key daddr --flow 10.0.0.1
+	err_has "--key given twice" "a second --key is refused"
+	fexpect 0 "protocol names in any case" add fl --key proto --flow TCP
+	log_has "KEY 040406" "TCP is tcp"
+	fexpect 0 "--batch 1: the one-key ioctl" add fl --batch 1 --key saddr,dport --flow 10.0.0.1,53
+	log_has "ADD rw" "one ADD per key"
+	log_has "KEY $(flowhex 4 17 10.0.0.1/32 53)" "the one-key path sends the same bytes"
 	FAKEDEV_FAIL=DESTROY:$EBUSY fexpect 2 "destroy of a filter in use" destroy fl
 	err_has "filter 'fl' is in use by iptables rules" "EBUSY from DESTROY says the filter is in use"
 }

@@ -77,3 +77,26 @@ core rate-1000-1pct 9586 7 0 1000 10000000 00
 core rate-mismatch 9000 7 0 1000 10000000 00
 core padding-set 65 1 0 0 0 00000000000000000100000000000000
 core big-bits $((0x80000000 + 4096)) 32 $((0x80000000)) 0 0 ff
+
+# fuzz_flowkey: four bytes of options (family and field count, --key
+# permutation, --src-prefix, --dst-prefix; see fuzz_flowkey.c), then the
+# flow, or with bit 5 of the first byte "--key list\nflow".
+c=$here/corpus/fuzz_flowkey
+rm -rf "$c"
+mkdir -p "$c"
+printf '\004\017\377\37710.0.0.1,53' >"$c/saddr-dport"
+printf '\020\000\377\37710.1.2.3,10.99.0.1,udp,1234,9' >"$c/five-tuple"
+printf '\006\000\100\144fd00::1,fd00:1:2:3:4:5:ffff:ffff' >"$c/ipv6-prefixes"
+printf '\000\000\015\377255.255.255.255' >"$c/ipv4-prefix-13"
+printf '\000\000\000\37710.1.2.3' >"$c/ipv4-prefix-0"
+printf '\040\000\030\377dport,saddr\n53,10.0.0.1' >"$c/key-text"
+printf '\040\000\377\377saddr,,dport\n1.2.3.4,,5' >"$c/key-text-empty-field"
+printf '\000\000\377\377::ffff:1.2.3.4' >"$c/ipv4-mapped"
+printf '\000\000\377\377fe80::1%%eth0' >"$c/zone-id"
+printf '\002\002\377\377tcp' >"$c/proto-family-ipv6"
+printf '\004\021\377\377icmp,80' >"$c/icmp-port"
+printf '\000\000\377\37710.0.0.1,' >"$c/trailing-comma"
+printf '\004\017\377\37710.0.0.1\000,53' >"$c/embedded-nul"
+printf '\000\004\377\377+53' >"$c/plus-port"
+printf '\000\004\377\377000053' >"$c/port-leading-zeros"
+printf '\001\000\100\377fd00::1' >"$c/ipv4-family-ipv6-addr"

@@ -8,7 +8,7 @@
 # failed to build or found a crash, a leak, undefined behaviour, a failed
 # check or an input slower than 20 s.
 #
-# Usage: run.sh [SECONDS [HARNESS...]]    (default: 20, all three)
+# Usage: run.sh [SECONDS [HARNESS...]]    (default: 20, all four)
 
 set -u
 
@@ -16,7 +16,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 secs=${1:-20}
 [ $# -gt 0 ] && shift
 harnesses=("$@")
-[ ${#harnesses[@]} -gt 0 ] || harnesses=(fuzz_image fuzz_keys fuzz_core)
+[ ${#harnesses[@]} -gt 0 ] || harnesses=(fuzz_image fuzz_keys fuzz_core fuzz_flowkey)
 
 case $secs in
 ''|*[!0-9]*) echo "usage: $0 [SECONDS [HARNESS...]]" >&2; exit 2 ;;
