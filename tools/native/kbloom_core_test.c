@@ -61,7 +61,7 @@ static struct kbloom_core *core_new_flags(u64 nbits, u32 nhashes, u32 flags,
 	void *bits = calloc(1, kbloom_core_bytes(nbits, flags));
 
 	if (!core || !bits) {
-		perror("kbloom_core_query: calloc");
+		perror("kbloom_core_test: calloc");
 		exit(2);
 	}
 	kbloom_core_init(core, bits, nbits, nhashes, flags, seed);
@@ -787,6 +787,129 @@ static bool compatibility_and_padding(void)
 	return ok;
 }
 
+/*
+ * Run @op on keys [from, to) of @keys (packed, @lens) through the batch
+ * call, in batches of uneven sizes so that every group boundary of the
+ * pipeline is crossed; results into @res (zeroed here).
+ */
+static u32 batch_run(struct kbloom_core *core, enum kbloom_op op,
+		     const u8 *keys, const u32 *lens, u32 from, u32 to,
+		     u8 *res, struct kbloom_delta *d)
+{
+	static const u32 sizes[] = { 1, 7, 8, 9, 2, 16, 17, 100, 3 };
+	u32 i = 0, s = 0, n, hits = 0, j;
+
+	memset(res, 0, (to - from) / 8 + 1);
+	for (j = 0; j < from; j++)
+		keys += lens[j];
+	for (i = from; i < to; i += n) {
+		u8 part[128 / 8 + 1] = { 0 };
+
+		n = sizes[s++ % (sizeof(sizes) / sizeof(sizes[0]))];
+		if (n > to - i)
+			n = to - i;
+		hits += kbloom_core_do_batch(core, op, keys, lens + i, n, part,
+					     d);
+		for (j = 0; j < n; j++) {
+			if (part[j / 8] & (1U << (j % 8)))
+				res[(i - from + j) / 8] |= 1U << ((i - from + j) % 8);
+			keys += lens[i + j];
+		}
+	}
+	return hits;
+}
+
+/* The same, one key at a time through kbloom_core_do(). */
+static u32 single_run(struct kbloom_core *core, enum kbloom_op op,
+		      const u8 *keys, const u32 *lens, u32 from, u32 to,
+		      u8 *res, struct kbloom_delta *d)
+{
+	u32 i, j, hits = 0;
+
+	memset(res, 0, (to - from) / 8 + 1);
+	for (j = 0; j < from; j++)
+		keys += lens[j];
+	for (i = from; i < to; keys += lens[i], i++) {
+		if (kbloom_core_do(core, op, keys, lens[i], d)) {
+			res[(i - from) / 8] |= 1U << ((i - from) % 8);
+			hits++;
+		}
+	}
+	return hits;
+}
+
+/*
+ * kbloom_core_do_batch() is the one-key calls in order: same results, same
+ * bits and counters, same transitions, for every operation and kind, at
+ * small k and the largest (fewer keys per pipeline group), in a small
+ * filter where keys share words and counters saturate.
+ */
+static bool batch_matches_one_key_calls(void)
+{
+	static const u32 flagsets[] = {
+		0, KBLOOM_CORE_COUNTING, KBLOOM_CORE_SIPHASH,
+		KBLOOM_CORE_COUNTING | KBLOOM_CORE_SIPHASH,
+	};
+	static const u32 ks[] = { 3, 7, KBLOOM_CORE_MAX_HASHES };
+	enum { N = 3000, M = 20000 };
+	u32 seed[4] = { 11, 22, 33, 44 }, lens[N], f, ki, i, ha, hb;
+	static u8 keys[N * 24], ra[N / 8 + 1], rb[N / 8 + 1];
+	struct kbloom_core a, b;
+	size_t bytes, used = 0;
+	bool ok = true;
+
+	for (i = 0; i < N; i++) {
+		lens[i] = make_key(keys + used, 77, i % (N / 2));
+		used += lens[i];
+	}
+	for (f = 0; ok && f < sizeof(flagsets) / sizeof(flagsets[0]); f++) {
+		for (ki = 0; ok && ki < sizeof(ks) / sizeof(ks[0]); ki++) {
+			struct kbloom_delta da = { 0 }, db = { 0 };
+			static const struct {
+				enum kbloom_op op;
+				u32 from, to;
+				bool counting;
+			} steps[] = {
+				{ KBLOOM_OP_ADD, 0, N / 2, false },
+				{ KBLOOM_OP_QUERY, 0, N, false },
+				{ KBLOOM_OP_TEST_AND_ADD, N / 4, 3 * N / 4, false },
+				{ KBLOOM_OP_REMOVE, 0, N / 8, true },
+				{ KBLOOM_OP_QUERY, 0, N, false },
+			};
+			u32 s;
+
+			bytes = kbloom_core_bytes(M, flagsets[f]);
+			kbloom_core_init(&a, calloc(1, bytes), M, ks[ki],
+					 flagsets[f], seed);
+			kbloom_core_init(&b, calloc(1, bytes), M, ks[ki],
+					 flagsets[f], seed);
+			if (!a.bitmap || !b.bitmap) {
+				perror("kbloom_core_test: calloc");
+				exit(2);
+			}
+			for (s = 0; ok && s < sizeof(steps) / sizeof(steps[0]); s++) {
+				if (steps[s].counting &&
+				    !(flagsets[f] & KBLOOM_CORE_COUNTING))
+					continue;
+				ha = single_run(&a, steps[s].op, keys, lens,
+						steps[s].from, steps[s].to, ra, &da);
+				hb = batch_run(&b, steps[s].op, keys, lens,
+					       steps[s].from, steps[s].to, rb, &db);
+				if (ha != hb ||
+				    memcmp(ra, rb, (steps[s].to - steps[s].from) / 8 + 1) ||
+				    memcmp(a.bitmap, b.bitmap, bytes) ||
+				    memcmp(&da, &db, sizeof(da)))
+					ok = fail("flags %#x k %u op %d: batch differs (hits %u, one-key %u)",
+						  flagsets[f], ks[ki], steps[s].op,
+						  hb, ha);
+			}
+			free(a.bitmap);
+			free(b.bitmap);
+		}
+	}
+	return ok;
+}
+
 static const struct {
 	const char *name;
 	bool (*fn)(void);
@@ -815,6 +938,7 @@ static const struct {
 	{ "merge_and_estimates", merge_and_estimates },
 	{ "counting_merge_saturates", counting_merge_saturates },
 	{ "compatibility_and_padding", compatibility_and_padding },
+	{ "batch_matches_one_key_calls", batch_matches_one_key_calls },
 };
 
 int main(void)
