@@ -273,6 +273,51 @@ pk_setup() {
 	return 0
 }
 
+# A windowed filter under a rule, unchanged: N flows (sources 10.2.0.1 on)
+# sent twice are N new flows; after one rotation they are still known (and
+# test-and-add refreshes them into the newest generation); after two more
+# they are forgotten and new again. The window rotates by hand (window 0),
+# so the counts do not depend on the VM's speed.
+pk_window4() { # IPT BACKEND
+	ipt=$1 be=$2 N=$((PK_FLOWS / 2 * 2)) s0=167903233	# 10.2.0.1
+	bloomctl destroy wflows4 >/dev/null 2>&1
+	if ! pk_create wflows4 --capacity $N --fpr 0.01 --window 0 --generations 2; then
+		not_ok "$be: create a windowed filter for the match"
+		return
+	fi
+	pk_rules "$ipt" <<-EOF
+	-A INPUT -i vb0 -p udp -m bloom --name wflows4 --key saddr,dport ! --test-and-add
+	-A INPUT -i vb0 -p udp -j DROP
+	EOF
+	check "$be: a rule on a windowed filter" [ $? -eq 0 ]
+	# Two generations: twice one generation's false positives.
+	b=$((2 * $(pk_budget wflows4 $N $N)))
+	# Send COUNT packets of the N flows; the rule's count into C1.
+	pk_window_send() {
+		pk_pktgen "$1" "pkt_size 64" "dst 10.99.0.1" "src_min $(pk_ip4 $s0)" \
+			"src_max $(pk_ip4 $((s0 + N - 1)))" "udp_src_min 1234" \
+			"udp_src_max 1234" "udp_dst_min 9" "udp_dst_max 9"
+		pk_counts "$ipt" INPUT
+	}
+	pk_window_send $((2 * N))
+	c1=$C1
+	pk_in "$be: windowed filter: $N flows sent twice are $N new flows" "$c1" $((N - b)) $N
+	bloomctl rotate wflows4
+	pk_window_send "$N"
+	c2=$C1
+	pk_in "$be: after one rotation of two, every flow is still known" \
+		"$((c2 - c1))" 0 0
+	bloomctl rotate wflows4
+	bloomctl rotate wflows4
+	pk_window_send "$N"
+	c3=$C1
+	pk_in "$be: two rotations after their last packet, the $N flows are new again" \
+		"$((c3 - c2))" $((N - b)) $N
+	"$ipt" -F INPUT
+	pk_wait_rules wflows4 0 >/dev/null
+	bloomctl destroy wflows4 >/dev/null
+}
+
 # IPv4: N flows (sources 10.1.0.1 on), each sent R times, through rules of
 # every mode and filter kind; one pktgen run.
 pk_traffic4() { # IPT BACKEND
@@ -828,6 +873,7 @@ run_packets() {
 	for be in iptables-legacy iptables-nft; do
 		ip6=ip6${be#ip}
 		pk_traffic4 "$be" "$be"
+		pk_window4 "$be" "$be"
 		pk_traffic6 "$ip6" "$be"
 		if [ -z "$PK_LITE" ] || [ "$be" != iptables-legacy ]; then
 			pk_roundtrip "$be" "$ip6" "$be"
