@@ -219,10 +219,14 @@ static __maybe_unused void set_name(char *dst, const char *src)
 	memcpy(dst, src, len < KBLOOM_NAME_MAX ? len : KBLOOM_NAME_MAX);
 }
 
-/* CREATE sized by bits and hashes, or by capacity and fpr_ppb. */
-static __maybe_unused int kb_create(int fd, const char *name, u64 bits,
-				    u32 hashes, u64 capacity, u32 fpr_ppb,
-				    struct kbloom_create *out)
+/*
+ * CREATE with every field a test sets; *@out gets the structure as the
+ * kernel wrote it back. The helpers below are its common shapes.
+ */
+static __maybe_unused int kb_create_all(int fd, const char *name, u64 bits,
+					u32 hashes, u64 capacity, u32 fpr_ppb,
+					u32 flags, const char *like,
+					u32 scheme, struct kbloom_create *out)
 {
 	struct kbloom_create c;
 	int err;
@@ -233,10 +237,23 @@ static __maybe_unused int kb_create(int fd, const char *name, u64 bits,
 	c.hashes = hashes;
 	c.capacity = capacity;
 	c.fpr_ppb = fpr_ppb;
+	c.flags = flags;
+	if (like)
+		set_name(c.like, like);
+	c.hash_scheme = scheme;
 	err = ioc(fd, KBLOOM_IOC_CREATE, &c);
 	if (out)
 		*out = c;
 	return err;
+}
+
+/* CREATE sized by bits and hashes, or by capacity and fpr_ppb. */
+static __maybe_unused int kb_create(int fd, const char *name, u64 bits,
+				    u32 hashes, u64 capacity, u32 fpr_ppb,
+				    struct kbloom_create *out)
+{
+	return kb_create_all(fd, name, bits, hashes, capacity, fpr_ppb, 0,
+			     NULL, 0, out);
 }
 
 /* CREATE with flags and, for KBLOOM_CREATE_LIKE, the filter to copy. */
@@ -244,20 +261,8 @@ static __maybe_unused int kb_create_ex(int fd, const char *name, u64 bits,
 				       u32 hashes, u32 flags, const char *like,
 				       struct kbloom_create *out)
 {
-	struct kbloom_create c;
-	int err;
-
-	memset(&c, 0, sizeof(c));
-	set_name(c.name, name);
-	c.bits = bits;
-	c.hashes = hashes;
-	c.flags = flags;
-	if (like)
-		set_name(c.like, like);
-	err = ioc(fd, KBLOOM_IOC_CREATE, &c);
-	if (out)
-		*out = c;
-	return err;
+	return kb_create_all(fd, name, bits, hashes, 0, 0, flags, like, 0,
+			     out);
 }
 
 /* CREATE by bits and hashes, with flags and a hash scheme. */
@@ -265,19 +270,8 @@ static __maybe_unused int kb_create_scheme(int fd, const char *name, u64 bits,
 					   u32 hashes, u32 flags, u32 scheme,
 					   struct kbloom_create *out)
 {
-	struct kbloom_create c;
-	int err;
-
-	memset(&c, 0, sizeof(c));
-	set_name(c.name, name);
-	c.bits = bits;
-	c.hashes = hashes;
-	c.flags = flags;
-	c.hash_scheme = scheme;
-	err = ioc(fd, KBLOOM_IOC_CREATE, &c);
-	if (out)
-		*out = c;
-	return err;
+	return kb_create_all(fd, name, bits, hashes, 0, 0, flags, NULL,
+			     scheme, out);
 }
 
 /* CREATE like @like, with more flags and a hash scheme. */
@@ -285,18 +279,8 @@ static __maybe_unused int kb_create_like(int fd, const char *name,
 					 const char *like, u32 flags,
 					 u32 scheme, struct kbloom_create *out)
 {
-	struct kbloom_create c;
-	int err;
-
-	memset(&c, 0, sizeof(c));
-	set_name(c.name, name);
-	set_name(c.like, like);
-	c.flags = KBLOOM_CREATE_LIKE | flags;
-	c.hash_scheme = scheme;
-	err = ioc(fd, KBLOOM_IOC_CREATE, &c);
-	if (out)
-		*out = c;
-	return err;
+	return kb_create_all(fd, name, 0, 0, 0, 0, KBLOOM_CREATE_LIKE | flags,
+			     like, scheme, out);
 }
 
 static __maybe_unused int kb_name_cmd(int fd, unsigned long cmd,

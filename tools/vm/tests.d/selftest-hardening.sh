@@ -12,13 +12,7 @@
 KBLOOM_CHECKS="$KBLOOM_CHECKS run_selftest_hardening"
 
 run_selftest_hardening() {
-	for hb in kbloom_hardening kbloom_hardening32; do
-		if [ ! -x /bin/$hb ]; then
-			echo "# $hb: not in this VM"
-		elif type tap_run >/dev/null 2>&1; then
-			tap_run "$hb" "$hb: every case of the hardening tests" $hb
-		else
-			$hb; check "$hb: every case of the hardening tests" [ $? -eq 0 ]
-		fi
-	done
+	# st_run is in selftest.sh.
+	st_run kbloom_hardening "kbloom_hardening: every case of the hardening tests"
+	st_run kbloom_hardening32 "kbloom_hardening32: every case of the hardening tests"
 }

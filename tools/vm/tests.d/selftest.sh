@@ -10,29 +10,25 @@
 # must exit 0 with its plan ("1..N", printed first by the harness) matching
 # its results. Without tap_run, check on the exit status.
 
+# st_run BINARY DESCRIPTION: one selftest binary through tap_run.
+st_run() {
+	if [ ! -x "/bin/$1" ]; then
+		echo "# $1: not in this VM"
+	elif type tap_run >/dev/null 2>&1; then
+		tap_run "$1" "$2" "$1"
+	else
+		"$1"; check "$2" [ $? -eq 0 ]
+	fi
+}
+
 run_selftest() {
-	for st in kbloom_selftest:"kbloom_selftest (64-bit)" \
-		  kbloom_selftest32:"kbloom_selftest (32-bit, compat ioctl)"; do
-		if [ ! -x "/bin/${st%%:*}" ]; then
-			echo "# ${st%%:*}: not in this VM"
-		elif type tap_run >/dev/null 2>&1; then
-			tap_run "${st%%:*}" "${st#*:}" "${st%%:*}"
-		else
-			"${st%%:*}"; check "${st#*:}" [ $? -eq 0 ]
-		fi
-	done
+	st_run kbloom_selftest "kbloom_selftest (64-bit)"
+	st_run kbloom_selftest32 "kbloom_selftest (32-bit, compat ioctl)"
 }
 
 # The stress area alone (kbloom_selftest_stress, 64-bit and i386): what
 # the KCSAN run (kcsan.sh) runs of the selftest, under the race detector.
 run_selftest_stress() {
-	for st in kbloom_selftest_stress kbloom_selftest_stress32; do
-		if [ ! -x "/bin/$st" ]; then
-			echo "# $st: not in this VM"
-		elif type tap_run >/dev/null 2>&1; then
-			tap_run "$st" "$st: the selftest's stress area" "$st"
-		else
-			"$st"; check "$st: the selftest's stress area" [ $? -eq 0 ]
-		fi
-	done
+	st_run kbloom_selftest_stress "kbloom_selftest_stress: the selftest's stress area"
+	st_run kbloom_selftest_stress32 "kbloom_selftest_stress32: the selftest's stress area"
 }
