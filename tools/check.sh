@@ -17,6 +17,8 @@
 set -uo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=tools/lib-module.sh
+. "$top/tools/lib-module.sh"
 build=${KBLOOM_BUILD:-$top/build}
 passed=0
 failed=0
