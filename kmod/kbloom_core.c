@@ -667,6 +667,9 @@ bool kbloom_core_do(struct kbloom_core *core, enum kbloom_op op,
  */
 #define KBLOOM_CORE_PIPE_POS	64
 #define KBLOOM_CORE_PIPE_KEYS	8
+/* Every k the core takes fits at least one key in a group. */
+static_assert(KBLOOM_CORE_PIPE_POS >= KBLOOM_CORE_MAX_HASHES,
+	      "a pipeline group holds at least one key");
 
 /**
  * kbloom_core_do_batch() - one operation on many keys, pipelined

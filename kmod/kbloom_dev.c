@@ -25,6 +25,7 @@
 #include <linux/miscdevice.h>
 #include <linux/module.h>
 #include <linux/sched/signal.h>
+#include <linux/seq_file.h>
 #include <linux/slab.h>
 #include <linux/string.h>
 #include <linux/uaccess.h>
@@ -1071,11 +1072,25 @@ static int kbloom_handle_release(struct inode *inode, struct file *file)
 	return 0;
 }
 
+/*
+ * /proc/PID/fdinfo/FD of a handle: which filter it holds, and whether that
+ * filter has been destroyed (its memory is then held until the close), so
+ * that an administrator can find who keeps it.
+ */
+static void kbloom_handle_show_fdinfo(struct seq_file *m, struct file *file)
+{
+	struct kbloom_filter *filter = file->private_data;
+
+	seq_printf(m, "kbloom-filter:\t%s\n", filter->name);
+	seq_printf(m, "kbloom-destroyed:\t%d\n", READ_ONCE(filter->dead));
+}
+
 static const struct file_operations kbloom_handle_fops = {
 	.owner = THIS_MODULE,
 	.unlocked_ioctl = kbloom_handle_ioctl,
 	.compat_ioctl = compat_ptr_ioctl,
 	.release = kbloom_handle_release,
+	.show_fdinfo = kbloom_handle_show_fdinfo,
 	.llseek = noop_llseek,
 };
 
@@ -1100,6 +1115,11 @@ static long kbloom_ioc_open(struct file *file, void __user *argp)
 	filter = kbloom_filter_get(o.name);
 	if (!filter)
 		return -ENOENT;
+	/* Destroyed since the lookup: a handle could only fail and hold it. */
+	if (READ_ONCE(filter->dead)) {
+		ret = -ENOENT;
+		goto err_put_filter;
+	}
 	fd = get_unused_fd_flags(O_CLOEXEC);
 	if (fd < 0) {
 		ret = fd;

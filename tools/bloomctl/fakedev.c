@@ -6,7 +6,8 @@
  * made on the file named by $FAKEDEV as the uapi (include/uapi/linux/
  * kbloom.h) says the module does, for VERSION, CREATE, DESTROY, CLEAR,
  * INFO, LIST, ROTATE, MERGE, COMPARE, EXPORT and IMPORT, windowed filters
- * included, with the access-mode
+ * included, and OPEN (a handle is another fd of the fake device), with
+ * the access-mode
  * rule (EBADF without a read-write fd where the module wants one) and the
  * module's own validation of parameters (kbloom_params_valid(), through
  * sizing.c). Filters live as files in $FAKEDEV_STATE, so that they outlast
@@ -46,7 +47,7 @@
 
 #include "sizing.h"
 
-#define ALL_FEATURES	0xffULL
+#define ALL_FEATURES	0x1ffULL
 
 /* What a filter is, in its state file, followed by its payload. */
 struct fake_filter {
@@ -608,11 +609,36 @@ static int fake_keys(struct kbloom_batch *b)
 	return 0;
 }
 
+/*
+ * OPEN: another descriptor of the fake device, in the mode of @fd, which
+ * the key commands then take without a name (as the module's handles).
+ */
+static int fake_open(int fd, struct kbloom_open *o)
+{
+	unsigned char *payload = NULL;
+	struct fake_filter f;
+	int err, h;
+
+	if (!(env_u64("FAKEDEV_FEATURES", ALL_FEATURES) & KBLOOM_FEATURE_HANDLE))
+		return ENOTTY;
+	err = load_filter(o->name, &f, &payload);
+	free(payload);
+	if (err)
+		return err;
+	h = open(getenv("FAKEDEV"),
+		 (fcntl(fd, F_GETFL) & O_ACCMODE) | O_CLOEXEC);
+	if (h < 0)
+		return errno;
+	o->fd = h;
+	return 0;
+}
+
 static const struct {
 	unsigned long req;
 	const char *name;
 	bool rw;		/* needs a read-write fd */
 } commands[] = {
+	{ KBLOOM_IOC_OPEN, "OPEN", false },
 	{ KBLOOM_IOC_VERSION, "VERSION", false },
 	{ KBLOOM_IOC_CREATE, "CREATE", true },
 	{ KBLOOM_IOC_DESTROY, "DESTROY", true },
@@ -696,6 +722,10 @@ static void log_call(const char *cmd, bool rw, unsigned long req, void *arg)
 		fake_log("%s %s hash_scheme=%u seed_hi=%x,%x", cmd,
 			 rw ? "rw" : "ro", ki->hash_scheme, ki->seed_hi[0],
 			 ki->seed_hi[1]);
+	else if (_IOC_NR(req) >= 0x10 && _IOC_NR(req) <= 0x23)
+		/* The key commands: by name, or nameless on a handle. */
+		fake_log("%s %s name=%.*s", cmd, rw ? "rw" : "ro",
+			 KBLOOM_NAME_MAX, (const char *)arg);
 	else
 		fake_log("%s %s", cmd, rw ? "rw" : "ro");
 }
@@ -730,7 +760,8 @@ int ioctl(int fd, unsigned long req, ...)
 	if (!err && commands[i].rw && !rw)
 		err = EBADF;
 	if (!err)
-		err = dispatch(req, arg);
+		err = req == KBLOOM_IOC_OPEN ? fake_open(fd, arg) :
+					      dispatch(req, arg);
 	errno = err;
 	return err ? -1 : 0;
 }

@@ -1200,9 +1200,20 @@ PY
 }
 
 fake_flow_tests() {
+	fexpect 0 "create fl for the flow tests" create fl --capacity 1000 --fpr 0.01
 	fexpect 0 "add --key saddr,dport --flow" add fl --key saddr,dport --flow 10.0.0.1,53
 	log_has "KEY $(flowhex 4 17 10.0.0.1/32 53)" "--flow builds the layout's bytes"
-	log_has "ADD_BATCH rw" "flows go in a batch"
+	log_has "ADD_BATCH rw name=" "flows go in a batch"
+	log_has "OPEN rw" "keys go through a handle (KBLOOM_IOC_OPEN)"
+	grep -qx "ADD_BATCH rw name=" "$tmp/log"
+	result $? "on the handle, with no name"
+	FAKEDEV_FEATURES=0xff fexpect 0 "a module without handles" add fl --key saddr --flow 10.0.0.1
+	log_lacks "OPEN" "no OPEN without KBLOOM_FEATURE_HANDLE"
+	grep -qx "ADD_BATCH rw name=fl" "$tmp/log"
+	result $? "keys go by name then"
+	fexpect 2 "add to a missing filter" add nosuch --key saddr --flow 10.0.0.1
+	err_has "filter 'nosuch': no such filter" "the missing filter is named (by OPEN, before any key)"
+	log_lacks "KEY" "nothing sent to a missing filter"
 	fexpect 0 "--key in another order" add fl --key dport,saddr --flow 53,10.0.0.1
 	log_has "KEY $(flowhex 4 17 10.0.0.1/32 53)" "the fields' order in --key does not change the key"
 	fexpect 0 "the five fields, a protocol by name" add fl --key saddr,daddr,proto,sport,dport \

@@ -819,7 +819,24 @@ static u32 batch_run(struct kbloom_core *core, enum kbloom_op op,
 	return hits;
 }
 
-/* The same, one key at a time through kbloom_core_do(). */
+/* One key through the one-operation calls, not the batch's dispatch. */
+static bool single_op(struct kbloom_core *core, enum kbloom_op op,
+		      const u8 *key, u32 len, struct kbloom_delta *d)
+{
+	switch (op) {
+	case KBLOOM_OP_ADD:
+		kbloom_core_add(core, key, len, d);
+		return false;
+	case KBLOOM_OP_QUERY:
+		return kbloom_core_query(core, key, len);
+	case KBLOOM_OP_TEST_AND_ADD:
+		return kbloom_core_test_and_add(core, key, len, d);
+	default:
+		return kbloom_core_remove(core, key, len, d);
+	}
+}
+
+/* The same, one key at a time. */
 static u32 single_run(struct kbloom_core *core, enum kbloom_op op,
 		      const u8 *keys, const u32 *lens, u32 from, u32 to,
 		      u8 *res, struct kbloom_delta *d)
@@ -830,7 +847,7 @@ static u32 single_run(struct kbloom_core *core, enum kbloom_op op,
 	for (j = 0; j < from; j++)
 		keys += lens[j];
 	for (i = from; i < to; keys += lens[i], i++) {
-		if (kbloom_core_do(core, op, keys, lens[i], d)) {
+		if (single_op(core, op, keys, lens[i], d)) {
 			res[(i - from) / 8] |= 1U << ((i - from) % 8);
 			hits++;
 		}
@@ -841,8 +858,11 @@ static u32 single_run(struct kbloom_core *core, enum kbloom_op op,
 /*
  * kbloom_core_do_batch() is the one-key calls in order: same results, same
  * bits and counters, same transitions, for every operation and kind, at
- * small k and the largest (fewer keys per pipeline group), in a small
- * filter where keys share words and counters saturate.
+ * k from 3 to the largest (groups of 8 keys down to 2), in a small filter
+ * where keys share words: N distinct keys, half of them added, so that
+ * every answer comes both ways (present and absent, seen and new, removed
+ * and refused), and a batch that answered wrongly, or applied a key at
+ * another key's positions, differs from the one-key calls.
  */
 static bool batch_matches_one_key_calls(void)
 {
@@ -850,7 +870,7 @@ static bool batch_matches_one_key_calls(void)
 		0, KBLOOM_CORE_COUNTING, KBLOOM_CORE_SIPHASH,
 		KBLOOM_CORE_COUNTING | KBLOOM_CORE_SIPHASH,
 	};
-	static const u32 ks[] = { 3, 7, KBLOOM_CORE_MAX_HASHES };
+	static const u32 ks[] = { 3, 7, 10, 20, KBLOOM_CORE_MAX_HASHES };
 	enum { N = 3000, M = 20000 };
 	u32 seed[4] = { 11, 22, 33, 44 }, lens[N], f, ki, i, ha, hb;
 	static u8 keys[N * 24], ra[N / 8 + 1], rb[N / 8 + 1];
@@ -859,7 +879,7 @@ static bool batch_matches_one_key_calls(void)
 	bool ok = true;
 
 	for (i = 0; i < N; i++) {
-		lens[i] = make_key(keys + used, 77, i % (N / 2));
+		lens[i] = make_key(keys + used, 77, i);
 		used += lens[i];
 	}
 	for (f = 0; ok && f < sizeof(flagsets) / sizeof(flagsets[0]); f++) {
@@ -874,6 +894,7 @@ static bool batch_matches_one_key_calls(void)
 				{ KBLOOM_OP_QUERY, 0, N, false },
 				{ KBLOOM_OP_TEST_AND_ADD, N / 4, 3 * N / 4, false },
 				{ KBLOOM_OP_REMOVE, 0, N / 8, true },
+				{ KBLOOM_OP_REMOVE, 7 * N / 8, N, true },
 				{ KBLOOM_OP_QUERY, 0, N, false },
 			};
 			u32 s;
@@ -895,6 +916,17 @@ static bool batch_matches_one_key_calls(void)
 						steps[s].from, steps[s].to, ra, &da);
 				hb = batch_run(&b, steps[s].op, keys, lens,
 					       steps[s].from, steps[s].to, rb, &db);
+				/*
+				 * Mixed answers, or the step proves little
+				 * (removes: all removed in one step, all
+				 * refused in the other).
+				 */
+				if (steps[s].op != KBLOOM_OP_ADD &&
+				    steps[s].op != KBLOOM_OP_REMOVE &&
+				    (ha == 0 || ha == steps[s].to - steps[s].from) &&
+				    ks[ki] < KBLOOM_CORE_MAX_HASHES)
+					ok = fail("flags %#x k %u op %d: all %u answers alike",
+						  flagsets[f], ks[ki], steps[s].op, ha);
 				if (ha != hb ||
 				    memcmp(ra, rb, (steps[s].to - steps[s].from) / 8 + 1) ||
 				    memcmp(a.bitmap, b.bitmap, bytes) ||

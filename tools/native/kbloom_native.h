@@ -9,6 +9,7 @@
 #ifndef _KBLOOM_NATIVE_H
 #define _KBLOOM_NATIVE_H
 
+#include <assert.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdbool.h>

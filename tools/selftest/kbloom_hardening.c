@@ -251,48 +251,6 @@ static u64 mem_available(void)
 }
 
 /*
- * Wait (up to 10 s) until every deferred free has run: memory_used then
- * equals the sum of what the live filters are charged (sysfs
- * memory_charged). 0 with *used set, ETIMEDOUT (with *used and *sum the
- * last values seen), or an errno.
- */
-static int quiesce(int fd, u64 *used, u64 *sum)
-{
-	u64 t0 = now_ns();
-	int err;
-
-	for (;;) {
-		char (*names)[KBLOOM_NAME_MAX];
-		u64 charged = 0;
-		u32 n, i;
-
-		err = kb_list(fd, &names, &n);
-		if (err) {
-			free(names);
-			return err;
-		}
-		*sum = 0;
-		for (i = 0; i < n && !err; i++) {
-			err = filter_attr(names[i], "memory_charged", &charged);
-			*sum += charged;
-		}
-		free(names);
-		if (err && err != ENOENT)	/* ENOENT: destroyed meanwhile */
-			return err;
-		if (!err) {
-			err = sysfs_read_u64(SYSFS "/memory_used", used);
-			if (err)
-				return err;
-			if (*used == *sum)
-				return 0;
-		}
-		if (now_ns() - t0 > 10000000000ULL)
-			return ETIMEDOUT;
-		sleep_ms(20);
-	}
-}
-
-/*
  * INFO's and sysfs' bits_set and saturated equal what the EXPORTed payload
  * holds (set bits, or non-zero counters; counters at 15).
  */

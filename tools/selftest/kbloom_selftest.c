@@ -167,6 +167,7 @@ _Static_assert(KBLOOM_IOC_VERSION == 0x8050BF00u, "VERSION number");
 _Static_assert(KBLOOM_IOC_CREATE == 0xC078BF01u, "CREATE number");
 _Static_assert(KBLOOM_IOC_CREATE_V1 == 0xC060BF01u, "CREATE_V1 number");
 _Static_assert(KBLOOM_IOC_ROTATE == 0x4030BF06u, "ROTATE number");
+_Static_assert(KBLOOM_IOC_OPEN == 0xC038BF07u, "OPEN number");
 _Static_assert(KBLOOM_IOC_DESTROY == 0x4030BF02u, "DESTROY number");
 _Static_assert(KBLOOM_IOC_CLEAR == 0x4030BF03u, "CLEAR number");
 _Static_assert(KBLOOM_IOC_INFO == 0xC088BF04u, "INFO number");

@@ -57,6 +57,23 @@ static long count_fds(void)
 	return n;
 }
 
+/* Does /proc/self/fdinfo/@fd hold the line @want? */
+static bool fdinfo_has(int fd, const char *want)
+{
+	char path[64], line[256];
+	bool found = false;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	f = fopen(path, "r");
+	if (!f)
+		return false;
+	while (!found && fgets(line, sizeof(line), f))
+		found = !strcmp(line, want);
+	fclose(f);
+	return found;
+}
+
 TEST_F(handle, keys_without_name)
 {
 	static const char keys[] = "alphazzz";
@@ -148,15 +165,17 @@ TEST_F(handle, read_only)
 /*
  * Destroying the filter does not wait for handles: they fail with ENOENT
  * from then on, keep the memory until closed, and a new filter of the
- * same name is another filter.
+ * same name is another filter. Memory is judged once every deferred free
+ * has run (quiesce(): memory_used equals what the live filters are
+ * charged), so the frees of earlier cases cannot blur it.
  */
 TEST_F(handle, destroyed)
 {
 	static const char key[] = "k";
 	static const u32 len = 1;
-	u64 used0, used1, used2, refcnt0, refcnt1;
+	u64 used, sum, charge = 0, refcnt0, refcnt1;
 	struct kbloom_batch b;
-	int h, err, i;
+	int h, err;
 	u32 res;
 
 	err = sysfs_read_u64("/sys/module/kbloom/refcnt", &refcnt0);
@@ -170,23 +189,25 @@ TEST_F(handle, destroyed)
 			   "an open handle holds the module (rmmod refused)");
 	err = kb_skey(h, KBLOOM_IOC_ADD, "", "before", &res);
 	EXPECT_OK(err, "ADD on the handle");
-	err = sysfs_read_u64(SYSFS "/memory_used", &used0);
-	EXPECT_OK(err, "read memory_used");
+	err = filter_attr(HANDLE_F, "memory_charged", &charge);
+	EXPECT_OK(err, "read " HANDLE_F "'s memory_charged");
+	EXPECT_COND(fdinfo_has(h, "kbloom-filter:\t" HANDLE_F "\n") &&
+		    fdinfo_has(h, "kbloom-destroyed:\t0\n"), NULL,
+		    "fdinfo names the handle's filter, not destroyed");
 
 	err = kb_destroy(g_fd, HANDLE_F);
 	if (!EXPECT_OK(err, "DESTROY with a handle open (handles do not pin)")) {
 		close(h);
 		return;
 	}
+	EXPECT_COND(fdinfo_has(h, "kbloom-destroyed:\t1\n"), NULL,
+		    "fdinfo says the handle's filter was destroyed");
 	err = kb_skey(h, KBLOOM_IOC_ADD, "", "after", &res);
 	EXPECT_ERRNO(err, ENOENT, "ADD on the handle of a destroyed filter");
 	err = kb_skey(h, KBLOOM_IOC_QUERY, "", "before", &res);
 	EXPECT_ERRNO(err, ENOENT, "QUERY on the handle of a destroyed filter");
 	err = kb_batch(h, KBLOOM_IOC_QUERY_BATCH, "", key, &len, NULL, 1, 1, &b);
 	EXPECT_ERRNO(err, ENOENT, "QUERY_BATCH on the handle of a destroyed filter");
-	err = sysfs_read_u64(SYSFS "/memory_used", &used1);
-	if (EXPECT_OK(err, "read memory_used"))
-		EXPECT_U64(used1, used0, "the handle keeps the destroyed filter's memory");
 
 	/* The same name again: another filter, which the handle is not. */
 	ASSERT_EQ(0, kb_create(g_fd, HANDLE_F, 1 << 20, 7, 0, 0, NULL)) {
@@ -199,30 +220,16 @@ TEST_F(handle, destroyed)
 	EXPECT_ERRNO(err, ENOENT, "the old handle does not reach the new filter");
 	cleanup(_metadata, HANDLE_F);
 
-	/*
-	 * Closed: the memory goes back, after a grace period. The new
-	 * filter's own free is deferred too: wait for memory_used to settle
-	 * first, then see it drop by at least the old filter's bitmap.
-	 */
-	used1 = 0;
-	for (i = 0; i < 100; i++) {
-		sleep_ms(100);
-		err = sysfs_read_u64(SYSFS "/memory_used", &used2);
-		if (err || used2 == used1)
-			break;
-		used1 = used2;
-	}
-	EXPECT_OK(err, "read memory_used");
+	/* Held: the destroyed filter is still charged, beyond the live ones. */
+	err = settle(g_fd, charge, &used, &sum);
+	EXPECT_OK(err, "the handle holds exactly the destroyed filter's %llu bytes (used %llu, live %llu)",
+		  (unsigned long long)charge, (unsigned long long)used,
+		  (unsigned long long)sum);
+	/* Closed: all of it comes back, after a grace period. */
 	close(h);
-	for (i = 0; i < 500; i++) {
-		err = sysfs_read_u64(SYSFS "/memory_used", &used2);
-		if (err || used2 + (1 << 20) / 8 <= used1)
-			break;
-		sleep_ms(20);
-	}
-	EXPECT_COND(!err && used2 + (1 << 20) / 8 <= used1, NULL,
-		    "closing the handle frees the destroyed filter (%llu, was %llu)",
-		    (unsigned long long)used2, (unsigned long long)used1);
+	err = quiesce(g_fd, &used, &sum);
+	EXPECT_OK(err, "closing the handle frees the destroyed filter (used %llu, live %llu)",
+		  (unsigned long long)used, (unsigned long long)sum);
 	err = sysfs_read_u64("/sys/module/kbloom/refcnt", &refcnt1);
 	if (EXPECT_OK(err, "read the module's refcnt"))
 		EXPECT_U64(refcnt1, refcnt0, "closing the handle puts the module");

@@ -572,4 +572,53 @@ static __maybe_unused void sleep_ms(unsigned int ms)
 	nanosleep(&ts, NULL);
 }
 
+/*
+ * Wait (up to 10 s) until memory_used is @extra bytes more than the sum of
+ * what the live filters are charged (sysfs memory_charged): with @extra 0,
+ * until every deferred free has run; with the charge of a destroyed filter
+ * something still holds, until everything else has been freed. 0 with *used set, ETIMEDOUT (with *used and *sum the
+ * last values seen), or an errno.
+ */
+static __maybe_unused int settle(int fd, u64 extra, u64 *used, u64 *sum)
+{
+	u64 t0 = now_ns();
+	int err;
+
+	for (;;) {
+		char (*names)[KBLOOM_NAME_MAX];
+		u64 charged = 0;
+		u32 n, i;
+
+		err = kb_list(fd, &names, &n);
+		if (err) {
+			free(names);
+			return err;
+		}
+		*sum = 0;
+		for (i = 0; i < n && !err; i++) {
+			err = filter_attr(names[i], "memory_charged", &charged);
+			*sum += charged;
+		}
+		free(names);
+		if (err && err != ENOENT)	/* ENOENT: destroyed meanwhile */
+			return err;
+		if (!err) {
+			err = sysfs_read_u64(SYSFS "/memory_used", used);
+			if (err)
+				return err;
+			if (*used == *sum + extra)
+				return 0;
+		}
+		if (now_ns() - t0 > 10000000000ULL)
+			return ETIMEDOUT;
+		sleep_ms(20);
+	}
+}
+
+/* settle() with nothing held: every deferred free has run. */
+static __maybe_unused int quiesce(int fd, u64 *used, u64 *sum)
+{
+	return settle(fd, 0, used, sum);
+}
+
 #endif /* KBLOOM_TEST_H */

@@ -616,8 +616,8 @@ struct kbloom_image {
  * @name: in: the filter.
  * @flags: in: must be 0.
  * @fd: out: a new file descriptor (close-on-exec) bound to the filter: a
- *	"handle". It is read-write if the device fd the call was made on is,
- *	else read-only.
+ *	"handle". It is writable (opened read-write) if the device fd the
+ *	call was made on is writable, else read-only.
  * @reserved: must be 0.
  *
  * On a handle, the key commands (KBLOOM_IOC_ADD, _QUERY, _TEST_AND_ADD,
@@ -630,7 +630,10 @@ struct kbloom_image {
  * A handle keeps its filter's memory until it is closed, as an open file
  * keeps a deleted file's blocks: once the filter is destroyed, the key
  * commands on the handle fail with -ENOENT, and a new filter of the same
- * name is another filter. While a handle is open, the module cannot be
+ * name is another filter. /proc/PID/fdinfo/FD of a handle names its
+ * filter ("kbloom-filter:") and says whether it was destroyed
+ * ("kbloom-destroyed: 1"), so that whoever holds a destroyed filter's
+ * memory can be found. While a handle is open, the module cannot be
  * unloaded.
  *
  * Errors: -EINVAL (bad name, @flags or @reserved), -ENOENT (no such
