@@ -295,7 +295,32 @@ int cmd_create(const struct cmd *cmd, int argc, char **argv)
 	return 0;
 }
 
-/* destroy and clear: a name, an ioctl, nothing printed unless -j. */
+/*
+ * What a refusal of @request means, in words, where the errno alone would
+ * mislead; false to let kerr() say it. @fd is still open, to ask INFO.
+ */
+static bool name_cmd_explain(int fd, unsigned long request, const char *name,
+			     int err)
+{
+	struct kbloom_info info;
+
+	if (request == KBLOOM_IOC_DESTROY && err == EBUSY) {
+		/* Pinned: iptables rules (-m bloom) or other kernel users. */
+		pr_err("filter '%s' is in use by iptables rules or other kernel users (see /sys/kernel/bloom/filters/%s/rules): delete them first",
+		       name, name);
+		return true;
+	}
+	/* EINVAL from ROTATE on an existing filter means a plain one. */
+	if (request == KBLOOM_IOC_ROTATE && err == EINVAL &&
+	    !get_info(fd, name, &info) && !info.generations) {
+		pr_err("filter '%s' is not windowed: only windowed filters (create --window) rotate",
+		       name);
+		return true;
+	}
+	return false;
+}
+
+/* destroy, clear, rotate: a name, an ioctl, nothing printed unless -j. */
 static int name_cmd(const struct cmd *cmd, int argc, char **argv,
 		    unsigned long request, const char *done)
 {
@@ -320,17 +345,11 @@ static int name_cmd(const struct cmd *cmd, int argc, char **argv,
 	if (fd < 0)
 		return EXIT_ERROR;
 	ret = ioctl(fd, request, &arg) ? errno : 0;
-	close(fd);
-	if (ret == EBUSY && request == KBLOOM_IOC_DESTROY) {
-		/* Pinned: iptables rules (-m bloom) or other kernel users. */
-		pr_err("filter '%s' is in use by iptables rules or other kernel users (see /sys/kernel/bloom/filters/%s/rules): delete them first",
-		       name, name);
-		return EXIT_ERROR;
-	}
-	if (ret) {
+	if (ret && !name_cmd_explain(fd, request, name, ret))
 		pr_err("filter '%s': %s", name, kerr(ret));
+	close(fd);
+	if (ret)
 		return EXIT_ERROR;
-	}
 	if (jw) {
 		jw_start_object(jw);
 		jw_kv_string(jw, done, name);
@@ -349,50 +368,9 @@ int cmd_clear(const struct cmd *cmd, int argc, char **argv)
 	return name_cmd(cmd, argc, argv, KBLOOM_IOC_CLEAR, "cleared");
 }
 
-/* rotate: EINVAL from ROTATE on an existing filter means a plain one. */
 int cmd_rotate(const struct cmd *cmd, int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		COMMON_LONGOPTS,
-		END_LONGOPTS
-	};
-	struct kbloom_name arg;
-	const char *name;
-	int ret, fd;
-
-	ret = parse_options(cmd, argc, argv, longopts, NULL, NULL);
-	if (ret >= 0)
-		return ret;
-	name = get_name_arg(cmd, argc, argv);
-	if (!name)
-		return EXIT_ERROR;
-	memset(&arg, 0, sizeof(arg));
-	set_name(arg.name, name);
-	fd = open_device(O_RDWR);
-	if (fd < 0)
-		return EXIT_ERROR;
-	ret = ioctl(fd, KBLOOM_IOC_ROTATE, &arg) ? errno : 0;
-	if (ret == EINVAL) {
-		struct kbloom_info info;
-
-		if (!get_info(fd, name, &info) && !info.generations) {
-			close(fd);
-			pr_err("filter '%s' is not windowed: only windowed filters (create --window) rotate",
-			       name);
-			return EXIT_ERROR;
-		}
-	}
-	close(fd);
-	if (ret) {
-		pr_err("filter '%s': %s", name, kerr(ret));
-		return EXIT_ERROR;
-	}
-	if (jw) {
-		jw_start_object(jw);
-		jw_kv_string(jw, "rotated", name);
-		jw_end_object(jw);
-	}
-	return 0;
+	return name_cmd(cmd, argc, argv, KBLOOM_IOC_ROTATE, "rotated");
 }
 
 int cmd_show(const struct cmd *cmd, int argc, char **argv)
