@@ -1035,35 +1035,44 @@ static long kbloom_ioc_import(struct file *file, void __user *argp)
 	return ret;
 }
 
-/* A handle: the key commands, on the filter the file holds. */
+/*
+ * The key commands, on the device (@bound NULL: by name) and on a handle
+ * (on its filter). -ENOIOCTLCMD for any other command.
+ */
+static long kbloom_key_ioctl(struct file *file, unsigned int cmd,
+			     void __user *argp, struct kbloom_filter *bound)
+{
+	switch (cmd) {
+	case KBLOOM_IOC_ADD:
+		return kbloom_ioc_key(file, argp, KBLOOM_OP_ADD, bound);
+	case KBLOOM_IOC_QUERY:
+		return kbloom_ioc_key(file, argp, KBLOOM_OP_QUERY, bound);
+	case KBLOOM_IOC_TEST_AND_ADD:
+		return kbloom_ioc_key(file, argp, KBLOOM_OP_TEST_AND_ADD, bound);
+	case KBLOOM_IOC_REMOVE:
+		return kbloom_ioc_key(file, argp, KBLOOM_OP_REMOVE, bound);
+	case KBLOOM_IOC_ADD_BATCH:
+		return kbloom_ioc_batch(file, argp, KBLOOM_OP_ADD, bound);
+	case KBLOOM_IOC_QUERY_BATCH:
+		return kbloom_ioc_batch(file, argp, KBLOOM_OP_QUERY, bound);
+	case KBLOOM_IOC_TEST_AND_ADD_BATCH:
+		return kbloom_ioc_batch(file, argp, KBLOOM_OP_TEST_AND_ADD,
+					bound);
+	case KBLOOM_IOC_REMOVE_BATCH:
+		return kbloom_ioc_batch(file, argp, KBLOOM_OP_REMOVE, bound);
+	default:
+		return -ENOIOCTLCMD;
+	}
+}
+
+/* A handle: the key commands only, on the filter the file holds. */
 static long kbloom_handle_ioctl(struct file *file, unsigned int cmd,
 				unsigned long arg)
 {
-	struct kbloom_filter *filter = file->private_data;
-	void __user *argp = (void __user *)arg;
+	long ret = kbloom_key_ioctl(file, cmd, (void __user *)arg,
+				    file->private_data);
 
-	switch (cmd) {
-	case KBLOOM_IOC_ADD:
-		return kbloom_ioc_key(file, argp, KBLOOM_OP_ADD, filter);
-	case KBLOOM_IOC_QUERY:
-		return kbloom_ioc_key(file, argp, KBLOOM_OP_QUERY, filter);
-	case KBLOOM_IOC_TEST_AND_ADD:
-		return kbloom_ioc_key(file, argp, KBLOOM_OP_TEST_AND_ADD,
-				      filter);
-	case KBLOOM_IOC_REMOVE:
-		return kbloom_ioc_key(file, argp, KBLOOM_OP_REMOVE, filter);
-	case KBLOOM_IOC_ADD_BATCH:
-		return kbloom_ioc_batch(file, argp, KBLOOM_OP_ADD, filter);
-	case KBLOOM_IOC_QUERY_BATCH:
-		return kbloom_ioc_batch(file, argp, KBLOOM_OP_QUERY, filter);
-	case KBLOOM_IOC_TEST_AND_ADD_BATCH:
-		return kbloom_ioc_batch(file, argp, KBLOOM_OP_TEST_AND_ADD,
-					filter);
-	case KBLOOM_IOC_REMOVE_BATCH:
-		return kbloom_ioc_batch(file, argp, KBLOOM_OP_REMOVE, filter);
-	default:
-		return -ENOTTY;
-	}
+	return ret == -ENOIOCTLCMD ? -ENOTTY : ret;
 }
 
 static int kbloom_handle_release(struct inode *inode, struct file *file)
@@ -1152,6 +1161,7 @@ static long kbloom_ioctl(struct file *file, unsigned int cmd,
 			 unsigned long arg)
 {
 	void __user *argp = (void __user *)arg;
+	long ret;
 
 	switch (cmd) {
 	case KBLOOM_IOC_VERSION:
@@ -1173,22 +1183,6 @@ static long kbloom_ioctl(struct file *file, unsigned int cmd,
 		return kbloom_ioc_info(argp);
 	case KBLOOM_IOC_LIST:
 		return kbloom_ioc_list(argp);
-	case KBLOOM_IOC_ADD:
-		return kbloom_ioc_key(file, argp, KBLOOM_OP_ADD, NULL);
-	case KBLOOM_IOC_QUERY:
-		return kbloom_ioc_key(file, argp, KBLOOM_OP_QUERY, NULL);
-	case KBLOOM_IOC_TEST_AND_ADD:
-		return kbloom_ioc_key(file, argp, KBLOOM_OP_TEST_AND_ADD, NULL);
-	case KBLOOM_IOC_ADD_BATCH:
-		return kbloom_ioc_batch(file, argp, KBLOOM_OP_ADD, NULL);
-	case KBLOOM_IOC_QUERY_BATCH:
-		return kbloom_ioc_batch(file, argp, KBLOOM_OP_QUERY, NULL);
-	case KBLOOM_IOC_TEST_AND_ADD_BATCH:
-		return kbloom_ioc_batch(file, argp, KBLOOM_OP_TEST_AND_ADD, NULL);
-	case KBLOOM_IOC_REMOVE:
-		return kbloom_ioc_key(file, argp, KBLOOM_OP_REMOVE, NULL);
-	case KBLOOM_IOC_REMOVE_BATCH:
-		return kbloom_ioc_batch(file, argp, KBLOOM_OP_REMOVE, NULL);
 	case KBLOOM_IOC_MERGE:
 		return kbloom_ioc_merge(file, argp, false);
 	case KBLOOM_IOC_COMPARE:
@@ -1198,7 +1192,8 @@ static long kbloom_ioctl(struct file *file, unsigned int cmd,
 	case KBLOOM_IOC_IMPORT:
 		return kbloom_ioc_import(file, argp);
 	default:
-		return -ENOTTY;
+		ret = kbloom_key_ioctl(file, cmd, argp, NULL);
+		return ret == -ENOIOCTLCMD ? -ENOTTY : ret;
 	}
 }
 
