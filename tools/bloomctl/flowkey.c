@@ -14,6 +14,7 @@
 #include <strings.h>
 
 #include "flowkey.h"
+#include "keyparse.h"
 
 #define FLOW_TEXT_MAX	256
 
@@ -43,28 +44,10 @@ static const struct {
 
 #define flow_err(err, ...)	snprintf(err, FLOW_ERR_MAX, __VA_ARGS__)
 
-/*
- * The user's text for a message: at most 40 characters of it, anything
- * not printable as \xNN, so that no terminal control reaches the screen.
- * Returns @buf, which has room for 4 * 40 + 4 bytes.
- */
-#define FLOW_SHOW_MAX	(4 * 40 + 4)
-
-static const char *flow_show(char *buf, const char *s)
+/* The user's text for a message (keyparse.c): no terminal control. */
+static const char *flow_show(char buf[KEY_SHOW_MAX], const char *s)
 {
-	size_t i;
-	char *o = buf;
-
-	for (i = 0; s[i] && i < 40; i++) {
-		unsigned char c = s[i];
-
-		if (c >= 0x20 && c < 0x7f)
-			*o++ = c;
-		else
-			o += sprintf(o, "\\x%02x", c);
-	}
-	strcpy(o, s[i] ? "..." : "");
-	return buf;
+	return key_show(buf, s, strlen(s));
 }
 
 void flow_spec_init(struct flow_spec *fs)
@@ -77,7 +60,7 @@ void flow_spec_init(struct flow_spec *fs)
 /* --key FIELDS: a comma list of distinct field names, at least one. */
 int flow_parse_fields(struct flow_spec *fs, const char *list, char *err)
 {
-	char show[FLOW_SHOW_MAX], name[33];
+	char show[KEY_SHOW_MAX], name[33];
 	const char *p = list, *end;
 	size_t len, i;
 
@@ -116,7 +99,7 @@ int flow_parse_fields(struct flow_spec *fs, const char *list, char *err)
 
 int flow_parse_family(struct flow_spec *fs, const char *s, char *err)
 {
-	char show[FLOW_SHOW_MAX];
+	char show[KEY_SHOW_MAX];
 
 	if (!strcmp(s, "ipv4") || !strcmp(s, "inet") || !strcmp(s, "4"))
 		fs->family = KBLOOM_FLOW_IPV4;
@@ -143,7 +126,7 @@ static int flow_number(const char *s, unsigned long max, unsigned long *out)
 
 int flow_parse_prefix(int *prefix, const char *opt, const char *s, char *err)
 {
-	char show[FLOW_SHOW_MAX];
+	char show[KEY_SHOW_MAX];
 	unsigned long v;
 
 	if (flow_number(s, 128, &v)) {
@@ -225,7 +208,7 @@ struct flow_values {
 static int flow_value(struct flow_values *v, uint8_t bit, const char *s,
 		      char *err)
 {
-	char show[FLOW_SHOW_MAX];
+	char show[KEY_SHOW_MAX];
 	int i = 0, family;
 
 	switch (bit) {

@@ -3,9 +3,37 @@
  * Keys as typed: checks, hex decoding, and streams cut into lines.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "keyparse.h"
+
+/**
+ * key_show() - user input, fit for a message on a terminal
+ * @buf: KEY_SHOW_MAX bytes.
+ * @s: the input: a key, a flow, an option's value.
+ * @len: its length.
+ *
+ * At most its first 40 bytes, each byte not printable as \xNN (so that no
+ * terminal control reaches the screen), and "..." if there was more.
+ *
+ * Return: @buf.
+ */
+char *key_show(char buf[KEY_SHOW_MAX], const void *s, size_t len)
+{
+	const unsigned char *in = s;
+	size_t n = len > 40 ? 40 : len, i;
+	char *p = buf;
+
+	for (i = 0; i < n; i++) {
+		if (in[i] >= 0x20 && in[i] < 0x7f)
+			*p++ = in[i];
+		else
+			p += sprintf(p, "\\x%02x", in[i]);
+	}
+	strcpy(p, n < len ? "..." : "");
+	return buf;
+}
 
 int hex_digit(char c)
 {

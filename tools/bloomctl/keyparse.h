@@ -26,7 +26,11 @@ enum key_status {
 	KEY_TOO_LONG,		/* over KBLOOM_KEY_MAX bytes (decoded) */
 };
 
+/* Room for key_show(): 40 bytes of \xNN, "..." and the NUL. */
+#define KEY_SHOW_MAX		(4 * 40 + 4)
+
 int hex_digit(char c);
+char *key_show(char buf[KEY_SHOW_MAX], const void *s, size_t len);
 enum key_status key_check(const char *s, size_t len, bool hex, size_t *klen,
 			  size_t *where);
 void key_decode(const char *s, size_t len, bool hex, unsigned char *out);

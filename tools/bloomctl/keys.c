@@ -218,30 +218,6 @@ static int flush_keys(struct key_stream *ks)
 	return -1;
 }
 
-/*
- * A key for error messages: at most 40 bytes of it, non-printable bytes as
- * \xNN. The caller frees it (NULL if out of memory; "%s" of NULL is not
- * used: callers fall back to "?").
- */
-static char *key_label(const char *s, size_t len)
-{
-	size_t n = len > 40 ? 40 : len, i;
-	char *out = malloc(n * 4 + 4), *p = out;
-
-	if (!out)
-		return NULL;
-	for (i = 0; i < n; i++) {
-		unsigned char c = s[i];
-
-		if (c >= 0x20 && c < 0x7f)
-			*p++ = c;
-		else
-			p += sprintf(p, "\\x%02x", c);
-	}
-	strcpy(p, n < len ? "..." : "");
-	return out;
-}
-
 /* Where a key came from, for error messages: a line, or an argument. */
 struct key_origin {
 	const char *src;		/* file name, "stdin", or NULL */
@@ -256,7 +232,7 @@ static void __attribute__((format(printf, 5, 6)))
 key_err(struct key_stream *ks, const struct key_origin *o, const char *key,
 	size_t len, const char *fmt, ...)
 {
-	char *label = NULL, *msg = NULL;
+	char label[KEY_SHOW_MAX], *msg = NULL;
 	va_list ap;
 	int ret;
 
@@ -266,19 +242,16 @@ key_err(struct key_stream *ks, const struct key_origin *o, const char *key,
 	va_end(ap);
 	if (ret < 0)
 		msg = NULL;
-	if (len)
-		label = key_label(key, len);
+	key_show(label, key, len);
 	if (o->src && len)
-		pr_err("%s: line %llu: '%s': %s", o->src, o->line,
-		       label ? label : "?", msg ? msg : "bad key");
+		pr_err("%s: line %llu: '%s': %s", o->src, o->line, label,
+		       msg ? msg : "bad key");
 	else if (o->src)
 		pr_err("%s: line %llu: %s", o->src, o->line,
 		       msg ? msg : "bad key");
 	else
-		pr_err("key '%s': %s", label ? label : "",
-		       msg ? msg : "bad key");
+		pr_err("key '%s': %s", label, msg ? msg : "bad key");
 	free(msg);
-	free(label);
 }
 
 /* The message for a key key_check() refused. */
