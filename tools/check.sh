@@ -140,17 +140,14 @@ make -s -C "$top/tools/stress" >/dev/null || fail "building the stress tools (to
 # The iptables extension, checked and unchecked (tests.d/packets.sh).
 make -s -C "$top/tools/xtables" >/dev/null || fail "building the iptables extension (tools/xtables)"
 
-# Build the module out of a copy per kernel, so the two builds never share
-# objects.
-build_module() { # KDIR OUTDIR
-	kbloom_build_module "$1" "$2"
-}
+# Each kernel's module is built out of its own copy of the tree
+# (kbloom_build_module, tools/lib-module.sh), so builds never share objects.
 
 stock_kdir=$(find /usr/src -maxdepth 1 -name "linux-headers-*-amd64" | sort -V | tail -n 1)
 stock_image=/boot/vmlinuz-${stock_kdir#/usr/src/linux-headers-}
 
 say "static checks against $stock_kdir"
-if build_module "$stock_kdir" "$build/stock"; then
+if kbloom_build_module "$stock_kdir" "$build/stock"; then
 	if grep -E -q 'warning:|error:' "$build/stock/build.log"; then
 		cat "$build/stock/build.log"; fail "module builds warning-free with W=1"
 	else
@@ -257,7 +254,7 @@ run_vm() { # LABEL IMAGE MODULE_DIR APPEND [MODE]
 
 say "debug kernel (KUnit, KASAN, lockdep, UBSAN, kmemleak)"
 if kdir=$("$top/tools/vm/kernel.sh"); then
-	if build_module "$kdir" "$build/debug"; then
+	if kbloom_build_module "$kdir" "$build/debug"; then
 		run_vm debug "$kdir/arch/x86/boot/bzImage" "$build/debug" "$(fuzz_append 60)"
 		say "tests of the tests: deliberately broken builds must fail"
 		"$top/tools/mutate.sh" "$kdir" "$build/mutants" > "$build/mutants.log" 2>&1
@@ -277,7 +274,7 @@ fi
 # fails the run.
 say "KCSAN kernel (data races): KUnit, concurrency tests, ioctl fuzzer"
 if kdir=$("$top/tools/vm/kernel.sh" --variant kcsan); then
-	if build_module "$kdir" "$build/kcsan"; then
+	if kbloom_build_module "$kdir" "$build/kcsan"; then
 		run_vm kcsan "$kdir/arch/x86/boot/bzImage" "$build/kcsan" "$(fuzz_append 60)" kcsan
 	else
 		cat "$build/kcsan/build.log"; fail "module builds against the KCSAN kernel"
