@@ -99,7 +99,8 @@ struct kbloom_totals {
  * @pins: under kbloom_lock: long-lived in-kernel users (kbloom_pin(), a
  *	netfilter rule); destroying a pinned filter fails with -EBUSY.
  * @dead: set (under kbloom_lock) when destroyed; in-flight users then get
- *	-ENOENT. Read locklessly.
+ *	-ENOENT. Read locklessly; a u8, not a bool: GCC 12 instruments
+ *	READ_ONCE() of a _Bool under KCSAN as a plain access.
  * @lock: serialises replacing @gen with destruction (@dead), so that a
  *	replacement never lands in a destroyed filter, and guards @base.
  *	Never taken on the hot path.
@@ -115,7 +116,7 @@ struct kbloom_filter {
 	struct kbloom_totals base;
 	size_t charge;
 	unsigned int pins;
-	bool dead;
+	u8 dead;
 	struct mutex lock;	/* see above */
 	struct kobject kobj;
 	struct hlist_node node;
