@@ -831,6 +831,7 @@ static union {
 	struct kbloom_key k;
 	struct kbloom_info info;
 	struct kbloom_name n;
+	struct kbloom_open o;
 } arg;
 static char list_buf[MAXF][KBLOOM_NAME_MAX];
 static unsigned char results[4096];
@@ -1199,6 +1200,70 @@ static int success_info(struct step *st, const struct snap *before,
 		snprintf(why, wlen, "INFO differs from the one before");
 		return -1;
 	}
+	return success_readonly(st, before, why, wlen);
+}
+
+/* --- Handles --------------------------------------------------------------- */
+
+static int open_fds;	/* before the OPEN step */
+
+static int count_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	int n = 0;
+
+	if (!d)
+		return -1;
+	while (readdir(d))
+		n++;
+	closedir(d);
+	return n;
+}
+
+static void prep_open(struct step *st, const struct snap *before)
+{
+	(void)before;
+	memset(&arg.o, 0, sizeof(arg.o));
+	set_name(arg.o.name, F_PLAIN);
+	arg.o.fd = -1;
+	st->cmd = KBLOOM_IOC_OPEN;
+	st->arg = &arg.o;
+	open_fds = count_fds();
+}
+
+/* A failed OPEN leaves no descriptor behind. */
+static int check_no_new_fd(char *why, size_t wlen)
+{
+	int n = count_fds();
+
+	if (n == open_fds)
+		return 0;
+	snprintf(why, wlen, "%d descriptors open after a failed OPEN, %d before",
+		 n, open_fds);
+	return -1;
+}
+
+/* The handle works (it finds a key of its filter) and is close-on-exec. */
+static int success_open(struct step *st, const struct snap *before,
+			char *why, size_t wlen)
+{
+	struct kbloom_key k = {};
+	int fd = arg.o.fd, flags = fcntl(fd, F_GETFD);
+
+	k.key = (uintptr_t)present_key;
+	k.len = strlen(present_key);
+	if (flags < 0 || !(flags & FD_CLOEXEC)) {
+		snprintf(why, wlen, "OPEN's fd %d: %s", fd,
+			 flags < 0 ? strerror(errno) : "not close-on-exec");
+		return -1;
+	}
+	if (ioctl(fd, KBLOOM_IOC_QUERY, &k) || k.result != 1) {
+		snprintf(why, wlen, "QUERY on the handle: %s, result %u",
+			 strerror(errno), k.result);
+		close(fd);
+		return -1;
+	}
+	close(fd);
 	return success_readonly(st, before, why, wlen);
 }
 
@@ -1676,6 +1741,7 @@ static struct sweep sweeps[] = {
 	SWEEP("QUERY", prep_query, success_query),
 	SWEEP("REMOVE", prep_remove, success_remove),
 	SWEEP("INFO", prep_info, success_info),
+	SWEEP("OPEN (a handle)", prep_open, success_open),
 	SWEEP("COMPARE", prep_compare, success_compare),
 	SWEEP("CLEAR", prep_clear, success_clear),
 	SWEEP("DESTROY", prep_destroy, success_destroy),
@@ -1707,6 +1773,8 @@ static int judge_failure(struct step *st, const struct snap *before, int err,
 			 strerror(err), err);
 		return -1;
 	}
+	if (st->cmd == KBLOOM_IOC_OPEN && check_no_new_fd(why, wlen))
+		return -1;
 	if (st->batch && done > st->batch->count) {
 		snprintf(why, wlen, "done %u of %u", done, st->batch->count);
 		return -1;

@@ -8,20 +8,24 @@
  * counts, pointers into unmapped memory and at kernel addresses, argument
  * structures and result buffers on read-only, PROT_NONE or half-mapped
  * pages, memory another thread unmaps meanwhile), read-only and read-write
- * fds, an unprivileged process (EPERM paths), a process that is SIGKILLed
- * in the middle of long calls and restarted, and create/destroy/clear/
- * replace churn on a small set of shared names.
+ * fds, handles (KBLOOM_IOC_OPEN: key commands with no name, every other
+ * command), an unprivileged process (EPERM paths), a process that is
+ * SIGKILLed in the middle of long calls and restarted, and create/destroy/
+ * clear/replace churn on a small set of shared names.
  *
  * Random input has no expected errno, but some things always hold, and
  * are checked:
  *  - no call fails with an errno outside the set the uapi header documents
- *    for that command (ENOTTY for unknown commands);
+ *    for that command (ENOTTY for unknown commands, and on a handle for
+ *    any but the key commands);
  *  - nothing that needs a read-write fd or CAP_SYS_ADMIN succeeds without;
  *  - each thread owns a few filters nobody else touches, and keeps a shadow
  *    of the keys it added to them (with multiplicities on counting
  *    filters; a batch that failed counts exactly its first @done keys). A
  *    key in the shadow is always found, and a REMOVE of it is never refused,
  *    until the thread itself destroys, clears or replaces the filter.
+ *    Half the key commands on an owned filter with a handle go through it;
+ *    after the DESTROY, the handle refuses keys with ENOENT.
  *    Calls whose result cannot be written back must change nothing;
  *  - an owned filter never vanishes or appears on its own;
  *  - after the run, quiescent: LIST, sysfs and filter_count agree, every
@@ -76,6 +80,7 @@ typedef __u64 u64;
 #define MAXTHREADS	16
 #define MAXPROCS	16
 #define OPLOG		12
+#define NHANDLES	4	/* per thread: chaos handles held at once */
 #define BIG_NAME	"fzbig"	/* large: long CLEAR/MERGE/EXPORT to be killed in */
 #define BIG_BITS	(1ULL << 23)
 #define FUZZ_BUDGET	"33554432"	/* max_memory during the run: 32 MiB */
@@ -299,6 +304,8 @@ static const struct cmdinfo cmds[] = {
 	{ KBLOOM_IOC_CLEAR, "CLEAR",
 	  E(EBADF, EPERM, EINVAL, ENOENT, EINTR, EFAULT), true, true },
 	{ KBLOOM_IOC_INFO, "INFO", E(EINVAL, ENOENT, EFAULT), false, false },
+	{ KBLOOM_IOC_OPEN, "OPEN",
+	  E(EINVAL, ENOENT, EMFILE, ENFILE, ENOMEM, EFAULT), false, false },
 	{ KBLOOM_IOC_LIST, "LIST", E(EINVAL, EFAULT, ENOMEM), false, false },
 	{ KBLOOM_IOC_ADD, "ADD",
 	  E(EBADF, EINVAL, EFAULT, ENOENT, EOPNOTSUPP), true, false },
@@ -371,6 +378,7 @@ struct owned {
 	bool counting;
 	bool full;		/* shadow full: keys added but not tracked */
 	char like[KBLOOM_NAME_MAX];	/* compatible sibling, if made --like */
+	int handle;		/* KBLOOM_IOC_OPEN's fd on it, or -1 */
 	unsigned int n;
 	struct skey k[MAXSK];
 };
@@ -379,6 +387,8 @@ struct worker {
 	int proc, thread, id;
 	struct rng r;
 	int rw, ro;
+	int hfd[NHANDLES];	/* chaos handles (KBLOOM_IOC_OPEN), or -1 */
+	bool hfd_ro[NHANDLES];	/* ... opened on the read-only fd */
 	bool admin;		/* may use CAP_SYS_ADMIN commands */
 	bool own_enabled;
 	u32 next_key;
@@ -420,8 +430,49 @@ static void set_name(char *dst, const char *src)
 	memcpy(dst, src, len);
 }
 
+/* The commands a handle takes; it refuses any other with ENOTTY. */
+static bool key_cmd(unsigned long cmd)
+{
+	switch (cmd) {
+	case KBLOOM_IOC_ADD:
+	case KBLOOM_IOC_QUERY:
+	case KBLOOM_IOC_TEST_AND_ADD:
+	case KBLOOM_IOC_REMOVE:
+	case KBLOOM_IOC_ADD_BATCH:
+	case KBLOOM_IOC_QUERY_BATCH:
+	case KBLOOM_IOC_TEST_AND_ADD_BATCH:
+	case KBLOOM_IOC_REMOVE_BATCH:
+		return true;
+	default:
+		return false;
+	}
+}
+
 /*
- * Make the call and judge its errno. @fd_ro: it was the read-only fd.
+ * Whether @fd is a handle: one of the thread's chaos handles (*@ro: opened
+ * on the read-only fd) or an owned filter's (read-write). Otherwise *@ro
+ * says whether it is the read-only device fd.
+ */
+static bool fd_handle(struct worker *w, int fd, bool *ro)
+{
+	int i;
+
+	*ro = fd == w->ro;
+	for (i = 0; i < NHANDLES; i++) {
+		if (w->hfd[i] >= 0 && w->hfd[i] == fd) {
+			*ro = w->hfd_ro[i];
+			return true;
+		}
+	}
+	for (i = 0; i < NOWN; i++)
+		if (w->own[i].handle >= 0 && w->own[i].handle == fd)
+			return true;
+	return false;
+}
+
+/*
+ * Make the call and judge its errno: one the uapi documents for @cmd, or
+ * ENOTTY for an unknown command or one a handle does not take.
  * Returns 0 or the errno.
  */
 static int call(struct worker *w, int fd, unsigned long cmd, u64 arg)
@@ -430,6 +481,7 @@ static int call(struct worker *w, int fd, unsigned long cmd, u64 arg)
 	ull t0;
 	int rc, err;
 	const int *e;
+	bool ro, handle = fd_handle(w, fd, &ro);
 	bool ok;
 
 	t0 = now_ms();
@@ -453,17 +505,19 @@ static int call(struct worker *w, int fd, unsigned long cmd, u64 arg)
 	}
 	if (!rc) {
 		add(&sh->ok_calls, 1);
-		if (ci && ((ci->needs_write && fd == w->ro) ||
-			   (ci->needs_admin && !w->admin))) {
+		if (ci && ((ci->needs_write && ro) ||
+			   (ci->needs_admin && !w->admin) ||
+			   (handle && !key_cmd(cmd)))) {
 			add(&sh->forbidden, 1);
 			diag("VIOLATION [p%d t%d] %s succeeded %s", w->proc,
 			     w->thread, ci->name,
-			     fd == w->ro ? "on a read-only fd" :
-					   "without CAP_SYS_ADMIN");
+			     handle && !key_cmd(cmd) ? "on a handle" :
+			     ci->needs_write && ro ? "on a read-only fd" :
+						     "without CAP_SYS_ADMIN");
 		}
 		return 0;
 	}
-	if (!ci) {
+	if (!ci || (handle && !key_cmd(cmd))) {
 		ok = err == ENOTTY;
 	} else {
 		for (ok = false, e = ci->errs; *e; e++)
@@ -473,9 +527,9 @@ static int call(struct worker *w, int fd, unsigned long cmd, u64 arg)
 	}
 	if (!ok) {
 		add(&sh->bad_errno, 1);
-		diag("VIOLATION [p%d t%d] %s (%#lx) failed with %s (errno %d), not a documented errno",
+		diag("VIOLATION [p%d t%d] %s (%#lx)%s failed with %s (errno %d), not a documented errno",
 		     w->proc, w->thread, ci ? ci->name : "unknown command", cmd,
-		     strerror(err), err);
+		     handle ? " on a handle" : "", strerror(err), err);
 		dump_oplog(w);
 	}
 	return err;
@@ -483,6 +537,11 @@ static int call(struct worker *w, int fd, unsigned long cmd, u64 arg)
 
 static int pick_fd(struct worker *w, bool write)
 {
+	int h = w->hfd[below(&w->r, NHANDLES)];
+
+	/* Sometimes a handle: key commands work there, others are ENOTTY. */
+	if (h >= 0 && chance(&w->r, 15))
+		return h;
 	if (!write)
 		return chance(&w->r, 50) ? w->ro : w->rw;
 	return chance(&w->r, 5) ? w->ro : w->rw;
@@ -662,6 +721,22 @@ static void vanished(struct worker *w, struct owned *o, const char *what,
 	dump_oplog(w);
 }
 
+/*
+ * The fd for a key command on @o, and the name to give: the device fd
+ * (@write: the read-write one) and @o's name, or, half the time if @o has
+ * one, its handle and no name.
+ */
+static int own_key_fd(struct worker *w, struct owned *o, char *name,
+		      bool write)
+{
+	if (o->handle >= 0 && chance(&w->r, 50)) {
+		memset(name, 0, KBLOOM_NAME_MAX);
+		return o->handle;
+	}
+	set_name(name, o->name);
+	return write || chance(&w->r, 50) ? w->rw : w->ro;
+}
+
 /* Every shadow key must test present (QUERY_BATCH, either fd). */
 static void own_verify(struct worker *w, struct owned *o)
 {
@@ -670,7 +745,7 @@ static void own_verify(struct worker *w, struct owned *o)
 	struct kbloom_batch b = {};
 	u64 bytes;
 	char *keys;
-	int err;
+	int err, fd;
 
 	if (!o->exists || !n)
 		return;
@@ -678,15 +753,14 @@ static void own_verify(struct worker *w, struct owned *o)
 		ids[i] = o->k[i].id;
 	keys = lay_keys(w, ids, n, lens, &bytes);
 	memcpy(w->lens_buf, lens, n * sizeof(u32));
-	set_name(b.name, o->name);
+	fd = own_key_fd(w, o, b.name, false);
 	b.keys = (uintptr_t)keys;
 	b.lens = (uintptr_t)w->lens_buf;
 	b.keys_bytes = bytes;
 	b.count = n;
 	b.results = (uintptr_t)res;
 	note(w, "verify %s: %u keys", o->name, n);
-	err = call(w, chance(&w->r, 50) ? w->ro : w->rw,
-		   KBLOOM_IOC_QUERY_BATCH, (uintptr_t)&b);
+	err = call(w, fd, KBLOOM_IOC_QUERY_BATCH, (uintptr_t)&b);
 	if (err == ENOENT) {
 		vanished(w, o, "gone though nobody destroyed it", err);
 		o->exists = false;
@@ -709,12 +783,65 @@ static void own_verify(struct worker *w, struct owned *o)
 	}
 }
 
+static u32 fresh_id(struct worker *w)
+{
+	return w->next_key++;
+}
+
+/* A handle on @o, for some of its key commands (own_key_fd()). */
+static void own_open(struct worker *w, struct owned *o)
+{
+	struct kbloom_open op = {};
+	int err;
+
+	set_name(op.name, o->name);
+	note(w, "own open %s", o->name);
+	err = call(w, w->rw, KBLOOM_IOC_OPEN, (uintptr_t)&op);
+	if (!err) {
+		o->handle = op.fd;
+	} else if (err == ENOENT) {
+		vanished(w, o, "OPEN: gone", err);
+		o->exists = false;
+		shadow_clear(o);
+	}
+}
+
+/*
+ * After its DESTROY, @o's handle must refuse every key (ENOENT), even
+ * though it still holds the memory; then it is closed.
+ */
+static void own_close_handle(struct worker *w, struct owned *o)
+{
+	struct kbloom_key kk = {};
+	char key[32];
+	int err;
+
+	if (o->handle < 0)
+		return;
+	kk.len = key_text(key, w->id, fresh_id(w));
+	kk.key = (uintptr_t)key;
+	note(w, "own add %s through its handle after DESTROY", o->name);
+	err = call(w, o->handle, KBLOOM_IOC_ADD, (uintptr_t)&kk);
+	if (err != ENOENT) {
+		add(&sh->other, 1);
+		diag("VIOLATION [p%d t%d] ADD on a handle of destroyed %s: %s, not ENOENT",
+		     w->proc, w->thread, o->name, strerror(err));
+		dump_oplog(w);
+	}
+	close(o->handle);
+	o->handle = -1;
+}
+
 static void own_create(struct worker *w, struct owned *o, int slot)
 {
 	struct kbloom_create c = {};
 	struct owned *model = slot ? &w->own[0] : NULL;
 	int err;
 
+	if (o->handle >= 0) {
+		close(o->handle);
+		o->handle = -1;
+	}
 	set_name(c.name, o->name);
 	o->like[0] = 0;
 	if (model && model->exists && chance(&w->r, 60)) {
@@ -743,6 +870,8 @@ static void own_create(struct worker *w, struct owned *o, int slot)
 		shadow_clear(o);
 		if (c.flags & KBLOOM_CREATE_LIKE)
 			set_name(o->like, model->name);
+		if (chance(&w->r, 50))
+			own_open(w, o);
 	} else if (err == EEXIST) {
 		vanished(w, o, "exists though no CREATE of it succeeded", err);
 		o->exists = true;
@@ -753,11 +882,6 @@ static void own_create(struct worker *w, struct owned *o, int slot)
 	}
 }
 
-static u32 fresh_id(struct worker *w)
-{
-	return w->next_key++;
-}
-
 /* ADD or TEST_AND_ADD one key; maybe with the structure on a page that
  * cannot be written back (then nothing may change). */
 static void own_add_one(struct worker *w, struct owned *o, bool tadd)
@@ -766,19 +890,19 @@ static void own_add_one(struct worker *w, struct owned *o, bool tadd)
 	char key[32];
 	u32 id = fresh_id(w);
 	bool ro_arg = chance(&w->r, 10);
-	int err;
+	int err, fd;
 
 	kk.len = key_text(key, w->id, id);
 	kk.key = (uintptr_t)key;
-	set_name(kk.name, o->name);
+	fd = own_key_fd(w, o, kk.name, true);
 	if (ro_arg) {
 		memcpy(w->scratch_ro, &kk, sizeof(kk));
 		kp = (struct kbloom_key *)w->scratch_ro;
 		mprotect(w->scratch_ro, PAGE, PROT_READ);
 	}
-	note(w, "own %s %s key %u%s", tadd ? "tadd" : "add", o->name, id,
-	     ro_arg ? " (arg read-only)" : "");
-	err = call(w, w->rw, tadd ? KBLOOM_IOC_TEST_AND_ADD : KBLOOM_IOC_ADD,
+	note(w, "own %s %s key %u%s%s", tadd ? "tadd" : "add", o->name, id,
+	     ro_arg ? " (arg read-only)" : "", fd == o->handle ? " (handle)" : "");
+	err = call(w, fd, tadd ? KBLOOM_IOC_TEST_AND_ADD : KBLOOM_IOC_ADD,
 		   (uintptr_t)kp);
 	if (ro_arg)
 		mprotect(w->scratch_ro, PAGE, PROT_READ | PROT_WRITE);
@@ -810,12 +934,12 @@ static void own_add_batch(struct worker *w, struct owned *o, bool tadd)
 	const char *how = "";
 	u64 bytes;
 	char *keys;
-	int err;
+	int err, fd;
 
 	for (i = 0; i < n; i++)
 		ids[i] = fresh_id(w);
 	keys = lay_keys(w, ids, n, lens, &bytes);
-	set_name(b.name, o->name);
+	fd = own_key_fd(w, o, b.name, true);
 	b.keys = (uintptr_t)keys;
 	b.lens = (uintptr_t)lens;
 	b.keys_bytes = bytes;
@@ -852,10 +976,10 @@ static void own_add_batch(struct worker *w, struct owned *o, bool tadd)
 		b.results = (uintptr_t)(w->res.guard - (n + 7) / 8);
 	}
 	b.done = 0;
-	note(w, "own %s %s %u keys%s", tadd ? "tadd_batch" : "add_batch",
-	     o->name, n, how);
-	err = call(w, w->rw, tadd ? KBLOOM_IOC_TEST_AND_ADD_BATCH :
-				    KBLOOM_IOC_ADD_BATCH, (uintptr_t)&b);
+	note(w, "own %s %s %u keys%s%s", tadd ? "tadd_batch" : "add_batch",
+	     o->name, n, how, fd == o->handle ? " (handle)" : "");
+	err = call(w, fd, tadd ? KBLOOM_IOC_TEST_AND_ADD_BATCH :
+				 KBLOOM_IOC_ADD_BATCH, (uintptr_t)&b);
 	if (err == ENOENT) {
 		vanished(w, o, "ADD_BATCH: gone", err);
 		o->exists = false;
@@ -889,7 +1013,7 @@ static void own_remove(struct worker *w, struct owned *o)
 	const char *how = "";
 	u64 bytes;
 	char *keys;
-	int err;
+	int err, fd;
 
 	if (!o->n)
 		return;
@@ -902,15 +1026,16 @@ static void own_remove(struct worker *w, struct owned *o)
 
 		kk.len = key_text(key, w->id, id);
 		kk.key = (uintptr_t)key;
-		set_name(kk.name, o->name);
+		fd = own_key_fd(w, o, kk.name, true);
 		if (ro_arg) {
 			memcpy(w->scratch_ro, &kk, sizeof(kk));
 			kp = (struct kbloom_key *)w->scratch_ro;
 			mprotect(w->scratch_ro, PAGE, PROT_READ);
 		}
-		note(w, "own remove %s key %u%s", o->name, id,
-		     ro_arg ? " (arg read-only)" : "");
-		err = call(w, w->rw, KBLOOM_IOC_REMOVE, (uintptr_t)kp);
+		note(w, "own remove %s key %u%s%s", o->name, id,
+		     ro_arg ? " (arg read-only)" : "",
+		     fd == o->handle ? " (handle)" : "");
+		err = call(w, fd, KBLOOM_IOC_REMOVE, (uintptr_t)kp);
 		if (ro_arg)
 			mprotect(w->scratch_ro, PAGE, PROT_READ | PROT_WRITE);
 		if (err == ENOENT) {
@@ -940,7 +1065,7 @@ static void own_remove(struct worker *w, struct owned *o)
 			ids[i] = o->k[(start + i) % o->n].id;
 	}
 	keys = lay_keys(w, ids, n, lens, &bytes);
-	set_name(b.name, o->name);
+	fd = own_key_fd(w, o, b.name, true);
 	b.keys = (uintptr_t)keys;
 	b.lens = (uintptr_t)lens;
 	b.keys_bytes = bytes;
@@ -959,8 +1084,9 @@ static void own_remove(struct worker *w, struct owned *o)
 		break;
 	}
 	b.results = (uintptr_t)res;
-	note(w, "own remove_batch %s %u keys%s", o->name, n, how);
-	err = call(w, w->rw, KBLOOM_IOC_REMOVE_BATCH, (uintptr_t)&b);
+	note(w, "own remove_batch %s %u keys%s%s", o->name, n, how,
+	     fd == o->handle ? " (handle)" : "");
+	err = call(w, fd, KBLOOM_IOC_REMOVE_BATCH, (uintptr_t)&b);
 	if (err == ENOENT) {
 		vanished(w, o, "REMOVE_BATCH: gone", err);
 		o->exists = false;
@@ -1023,6 +1149,7 @@ static void own_destroy(struct worker *w, struct owned *o)
 	if (!err) {
 		o->exists = false;
 		shadow_clear(o);
+		own_close_handle(w, o);
 		for (i = 0; i < NOWN; i++)
 			if (!strcmp(w->own[i].like, o->name))
 				w->own[i].like[0] = 0;
@@ -1377,11 +1504,59 @@ static void chaos_list(struct worker *w)
 	     place_arg(w, &l, sizeof(l)));
 }
 
+/* On a handle the name must be all zero: usually it is. */
+static void handle_name(struct worker *w, int fd, char *name)
+{
+	bool ro;
+
+	if (fd_handle(w, fd, &ro) && chance(&w->r, 85))
+		memset(name, 0, KBLOOM_NAME_MAX);
+}
+
+/*
+ * KBLOOM_IOC_OPEN of a shared (or bad) name; the handle replaces the
+ * oldest of the thread's. The argument is on the stack, or where the fd
+ * cannot be written back (then no fd may be created, which the end of the
+ * run checks: a leaked handle would hold a destroyed filter's memory).
+ */
+static void chaos_open(struct worker *w)
+{
+	struct kbloom_open op = {};
+	u64 arg = (uintptr_t)&op;
+	int fd = pick_fd(w, false), slot = below(&w->r, NHANDLES);
+	bool ro;
+
+	any_name(w, op.name);
+	if (chance(&w->r, 6))
+		op.flags = 1U << below(&w->r, 32);
+	if (chance(&w->r, 6))
+		op.reserved[below(&w->r, 2)] = rnd(&w->r);
+	if (chance(&w->r, 8))
+		arg = chance(&w->r, 50) ? (uintptr_t)page_ro : bad_ptr(&w->r);
+	note(w, "chaos open '%.32s'%s", op.name,
+	     arg != (uintptr_t)&op ? " (arg unwritable)" : "");
+	if (call(w, fd, KBLOOM_IOC_OPEN, arg))
+		return;
+	if (arg != (uintptr_t)&op) {
+		add(&sh->other, 1);
+		diag("VIOLATION [p%d t%d] OPEN succeeded with an unwritable argument",
+		     w->proc, w->thread);
+		return;
+	}
+	if (w->hfd[slot] >= 0)
+		close(w->hfd[slot]);
+	w->hfd[slot] = op.fd;
+	fd_handle(w, fd, &ro);
+	w->hfd_ro[slot] = ro;
+}
+
 static void chaos_key(struct worker *w, unsigned long cmd)
 {
 	struct kbloom_key k = {};
 	u32 lens[1];
 	u64 bytes;
+	bool ro;
+	int fd;
 
 	any_name(w, k.name);
 	k.len = chance(&w->r, 80) ? 1 + below(&w->r, 64) :
@@ -1400,10 +1575,11 @@ static void chaos_key(struct worker *w, unsigned long cmd)
 		k.reserved[below(&w->r, 2)] = rnd(&w->r);
 	if (chance(&w->r, 5))
 		k.result = (u32)rnd(&w->r);
-	note(w, "chaos %s '%.32s' len %u", cmd_lookup(cmd)->name, k.name,
-	     k.len);
-	call(w, pick_fd(w, cmd != KBLOOM_IOC_QUERY), cmd,
-	     place_arg(w, &k, sizeof(k)));
+	fd = pick_fd(w, cmd != KBLOOM_IOC_QUERY);
+	handle_name(w, fd, k.name);
+	note(w, "chaos %s '%.32s' len %u%s", cmd_lookup(cmd)->name, k.name,
+	     k.len, fd_handle(w, fd, &ro) ? " (handle)" : "");
+	call(w, fd, cmd, place_arg(w, &k, sizeof(k)));
 }
 
 static void chaos_batch(struct worker *w, unsigned long cmd)
@@ -1414,6 +1590,8 @@ static void chaos_batch(struct worker *w, unsigned long cmd)
 	u32 *lens = (u32 *)w->lens_buf;
 	u64 bytes;
 	char *keys = lay_keys(w, NULL, real ? real : 1, lens, &bytes);
+	bool ro;
+	int fd;
 
 	any_name(w, b.name);
 	b.count = n;
@@ -1467,9 +1645,11 @@ static void chaos_batch(struct worker *w, unsigned long cmd)
 		b.reserved[below(&w->r, 2)] = rnd(&w->r);
 	if (chance(&w->r, 5))
 		b.done = (u32)rnd(&w->r);
-	note(w, "chaos %s '%.32s' count %u", cmd_lookup(cmd)->name, b.name, n);
-	call(w, pick_fd(w, cmd != KBLOOM_IOC_QUERY_BATCH), cmd,
-	     place_arg(w, &b, sizeof(b)));
+	fd = pick_fd(w, cmd != KBLOOM_IOC_QUERY_BATCH);
+	handle_name(w, fd, b.name);
+	note(w, "chaos %s '%.32s' count %u%s", cmd_lookup(cmd)->name, b.name,
+	     n, fd_handle(w, fd, &ro) ? " (handle)" : "");
+	call(w, fd, cmd, place_arg(w, &b, sizeof(b)));
 }
 
 static void chaos_merge(struct worker *w, unsigned long cmd)
@@ -1589,7 +1769,7 @@ static void chaos_step(struct worker *w)
 	};
 	struct kbloom_version v;
 
-	switch (below(&w->r, 20)) {
+	switch (below(&w->r, 21)) {
 	case 0:
 	case 1:
 		chaos_create(w);
@@ -1635,6 +1815,9 @@ static void chaos_step(struct worker *w)
 		break;
 	case 17:
 		chaos_unknown(w);
+		break;
+	case 18:
+		chaos_open(w);
 		break;
 	default:
 		note(w, "version");
@@ -1697,9 +1880,13 @@ static void worker_init(struct worker *w, int proc, int thread, bool admin,
 	region_init(&w->img, BIG_BITS / 8 + 64 * 1024);
 	w->lens_buf = map_guarded(4 * PAGE, PROT_READ | PROT_WRITE);
 	w->scratch_ro = map_guarded(PAGE, PROT_READ | PROT_WRITE);
-	for (i = 0; i < NOWN; i++)
+	for (i = 0; i < NOWN; i++) {
 		snprintf(w->own[i].name, KBLOOM_NAME_MAX, "fzo%d_%d", w->id,
 			 i);
+		w->own[i].handle = -1;
+	}
+	for (i = 0; i < NHANDLES; i++)
+		w->hfd[i] = -1;
 }
 
 static void *worker_main(void *arg)
@@ -1734,6 +1921,12 @@ static void *worker_main(void *arg)
 	/* Last word: every shadow key is still there. */
 	for (i = 0; i < NOWN && w->own_enabled; i++)
 		own_verify(w, &w->own[i]);
+	for (i = 0; i < NOWN; i++)
+		if (w->own[i].handle >= 0)
+			close(w->own[i].handle);
+	for (i = 0; i < NHANDLES; i++)
+		if (w->hfd[i] >= 0)
+			close(w->hfd[i]);
 	close(w->rw);
 	close(w->ro);
 	return NULL;
