@@ -460,14 +460,21 @@ static void kbloom_key_filter_put(struct kbloom_filter *filter,
 		kbloom_filter_put(filter);
 }
 
+/*
+ * Keys up to this long (any flow key of xt_bloom's, a hash, an address)
+ * are copied to the stack: no allocation per key on the single-key path.
+ */
+#define KBLOOM_KEY_ONSTACK	64
+
 static long kbloom_ioc_key(struct file *file, void __user *argp,
 			   enum kbloom_op op, struct kbloom_filter *bound)
 {
 	struct kbloom_key __user *uk = argp;
+	u8 onstack[KBLOOM_KEY_ONSTACK] __aligned(8);
 	struct kbloom_filter *filter;
 	struct kbloom_gen *gen;
 	struct kbloom_key k;
-	void *key;
+	void *key = onstack;
 	int ret = 0;
 
 	if (kbloom_op_writes(op) && !(file->f_mode & FMODE_WRITE))
@@ -485,7 +492,10 @@ static long kbloom_ioc_key(struct file *file, void __user *argp,
 	 */
 	if (kbloom_op_writes(op) && put_user(0, &uk->result))
 		return -EFAULT;
-	key = memdup_user(u64_to_user_ptr(k.key), k.len);
+	if (k.len > sizeof(onstack))
+		key = memdup_user(u64_to_user_ptr(k.key), k.len);
+	else if (copy_from_user(onstack, u64_to_user_ptr(k.key), k.len))
+		key = ERR_PTR(-EFAULT);
 	if (IS_ERR(key))
 		return PTR_ERR(key);
 	filter = kbloom_key_filter_get(k.name, bound);
@@ -506,7 +516,8 @@ static long kbloom_ioc_key(struct file *file, void __user *argp,
 	if (!ret && put_user(k.result, &uk->result))
 		ret = -EFAULT;
 out_free_key:
-	kfree(key);
+	if (key != onstack)
+		kfree(key);
 	return ret;
 }
 

@@ -839,7 +839,9 @@ static unsigned char *export_buf;
 static size_t export_len;
 static struct keys keys_batch, keys_query, keys_remove;
 static struct image img_for_import;	/* fn_plain's contents */
-static char single_key[] = "single-key";
+/* Longer than the ioctl's on-stack copy: the key itself is allocated. */
+static char single_key[] =
+	"single-key, long enough to be copied in by memdup_user() rather than to the stack";
 static char present_key[] = "p7";
 static char count_key[] = "c150";
 

@@ -394,7 +394,8 @@ struct kbloom_list {
  * device opened for writing (else -EBADF); KBLOOM_IOC_QUERY works on a
  * read-only fd. KBLOOM_IOC_REMOVE works on counting filters only.
  * Errors: -EBADF, -EINVAL (bad name, len 0 or over KBLOOM_KEY_MAX,
- * reserved), -EFAULT, -ENOENT, -EOPNOTSUPP (remove on a plain filter).
+ * reserved), -EFAULT, -ENOENT, -EOPNOTSUPP (remove on a plain filter),
+ * -ENOMEM (no memory to copy a long key in: nothing done).
  */
 struct kbloom_key {
 	char name[KBLOOM_NAME_MAX];
@@ -437,7 +438,8 @@ struct kbloom_key {
  * Errors: as struct kbloom_key, plus -E2BIG (@count over KBLOOM_BATCH_MAX,
  * @keys_bytes over KBLOOM_BATCH_BYTES_MAX), -EINVAL (@count 0, a length out
  * of range or past @keys_bytes: @done tells which), -EINTR (a fatal signal
- * arrived: @done tells how far it got).
+ * arrived: @done tells how far it got), -ENOMEM (no memory for the chunk
+ * buffer: nothing done).
  */
 struct kbloom_batch {
 	char name[KBLOOM_NAME_MAX];
