@@ -36,9 +36,20 @@
 /* Flags of a core. */
 #define KBLOOM_CORE_COUNTING	BIT(0)	/* 4-bit counters, not bits */
 #define KBLOOM_CORE_SIPHASH	BIT(1)	/* SipHash-2-4, 128-bit key; else jhash */
-#define KBLOOM_CORE_FLAGS	(KBLOOM_CORE_COUNTING | KBLOOM_CORE_SIPHASH)
+#define KBLOOM_CORE_BLOCKED	BIT(2)	/* a key's k positions in one block */
+#define KBLOOM_CORE_FLAGS	(KBLOOM_CORE_COUNTING | KBLOOM_CORE_SIPHASH | \
+				 KBLOOM_CORE_BLOCKED)
 /* A saturated counter sticks: never decremented again. */
 #define KBLOOM_COUNTER_STUCK	15
+
+/*
+ * Blocked filters: a block is one 64-byte cache line, 512 bits or 128
+ * counters (the storage is page-aligned, so blocks are line-aligned), and
+ * m is a whole number of blocks.
+ */
+#define KBLOOM_BLOCK_BYTES	64
+#define KBLOOM_BLOCK_SHIFT	9	/* log2 of the bits in a block */
+#define KBLOOM_BLOCK_SHIFT_COUNTING 7	/* log2 of the counters in one */
 
 /* Fixed-point numbers in [0, 1] with 32 fractional bits: 1.0 is 1 << 32. */
 #define KBLOOM_Q32_ONE		BIT_ULL(32)
@@ -49,16 +60,17 @@
  *	a counting filter, m 4-bit counters packed in the same words (counter
  *	i in bits 4 * (i % 16) .. +3 of word i / 16 on 64-bit).
  * @nbits: m, from KBLOOM_CORE_MIN_BITS to KBLOOM_CORE_MAX_BITS; any value,
- *	not only powers of two.
+ *	not only powers of two; for a blocked filter a multiple of the cells
+ *	in a block (kbloom_block_cells()).
  * @nhashes: k, from 1 to KBLOOM_CORE_MAX_HASHES.
  * @flags: KBLOOM_CORE_* bits.
  * @seed: the per-filter hash seed; secret, so that nobody can compute which
  *	keys collide in a given filter. jhash uses the first two words (the
  *	last two are zero), SipHash all four as its 128-bit key.
  *
- * The core is laid out so that other layouts (cache-line blocked) are a
- * matter of another probe or storage function selected per filter by a
- * flag, as counting and the hash scheme are, not a new structure.
+ * The blocked layout (KBLOOM_CORE_BLOCKED) is only another way from a hash
+ * to k positions (all in one cache line): every operation on positions,
+ * counting, clear, merge, images and windows, is the same for both.
  */
 struct kbloom_core {
 	unsigned long *bitmap;
@@ -161,6 +173,10 @@ int kbloom_core_compare(const struct kbloom_core *a,
 bool kbloom_core_padding_clear(const struct kbloom_core *core);
 
 int kbloom_size(u64 capacity, u32 fpr_ppb, u64 *nbits, u32 *nhashes);
+int kbloom_size_flags(u64 capacity, u32 fpr_ppb, u32 flags, u64 *nbits,
+		      u32 *nhashes);
+u32 kbloom_block_cells(u32 flags);
+u64 kbloom_fpr_blocked_q62(u64 nbits, u32 nhashes, u64 nkeys, u32 flags);
 u32 kbloom_optimal_hashes(u64 nbits, u64 capacity);
 #ifdef KBLOOM_CORE_TESTS
 u64 kbloom_fpr_q32(u64 nbits, u32 nhashes, u64 nkeys);

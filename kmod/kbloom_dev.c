@@ -101,7 +101,7 @@ static long kbloom_ioc_version(void __user *argp)
 			    KBLOOM_FEATURE_SIZING | KBLOOM_FEATURE_COUNTING |
 			    KBLOOM_FEATURE_MERGE | KBLOOM_FEATURE_IMAGE |
 			    KBLOOM_FEATURE_SIPHASH | KBLOOM_FEATURE_WINDOW |
-			    KBLOOM_FEATURE_HANDLE,
+			    KBLOOM_FEATURE_HANDLE | KBLOOM_FEATURE_BLOCKED,
 		.min_bits = KBLOOM_MIN_BITS,
 		.max_bits = KBLOOM_MAX_BITS,
 		.max_hashes = KBLOOM_MAX_HASHES,
@@ -116,12 +116,14 @@ static long kbloom_ioc_version(void __user *argp)
 /* The uapi's creation flags and the core's are separate namespaces. */
 static u32 kbloom_core_flags(u32 uapi_flags)
 {
-	return uapi_flags & KBLOOM_CREATE_COUNTING ? KBLOOM_CORE_COUNTING : 0;
+	return (uapi_flags & KBLOOM_CREATE_COUNTING ? KBLOOM_CORE_COUNTING : 0) |
+	       (uapi_flags & KBLOOM_CREATE_BLOCKED ? KBLOOM_CORE_BLOCKED : 0);
 }
 
 static u32 kbloom_uapi_flags(u32 core_flags)
 {
-	return core_flags & KBLOOM_CORE_COUNTING ? KBLOOM_CREATE_COUNTING : 0;
+	return (core_flags & KBLOOM_CORE_COUNTING ? KBLOOM_CREATE_COUNTING : 0) |
+	       (core_flags & KBLOOM_CORE_BLOCKED ? KBLOOM_CREATE_BLOCKED : 0);
 }
 
 /*
@@ -180,9 +182,10 @@ static int kbloom_create_params(struct kbloom_create *c,
 		/* Sized by capacity and rate: bits, hashes are outputs. */
 		if (c->bits || c->hashes || !c->capacity)
 			return -EINVAL;
-		ret = kbloom_size(c->capacity,
-				  kbloom_window_fpr(c->fpr_ppb, p->generations),
-				  &p->nbits, &p->nhashes);
+		ret = kbloom_size_flags(c->capacity,
+					kbloom_window_fpr(c->fpr_ppb,
+							  p->generations),
+					p->flags, &p->nbits, &p->nhashes);
 		if (ret)
 			return ret;
 		p->fpr_ppb = c->fpr_ppb;
@@ -214,7 +217,7 @@ static long kbloom_ioc_create(struct file *file, void __user *argp,
 	if (copy_from_user(&c, argp, size))
 		return -EFAULT;
 	if (c.flags & ~(KBLOOM_CREATE_COUNTING | KBLOOM_CREATE_LIKE |
-			KBLOOM_CREATE_ROTATE_AT_FILL) ||
+			KBLOOM_CREATE_ROTATE_AT_FILL | KBLOOM_CREATE_BLOCKED) ||
 	    !kbloom_zeroed(c.reserved, sizeof(c.reserved)) ||
 	    !kbloom_name_valid(c.name))
 		return -EINVAL;
@@ -958,14 +961,15 @@ static int kbloom_import(const struct kbloom_image *img)
 	int ret;
 
 	struct kbloom_create c = {
-		.flags = img->flags & ~KBLOOM_CREATE_COUNTING,
+		.flags = img->flags & ~(KBLOOM_CREATE_COUNTING |
+					KBLOOM_CREATE_BLOCKED),
 		.capacity = img->capacity,
 		.window_ms = img->window_ms,
 		.generations = img->generations,
 	};
 
 	if (img->import_flags & ~KBLOOM_IMPORT_REPLACE ||
-	    img->flags & ~(KBLOOM_CREATE_COUNTING |
+	    img->flags & ~(KBLOOM_CREATE_COUNTING | KBLOOM_CREATE_BLOCKED |
 			   KBLOOM_CREATE_ROTATE_AT_FILL) ||
 	    !kbloom_scheme_valid(img->hash_scheme) ||
 	    (img->hash_scheme == KBLOOM_HASH_JHASH &&

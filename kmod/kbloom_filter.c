@@ -328,6 +328,8 @@ u32 kbloom_gen_mismatch(const struct kbloom_gen *a, const struct kbloom_gen *b)
 		m |= KBLOOM_MISMATCH_HASHES;
 	if ((ca->flags ^ cb->flags) & KBLOOM_CORE_COUNTING)
 		m |= KBLOOM_MISMATCH_COUNTING;
+	if ((ca->flags ^ cb->flags) & KBLOOM_CORE_BLOCKED)
+		m |= KBLOOM_MISMATCH_LAYOUT;
 	if ((ca->flags ^ cb->flags) & KBLOOM_CORE_SIPHASH)
 		m |= KBLOOM_MISMATCH_HASH_SCHEME;
 	if (memcmp(ca->seed, cb->seed, sizeof(ca->seed)))

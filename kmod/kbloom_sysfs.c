@@ -91,6 +91,8 @@ KBLOOM_FILTER_ATTR(bits, "%llu", gen->core.nbits);
 KBLOOM_FILTER_ATTR(hashes, "%u", gen->core.nhashes);
 KBLOOM_FILTER_ATTR(counting, "%d",
 		   !!(gen->core.flags & KBLOOM_CORE_COUNTING));
+KBLOOM_FILTER_ATTR(layout, "%s",
+		   gen->core.flags & KBLOOM_CORE_BLOCKED ? "blocked" : "plain");
 KBLOOM_FILTER_ATTR(hash_scheme, "%u",
 		   gen->core.flags & KBLOOM_CORE_SIPHASH ?
 		   KBLOOM_HASH_SIPHASH : KBLOOM_HASH_JHASH);
@@ -120,6 +122,7 @@ static struct attribute *kbloom_filter_attrs[] = {
 	&kbloom_attr_bits.attr,
 	&kbloom_attr_hashes.attr,
 	&kbloom_attr_counting.attr,
+	&kbloom_attr_layout.attr,
 	&kbloom_attr_hash_scheme.attr,
 	&kbloom_attr_capacity.attr,
 	&kbloom_attr_fpr_ppb.attr,

@@ -50,6 +50,7 @@ enum {
 	OPT_BATCH,
 	OPT_COUNT,
 	OPT_COUNTING,
+	OPT_LAYOUT,
 	OPT_LIKE,
 	OPT_COMPRESS,
 	OPT_REPLACE,
@@ -115,10 +116,12 @@ int write_private_file(const char *path, const void *h, size_t hlen,
 	{ "capacity",	required_argument, NULL, OPT_CAPACITY },	\
 	{ "fpr",	required_argument, NULL, OPT_FPR },		\
 	{ "bits",	required_argument, NULL, OPT_BITS },		\
-	{ "hashes",	required_argument, NULL, OPT_HASHES }
+	{ "hashes",	required_argument, NULL, OPT_HASHES },		\
+	{ "layout",	required_argument, NULL, OPT_LAYOUT }
 
 struct sizing {
 	bool have_capacity, have_fpr, have_bits, have_hashes;
+	bool blocked;		/* --layout blocked */
 	uint64_t capacity;
 	uint64_t bits;
 	uint32_t hashes;
@@ -127,8 +130,8 @@ struct sizing {
 };
 
 int sizing_opt(struct sizing *sz, int c, const char *arg);
-int check_sizing(const struct sizing *sz, bool calc);
-int size_filter(uint64_t n, uint32_t fpr_ppb, uint64_t *bits,
+int check_sizing(const struct sizing *sz, bool calc, uint32_t flags);
+int size_filter(uint64_t n, uint32_t fpr_ppb, uint32_t flags, uint64_t *bits,
 		uint32_t *hashes);
 
 /* The subcommands. */

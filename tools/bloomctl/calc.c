@@ -59,6 +59,13 @@ int sizing_opt(struct sizing *sz, int c, const char *arg)
 		sz->have_hashes = true;
 		return parse_u32("--hashes", arg, 1, KBLOOM_MAX_HASHES,
 				 &sz->hashes) ? -1 : 1;
+	case OPT_LAYOUT:
+		if (strcmp(arg, "plain") && strcmp(arg, "blocked")) {
+			pr_err("--layout '%s': must be plain or blocked", arg);
+			return -1;
+		}
+		sz->blocked = !strcmp(arg, "blocked");
+		return 1;
 	default:
 		return 0;
 	}
@@ -66,10 +73,13 @@ int sizing_opt(struct sizing *sz, int c, const char *arg)
 
 /*
  * Either --capacity and --fpr, or --bits and --hashes (with --capacity
- * recorded, or for calc needed to compute the rate).
+ * recorded, or for calc needed to compute the rate). A blocked filter
+ * (@flags: its uapi flags, counting or not) has whole blocks.
  */
-int check_sizing(const struct sizing *sz, bool calc)
+int check_sizing(const struct sizing *sz, bool calc, uint32_t flags)
 {
+	uint32_t cells = sizing_block_cells(flags);
+
 	if (sz->have_fpr && (sz->have_bits || sz->have_hashes)) {
 		pr_err("--fpr cannot be combined with --bits and --hashes");
 		return -1;
@@ -92,6 +102,15 @@ int check_sizing(const struct sizing *sz, bool calc)
 			      sz->bits > KBLOOM_MAX_BITS)) {
 			pr_err("--bits '%" PRIu64 "': must be between %llu and %llu",
 			       sz->bits, KBLOOM_MIN_BITS, KBLOOM_MAX_BITS);
+			return -1;
+		}
+		if (sz->blocked && sz->bits % cells) {
+			pr_err("--bits '%" PRIu64 "': a blocked %sfilter has whole 64-byte blocks of %" PRIu32 " %s: try %" PRIu64,
+			       sz->bits,
+			       flags & KBLOOM_CREATE_COUNTING ? "counting " : "",
+			       cells,
+			       flags & KBLOOM_CREATE_COUNTING ? "counters" : "bits",
+			       (sz->bits / cells + 1) * cells);
 			return -1;
 		}
 	} else {
@@ -118,18 +137,24 @@ int check_sizing(const struct sizing *sz, bool calc)
 
 /*
  * Sizing for n keys at fpr_ppb / 1e9 (the rate the module sees, not the
- * one typed): the module's own result, from its own code, when it would
- * accept the filter; else the same formulas in double precision, for
- * information only (calc of a filter larger than the module allows).
+ * one typed), of the layout and kind in @flags: the module's own result,
+ * from its own code, when it would accept the filter; else, for the plain
+ * layout, the same formulas in double precision, for information only
+ * (calc of a filter larger than the module allows).
  */
-int size_filter(uint64_t n, uint32_t fpr_ppb, uint64_t *bits,
+int size_filter(uint64_t n, uint32_t fpr_ppb, uint32_t flags, uint64_t *bits,
 		uint32_t *hashes)
 {
 	double m;
 	long k;
 
-	if (!sizing_size(n, fpr_ppb, bits, hashes))
+	if (!sizing_size(n, fpr_ppb, flags, bits, hashes))
 		return 0;
+	if (flags & KBLOOM_CREATE_BLOCKED) {
+		pr_err("--capacity '%" PRIu64 "': a blocked filter for it needs more than %llu bits",
+		       n, KBLOOM_MAX_BITS);
+		return -1;
+	}
 	m = ceil(-(double)n * log(fpr_ppb / 1e9) / (M_LN2 * M_LN2));
 	/* Far beyond any filter, but keep the conversion defined. */
 	if (!(m < 0x1p63)) {
@@ -160,6 +185,8 @@ static double theoretical_fpr(uint64_t m, uint32_t k, uint64_t n)
 struct calc_opts {
 	struct sizing sz;
 	uint32_t generations;	/* --generations; 0: a plain filter */
+	bool counting;		/* --counting: 4-bit counters */
+	uint64_t plain_bits;	/* blocked: what the plain layout needs */
 };
 
 static int calc_opt(void *ctx, int c, const char *arg)
@@ -169,6 +196,10 @@ static int calc_opt(void *ctx, int c, const char *arg)
 	if (c == OPT_GENERATIONS)
 		return parse_u32("--generations", arg, 2,
 				 KBLOOM_MAX_GENERATIONS, &o->generations);
+	if (c == OPT_COUNTING) {
+		o->counting = true;
+		return 0;
+	}
 	return sizing_opt(&o->sz, c, arg) > 0 ? 0 : -1;
 }
 
@@ -180,9 +211,10 @@ static uint64_t total_bytes(uint64_t bytes, uint32_t g)
 	return bytes * g;
 }
 
-static void calc_json(const struct sizing *sz, uint32_t g, uint64_t bytes,
-		      double bpk, double fpr)
+static void calc_json(const struct calc_opts *o, const struct sizing *sz,
+		      uint64_t bytes, double bpk, double fpr)
 {
+	uint32_t g = o->generations;
 	uint64_t total = total_bytes(bytes, g ? g : 1);
 
 	jw_start_object(jw);
@@ -193,8 +225,11 @@ static void calc_json(const struct sizing *sz, uint32_t g, uint64_t bytes,
 		jw_kv_double(jw, "fpr_target", sz->fpr_ppb / 1e9);
 	else
 		jw_kv_null(jw, "fpr_target");
+	jw_kv_string(jw, "layout", sz->blocked ? "blocked" : "plain");
 	jw_kv_u64(jw, "bits", sz->bits);
 	jw_kv_u64(jw, "hashes", sz->hashes);
+	if (o->plain_bits)
+		jw_kv_u64(jw, "plain_bits", o->plain_bits);
 	if (bytes == UINT64_MAX)
 		jw_kv_null(jw, "bytes");
 	else
@@ -208,9 +243,10 @@ static void calc_json(const struct sizing *sz, uint32_t g, uint64_t bytes,
 	jw_end_object(jw);
 }
 
-static void calc_text(const struct sizing *sz, uint32_t g, uint64_t bytes,
-		      double bpk, double fpr)
+static void calc_text(const struct calc_opts *o, const struct sizing *sz,
+		      uint64_t bytes, double bpk, double fpr)
 {
+	uint32_t g = o->generations;
 	uint64_t total = total_bytes(bytes, g ? g : 1);
 
 	printf("capacity:        %" PRIu64 " keys%s\n", sz->capacity,
@@ -225,7 +261,13 @@ static void calc_text(const struct sizing *sz, uint32_t g, uint64_t bytes,
 			printf("generation fpr:  %.9g\n",
 			       sizing_window_fpr(sz->fpr_ppb, g) / 1e9);
 	}
+	if (sz->blocked)
+		printf("layout:          blocked (a key's positions in one 64-byte block)\n");
 	printf("bits:            %" PRIu64 "\n", sz->bits);
+	if (o->plain_bits)
+		printf("plain layout:    %" PRIu64 " bits (blocked takes %+.2f%%)\n",
+		       o->plain_bits,
+		       100.0 * ((double)sz->bits / o->plain_bits - 1));
 	printf("hashes:          %" PRIu32 "\n", sz->hashes);
 	if (bytes == UINT64_MAX)
 		printf("bytes:           - (more than this %zu-bit bloomctl can count)\n",
@@ -248,10 +290,12 @@ int cmd_calc(const struct cmd *cmd, int argc, char **argv)
 	static const struct option longopts[] = {
 		SIZING_LONGOPTS,
 		{ "generations", required_argument, NULL, OPT_GENERATIONS },
+		{ "counting",	no_argument,	   NULL, OPT_COUNTING },
 		COMMON_LONGOPTS,
 		END_LONGOPTS
 	};
 	struct calc_opts o = { .generations = 0 };
+	uint32_t flags, ppb, plain_hashes;
 	struct sizing sz;
 	double fpr, bpk;
 	uint64_t bytes;
@@ -261,25 +305,35 @@ int cmd_calc(const struct cmd *cmd, int argc, char **argv)
 	if (ret >= 0)
 		return ret;
 	sz = o.sz;
-	if (no_args(cmd, argc, argv) || check_sizing(&sz, true))
+	flags = (sz.blocked ? KBLOOM_CREATE_BLOCKED : 0) |
+		(o.counting ? KBLOOM_CREATE_COUNTING : 0);
+	if (no_args(cmd, argc, argv) || check_sizing(&sz, true, flags))
 		return EXIT_ERROR;
+	ppb = sizing_window_fpr(sz.fpr_ppb, o.generations);
 	if (!sz.have_bits &&
-	    size_filter(sz.capacity, sizing_window_fpr(sz.fpr_ppb, o.generations),
-			&sz.bits, &sz.hashes))
+	    size_filter(sz.capacity, ppb, flags, &sz.bits, &sz.hashes))
+		return EXIT_ERROR;
+	if (!sz.have_bits && sz.blocked &&
+	    size_filter(sz.capacity, ppb, flags & ~KBLOOM_CREATE_BLOCKED,
+			&o.plain_bits, &plain_hashes))
 		return EXIT_ERROR;
 	if (sz.bits < KBLOOM_MIN_BITS || sz.bits > KBLOOM_MAX_BITS)
 		pr_warn("%" PRIu64 " bits is outside the module's range, %llu to %llu",
 			sz.bits, KBLOOM_MIN_BITS, KBLOOM_MAX_BITS);
 
-	fpr = theoretical_fpr(sz.bits, sz.hashes, sz.capacity);
+	if (sz.blocked)
+		fpr = sizing_fpr_blocked(sz.bits, sz.hashes, sz.capacity,
+					 flags);
+	else
+		fpr = theoretical_fpr(sz.bits, sz.hashes, sz.capacity);
 	/* A key absent from all G generations errs if any of them does. */
 	if (o.generations)
 		fpr = -expm1(o.generations * log1p(-fpr));
 	bpk = (double)sz.bits / (double)sz.capacity;
-	bytes = sizing_bytes(sz.bits, 0);
+	bytes = sizing_bytes(sz.bits, flags);
 	if (jw)
-		calc_json(&sz, o.generations, bytes, bpk, fpr);
+		calc_json(&o, &sz, bytes, bpk, fpr);
 	else
-		calc_text(&sz, o.generations, bytes, bpk, fpr);
+		calc_text(&o, &sz, bytes, bpk, fpr);
 	return 0;
 }

@@ -47,7 +47,7 @@
 
 #include "sizing.h"
 
-#define ALL_FEATURES	0x1ffULL
+#define ALL_FEATURES	0x3ffULL
 
 /* What a filter is, in its state file, followed by its payload. */
 struct fake_filter {
@@ -256,7 +256,9 @@ static int fake_create_like(struct kbloom_create *cr, struct fake_filter *f,
 	err = load_filter(cr->like, f, payload);
 	if (err)
 		return err;
-	if (counting && !(f->flags & KBLOOM_CREATE_COUNTING))
+	if ((counting && !(f->flags & KBLOOM_CREATE_COUNTING)) ||
+	    (cr->flags & KBLOOM_CREATE_BLOCKED &&
+	     !(f->flags & KBLOOM_CREATE_BLOCKED)))
 		return EINVAL;
 	memset(*payload, 0, f->payload_len);
 	f->adds = 0;
@@ -275,7 +277,11 @@ static int fake_create(struct kbloom_create *cr)
 	memset(&f, 0, sizeof(f));
 	if (!name_ok(cr->name) ||
 	    cr->flags & ~(KBLOOM_CREATE_COUNTING | KBLOOM_CREATE_LIKE |
-			  KBLOOM_CREATE_ROTATE_AT_FILL) ||
+			  KBLOOM_CREATE_ROTATE_AT_FILL |
+			  KBLOOM_CREATE_BLOCKED) ||
+	    (cr->flags & KBLOOM_CREATE_BLOCKED &&
+	     !(env_u64("FAKEDEV_FEATURES", ALL_FEATURES) &
+	       KBLOOM_FEATURE_BLOCKED)) ||
 	    cr->reserved[0] || cr->reserved[1] ||
 	    (g && (g < 2 || g > KBLOOM_MAX_GENERATIONS)) ||
 	    (!g && cr->window_ms) ||
@@ -294,7 +300,9 @@ static int fake_create(struct kbloom_create *cr)
 	}
 	if (pick_scheme(&cr->hash_scheme))
 		return EINVAL;
-	if (!cr->bits && sizing_size(cr->capacity, fpr, &f.bits, &f.hashes))
+	if (!cr->bits && sizing_size(cr->capacity, fpr,
+				     cr->flags & ~KBLOOM_CREATE_LIKE, &f.bits,
+				     &f.hashes))
 		return EINVAL;
 	if (cr->bits) {
 		if (cr->fpr_ppb)
@@ -302,7 +310,7 @@ static int fake_create(struct kbloom_create *cr)
 		f.bits = cr->bits;
 		f.hashes = cr->hashes;
 	}
-	f.flags = cr->flags & (KBLOOM_CREATE_COUNTING |
+	f.flags = cr->flags & (KBLOOM_CREATE_COUNTING | KBLOOM_CREATE_BLOCKED |
 			       KBLOOM_CREATE_ROTATE_AT_FILL);
 	if (!sizing_params_valid(f.bits, f.hashes, f.flags, cr->capacity,
 				 fpr, NULL, 0))
@@ -435,6 +443,8 @@ static uint32_t mismatch(const struct fake_filter *a,
 	       (a->hashes != b->hashes ? KBLOOM_MISMATCH_HASHES : 0) |
 	       ((a->flags ^ b->flags) & KBLOOM_CREATE_COUNTING ?
 		KBLOOM_MISMATCH_COUNTING : 0) |
+	       ((a->flags ^ b->flags) & KBLOOM_CREATE_BLOCKED ?
+		KBLOOM_MISMATCH_LAYOUT : 0) |
 	       (memcmp(a->seed, b->seed, sizeof(a->seed)) ?
 		KBLOOM_MISMATCH_SEED : 0) |
 	       (a->hash_scheme != b->hash_scheme ?
@@ -515,7 +525,7 @@ static int import_valid(const struct kbloom_image *ki)
 	uint32_t scheme = ki->hash_scheme, g = ki->generations, i;
 	uint64_t gb = sizing_bytes(ki->bits, ki->flags);
 	const unsigned char *p = (void *)(uintptr_t)ki->payload;
-	uint32_t known = KBLOOM_CREATE_COUNTING |
+	uint32_t known = KBLOOM_CREATE_COUNTING | KBLOOM_CREATE_BLOCKED |
 			 (g ? KBLOOM_CREATE_ROTATE_AT_FILL : 0);
 
 	if (!name_ok(ki->name) || ki->flags & ~known ||

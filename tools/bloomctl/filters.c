@@ -67,6 +67,13 @@ static int create_opt(void *ctx, int c, const char *arg)
 	}
 }
 
+/* The uapi flags that decide sizing: the kind and the layout. */
+static uint32_t create_flags(const struct create_opts *o)
+{
+	return (o->counting ? KBLOOM_CREATE_COUNTING : 0) |
+	       (o->sz.blocked ? KBLOOM_CREATE_BLOCKED : 0);
+}
+
 /*
  * With --like everything comes from the old filter, the seed and scheme
  * included: a size or scheme given here could only contradict it.
@@ -93,10 +100,10 @@ static int create_check(const struct create_opts *o)
 		return -1;
 	}
 	if (!o->like)
-		return check_sizing(sz, false);
+		return check_sizing(sz, false, create_flags(o));
 	if (sz->have_capacity || sz->have_fpr || sz->have_bits ||
-	    sz->have_hashes) {
-		pr_err("--like takes every parameter from '%s': --capacity, --fpr, --bits and --hashes cannot be given with it",
+	    sz->have_hashes || sz->blocked) {
+		pr_err("--like takes every parameter from '%s': --capacity, --fpr, --bits, --hashes and --layout cannot be given with it",
 		       o->like);
 		return -1;
 	}
@@ -113,8 +120,7 @@ static void create_request(const struct create_opts *o, const char *name,
 {
 	memset(cr, 0, sizeof(*cr));
 	set_name(cr->name, name);
-	if (o->counting)
-		cr->flags |= KBLOOM_CREATE_COUNTING;
+	cr->flags = create_flags(o);
 	if (o->like) {
 		cr->flags |= KBLOOM_CREATE_LIKE;
 		set_name(cr->like, o->like);
@@ -157,13 +163,23 @@ static int create_scheme(int fd, const char *name, uint32_t *scheme)
 	return -1;
 }
 
-/* A windowed filter needs a module with windows, and G within its limit. */
-static int create_window(int fd, const struct create_opts *o,
+/*
+ * A windowed filter needs a module with windows, and G within its limit;
+ * a blocked one a module with that layout.
+ */
+static int create_features(int fd, const struct create_opts *o,
 			 const char *name)
 {
 	struct kbloom_version v;
 
-	if (!o->have_window || device_version(fd, &v))
+	if ((!o->have_window && !o->sz.blocked) || device_version(fd, &v))
+		return 0;
+	if (o->sz.blocked && !(v.features & KBLOOM_FEATURE_BLOCKED)) {
+		pr_err("filter '%s': --layout blocked: the module does not support it",
+		       name);
+		return -1;
+	}
+	if (!o->have_window)
 		return 0;
 	if (!(v.features & KBLOOM_FEATURE_WINDOW)) {
 		pr_err("filter '%s': --window: the module does not support windowed filters",
@@ -184,7 +200,7 @@ static int create_ioctl(int fd, const struct create_opts *o,
 	uint32_t scheme = o->scheme;
 	int err;
 
-	if (create_window(fd, o, name) || create_scheme(fd, name, &scheme))
+	if (create_features(fd, o, name) || create_scheme(fd, name, &scheme))
 		return -1;
 	cr->hash_scheme = scheme;
 	if (!ioctl(fd, KBLOOM_IOC_CREATE, cr))
@@ -211,7 +227,8 @@ static void info_from_create(const struct kbloom_create *cr,
 	info->hashes = cr->hashes;
 	info->capacity = cr->capacity;
 	info->fpr_ppb = cr->fpr_ppb;
-	info->flags = cr->flags & KBLOOM_CREATE_COUNTING;
+	info->flags = cr->flags & (KBLOOM_CREATE_COUNTING |
+				   KBLOOM_CREATE_BLOCKED);
 	info->hash_scheme = cr->hash_scheme;
 	info->window_ms = cr->window_ms;
 	info->generations = cr->generations;
@@ -229,7 +246,7 @@ static void create_compare_calc(const struct create_opts *o,
 	if (o->like || o->sz.have_bits ||
 	    size_filter(o->sz.capacity,
 			sizing_window_fpr(o->sz.fpr_ppb, cr->generations),
-			&bits, &hashes))
+			create_flags(o), &bits, &hashes))
 		return;
 	if (bits >= KBLOOM_MIN_BITS && bits <= KBLOOM_MAX_BITS &&
 	    (bits != cr->bits || hashes != cr->hashes))

@@ -192,6 +192,13 @@ void img_decode_header(const unsigned char *h,
 	}
 }
 
+/* The header's flags and layout as the uapi's flags (struct kbloom_image). */
+uint32_t img_kflags(const struct image *img)
+{
+	return img->flags |
+	       (img->layout == IMG_LAYOUT_BLOCKED ? KBLOOM_CREATE_BLOCKED : 0);
+}
+
 /* Bits per position: 1, or 4 for the counters of a counting filter. */
 static unsigned int img_width(uint32_t flags)
 {
@@ -252,8 +259,9 @@ static int img_check_kind(const struct image *img, const char *f, char *err,
 			img->hash_scheme);
 		return -1;
 	}
-	if (img->layout != IMG_LAYOUT_STANDARD) {
-		fmt_err(err, errlen, f, "unknown layout %" PRIu32 " (only 0, standard, is defined)",
+	if (img->layout != IMG_LAYOUT_STANDARD &&
+	    img->layout != IMG_LAYOUT_BLOCKED) {
+		fmt_err(err, errlen, f, "unknown layout %" PRIu32 " (bloomctl knows 0, standard, and 1, blocked)",
 			img->layout);
 		return -1;
 	}
@@ -338,7 +346,7 @@ static int img_check_params(const struct image *img, const char *f,
 		return -1;
 	}
 	/* A windowed filter's generations are sized for fpr_ppb / G. */
-	if (!sizing_params_valid(img->bits, img->hashes, img->flags,
+	if (!sizing_params_valid(img->bits, img->hashes, img_kflags(img),
 				 img->capacity,
 				 sizing_window_fpr(img->fpr_ppb,
 						   img->generations),

@@ -47,8 +47,14 @@
 #define IMG_OFF_GENERATIONS	96
 #define IMG_OFF_WINDOW		100
 
-/* Bit i of the filter is bit i of the payload; a future layout may not be. */
+/*
+ * How keys map to positions: standard (KBLOOM_CREATE_BLOCKED clear) or
+ * blocked (set: a key's positions in one 64-byte block). Either way bit i
+ * of the filter is bit i of the payload; the file keeps the layout here
+ * and not in @flags.
+ */
 #define IMG_LAYOUT_STANDARD	0
+#define IMG_LAYOUT_BLOCKED	1
 #define IMG_COMPRESS_NONE	0
 #define IMG_COMPRESS_ZLIB	1
 
@@ -144,6 +150,7 @@ void img_decode_header(const unsigned char *h,
 		       struct image *img);
 uint32_t crc32c(uint32_t crc, const void *buf, uint64_t len);
 uint64_t img_payload_bytes(uint64_t bits, uint32_t flags);
+uint32_t img_kflags(const struct image *img);
 uint64_t img_zlib_bound(uint64_t len);
 int img_deflate(const unsigned char *in, uint64_t len, unsigned char **out,
 		uint64_t *out_len, char *err, size_t errlen);

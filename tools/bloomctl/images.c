@@ -172,7 +172,8 @@ static void inspect_text(const struct img_reader *rd)
 	printf("  format version: %u\n", img->version);
 	printf("  hash scheme:    %s (%u)\n",
 	       hash_scheme_name(img->hash_scheme), img->hash_scheme);
-	printf("  layout:         %u (standard)\n", img->layout);
+	printf("  layout:         %u (%s)\n", img->layout,
+	       img->layout == IMG_LAYOUT_BLOCKED ? "blocked" : "standard");
 	printf("  counting:       %s\n", counting ? "yes" : "no");
 	if (img->generations) {
 		printf("  generations:    %u (bits and hashes are per generation; bits set counts all)\n",
@@ -276,8 +277,9 @@ static int build_image(const char *name, const struct kbloom_image *ki,
 	img->generations = ki->generations;
 	img->window_ms = ki->window_ms;
 	img->hash_scheme = ki->hash_scheme;
-	img->layout = IMG_LAYOUT_STANDARD;
-	img->flags = ki->flags;
+	img->layout = ki->flags & KBLOOM_CREATE_BLOCKED ? IMG_LAYOUT_BLOCKED :
+							  IMG_LAYOUT_STANDARD;
+	img->flags = ki->flags & ~KBLOOM_CREATE_BLOCKED;
 	img->bits = ki->bits;
 	img->hashes = ki->hashes;
 	img->fpr_ppb = ki->fpr_ppb;
@@ -401,7 +403,7 @@ static int import_image(int fd, const char *name, const struct img_reader *rd,
 	set_name(ki.name, name);
 	ki.bits = img->bits;
 	ki.hashes = img->hashes;
-	ki.flags = img->flags;
+	ki.flags = img_kflags(img);
 	ki.seed[0] = img->seed[0];
 	ki.seed[1] = img->seed[1];
 	ki.seed_hi[0] = img->seed_hi[0];

@@ -40,9 +40,13 @@ static int cmd_version(const struct cmd *cmd, int argc, char **argv);
 	"  --max-payload BYTES  refuse images of more payload (default: the module's\n" \
 	"                       max_filter_bytes, else 1Gi; or $BLOOMCTL_MAX_PAYLOAD)\n"
 
+#define LAYOUT_OPTION \
+	"  --layout LAYOUT      plain (default) or blocked: a key's positions in one\n" \
+	"                       64-byte block, one cache miss; a few % more bits\n"
+
 static const struct cmd cmds[] = {
 	{ "create", cmd_create,
-	  "NAME {--capacity N --fpr P | --bits M --hashes K [--capacity N] | --like OLD} [--counting] [--hash SCHEME] [--window DURATION [--generations G] [--rotate-at-fill]]",
+	  "NAME {--capacity N --fpr P | --bits M --hashes K [--capacity N] | --like OLD} [--counting] [--layout LAYOUT] [--hash SCHEME] [--window DURATION [--generations G] [--rotate-at-fill]]",
 	  "Create a filter, sized for N keys at false-positive rate P, or by M and K,\n"
 	  "or with every parameter and the seed of OLD, so that the two can be merged.\n"
 	  "With --window, a time-windowed filter of G generations: keys are forgotten\n"
@@ -52,6 +56,7 @@ static const struct cmd cmds[] = {
 	  "  --bits M             size in bits\n"
 	  "  --hashes K           number of hash functions\n"
 	  "  --counting           4-bit counters instead of bits: keys can be removed\n"
+	  LAYOUT_OPTION
 	  "  --hash SCHEME        siphash (keyed: for untrusted keys) or jhash (faster);\n"
 	  "                       default: the module's (see 'bloomctl version')\n"
 	  "  --like OLD           copy OLD's size, hashes, counting, hash scheme, seed\n"
@@ -103,12 +108,14 @@ static const struct cmd cmds[] = {
 	  "Check an image FILE completely and show its header; needs no module.",
 	  MAX_PAYLOAD_OPTION },
 	{ "calc", cmd_calc,
-	  "{--capacity N --fpr P | --bits M --hashes K --capacity N} [--generations G]",
+	  "{--capacity N --fpr P | --bits M --hashes K --capacity N} [--layout LAYOUT] [--counting] [--generations G]",
 	  "Compute a filter's size, or its false-positive rate, without the module.",
 	  "  --capacity N         number of keys\n"
 	  "  --fpr P              target false-positive rate, 0 < P < 1\n"
 	  "  --bits M             size in bits\n"
 	  "  --hashes K           number of hash functions\n"
+	  LAYOUT_OPTION
+	  "  --counting           a counting filter (4 bits a position; blocks of 128)\n"
 	  "  --generations G      a windowed filter of G generations (2 to 16): each\n"
 	  "                       sized for N keys at P / G; memory is G times one\n" },
 	{ "version", cmd_version, "",

@@ -88,6 +88,8 @@ void json_info(const struct kbloom_info *info)
 		jw_kv_null(jw, "fpr_target");
 	jw_kv_u64(jw, "flags", info->flags);
 	jw_kv_bool(jw, "counting", info->flags & KBLOOM_CREATE_COUNTING);
+	jw_kv_string(jw, "layout",
+		     info->flags & KBLOOM_CREATE_BLOCKED ? "blocked" : "plain");
 	jw_kv_u64(jw, "hash_scheme", info->hash_scheme);
 	jw_kv_string(jw, "hash_scheme_name",
 		     hash_scheme_name(info->hash_scheme));
@@ -141,6 +143,9 @@ void print_info(const struct kbloom_info *info)
 	if (info->flags)
 		printf("  flags:          0x%x\n", info->flags);
 	printf("  counting:       %s\n", counting ? "yes" : "no");
+	printf("  layout:         %s\n",
+	       info->flags & KBLOOM_CREATE_BLOCKED ?
+	       "blocked (64-byte blocks)" : "plain");
 	if (info->generations) {
 		printf("  generations:    %u (bits, hashes and %s are per generation, the newest's)\n",
 		       info->generations,

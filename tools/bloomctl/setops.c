@@ -18,11 +18,16 @@
 
 #define MISMATCH_KNOWN	(KBLOOM_MISMATCH_BITS | KBLOOM_MISMATCH_HASHES | \
 			 KBLOOM_MISMATCH_COUNTING | KBLOOM_MISMATCH_SEED | \
-			 KBLOOM_MISMATCH_HASH_SCHEME)
+			 KBLOOM_MISMATCH_HASH_SCHEME | KBLOOM_MISMATCH_LAYOUT)
 
 static const char *kind(const struct kbloom_info *info)
 {
 	return info->flags & KBLOOM_CREATE_COUNTING ? "counting" : "plain";
+}
+
+static const char *layout(const struct kbloom_info *info)
+{
+	return info->flags & KBLOOM_CREATE_BLOCKED ? "blocked" : "plain";
 }
 
 /* What differs, with A's and B's values when INFO gave them (@have). */
@@ -64,6 +69,12 @@ static void mismatch_text(FILE *f, uint32_t mismatch, bool have,
 			fprintf(f, " (%s vs %s)",
 				hash_scheme_name(a->hash_scheme),
 				hash_scheme_name(b->hash_scheme));
+		sep = ", ";
+	}
+	if (mismatch & KBLOOM_MISMATCH_LAYOUT) {
+		fprintf(f, "%slayouts differ", sep);
+		if (have)
+			fprintf(f, " (%s vs %s)", layout(a), layout(b));
 		sep = ", ";
 	}
 	if (mismatch & ~MISMATCH_KNOWN)

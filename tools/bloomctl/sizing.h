@@ -12,8 +12,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-int sizing_size(uint64_t capacity, uint32_t fpr_ppb, uint64_t *bits,
-		uint32_t *hashes);
+int sizing_size(uint64_t capacity, uint32_t fpr_ppb, uint32_t flags,
+		uint64_t *bits, uint32_t *hashes);
+uint32_t sizing_block_cells(uint32_t flags);
+double sizing_fpr_blocked(uint64_t bits, uint32_t hashes, uint64_t keys,
+			  uint32_t flags);
 uint64_t sizing_bytes(uint64_t bits, uint32_t flags);
 uint32_t sizing_window_fpr(uint32_t fpr_ppb, uint32_t generations);
 bool sizing_params_valid(uint64_t bits, uint32_t hashes, uint32_t flags,

@@ -487,8 +487,10 @@ img c.img --field hash_scheme=3
 bad "unknown hash scheme" "unknown hash scheme 3 (bloomctl knows 1, jhash, and 2, siphash)" c.img
 img c.img --field hash_scheme=0
 bad "hash scheme 0" "unknown hash scheme 0" c.img
+img c.img --field layout=2
+bad "unknown layout" "unknown layout 2 (bloomctl knows 0, standard, and 1, blocked)" c.img
 img c.img --field layout=1
-bad "unknown layout" "unknown layout 1" c.img
+bad "layout 1 on bits that are no whole blocks" "parameters the module would refuse: 100 bits are not a whole number of 512-position blocks" c.img
 img c.img --field flags=2
 bad "unknown flags (LIKE is no image flag)" "unknown flags 0x2" c.img
 img c.img --field flags=0x80000000
@@ -964,6 +966,58 @@ fake_image_tests() {
 	FAKEDEV_SYSFS=$tmp/mfb fexpect 0 "inspect --max-payload above it" inspect "$tmp/b64.img" --max-payload 1Gi
 }
 
+# The blocked layout: sizing, the request, show, images, merge, refusals.
+fake_blocked_tests() {
+	local bits
+
+	expect 0 "calc --layout blocked" -j calc --capacity 1000000 --fpr 0.01 --layout blocked
+	json_is layout blocked "calc JSON: the layout"
+	json_is bits 9918464 "calc: blocked bits, whole 512-bit blocks"
+	json_is hashes 6 "calc: a blocked filter wants fewer hashes"
+	json_is plain_bits 9585059 "calc: what the plain layout needs, to compare"
+	expect 0 "calc text" calc --capacity 1000000 --fpr 0.01 --layout blocked
+	out_has "plain layout:    9585059 bits (blocked takes +3.48%)" "calc text: the extra bits of blocking"
+	expect 2 "--layout bogus" calc --capacity 10 --fpr 0.01 --layout bogus
+	err_has "--layout 'bogus': must be plain or blocked" "...is refused by name"
+	fexpect 0 "create --layout blocked" -j create b1 --capacity 1000000 --fpr 0.01 --layout blocked
+	log_has "flags=0x8" "CREATE gets KBLOOM_CREATE_BLOCKED"
+	json_is bits 9918464 "create: the module's blocked sizing, as calc says"
+	json_is layout blocked "create JSON: the layout"
+	fexpect 0 "show it" show b1
+	out_has "layout:         blocked" "show: the layout"
+	fexpect 0 "create a blocked counting filter" -j create b2 --capacity 1000 --fpr 0.01 --layout blocked --counting
+	bits=$(json_get bits)
+	[ $((bits % 128)) = 0 ]
+	result $? "a blocked counting filter has whole 128-counter blocks ($bits)"
+	fexpect 2 "--bits not a whole number of blocks" create b3 --bits 1000 --hashes 3 --layout blocked
+	err_has "--bits '1000': a blocked filter has whole 64-byte blocks of 512 bits: try 1024" "...says why and what would do"
+	fexpect 0 "--bits 1024 --layout blocked" create b3 --bits 1024 --hashes 3 --layout blocked
+	fexpect 0 "--bits 384 --layout blocked --counting" create b4 --bits 384 --hashes 3 --layout blocked --counting
+	fexpect 2 "--like with --layout" create b5 --like b1 --layout blocked
+	err_has "--layout cannot be given with it" "...--like takes the layout"
+	fexpect 0 "create --like a blocked filter" -j create b5 --like b1
+	json_is layout blocked "--like keeps the layout"
+	FAKEDEV_FEATURES=0x1ff fexpect 2 "--layout blocked on a module without it" create b6 --capacity 10 --fpr 0.01 --layout blocked
+	err_has "--layout blocked: the module does not support it" "...says the module lacks it"
+	fexpect 0 "create a plain filter of the same bits" create p6 --bits 1024 --hashes 3
+	fexpect 2 "merge blocked into plain" merge p6 b3
+	err_has "layouts differ (plain vs blocked)" "merge says the layouts differ"
+	fexpect 0 "add a key to the blocked filter" add b1 k1
+	fexpect 0 "save it" save b1 "$tmp/b1.img"
+	expect 0 "inspect it" -j inspect "$tmp/b1.img"
+	json_is layout 1 "the image's layout is 1, blocked"
+	json_is flags 0 "...kept out of the image's flags"
+	expect 0 "inspect text" inspect "$tmp/b1.img"
+	out_has "layout:         1 (blocked)" "inspect text: the layout"
+	fexpect 0 "load it" -j load b1b "$tmp/b1.img"
+	log_has "IMPORT" "load imports it"
+	fexpect 0 "show the loaded filter" -j show b1b
+	json_is layout blocked "the loaded filter is blocked"
+	fexpect 0 "save it again" save b1b "$tmp/b1b.img"
+	cmp -s "$tmp/b1.img" "$tmp/b1b.img"
+	result $? "saved again, a blocked image is byte for byte the same"
+}
+
 fake_window_tests() {
 	fexpect 0 "create a windowed filter" create w1 --capacity 1000 --fpr 0.01 --window 90s --generations 3 --rotate-at-fill
 	log_has "CREATE rw hash_scheme=0 window_ms=90000 generations=3 flags=0x4" "CREATE gets the window, G and the flag"
@@ -1317,6 +1371,7 @@ if $have_fake; then
 	fake_image_tests
 	fake_save_tests
 	fake_window_tests
+	fake_blocked_tests
 fi
 
 echo "1..$((passed + failed))"

@@ -101,7 +101,8 @@ expect "the subcommand after global options" "bloomctl -j -p sh" "show"
 expect "-d takes a file" "bloomctl -d " "$files"
 expect "an unknown subcommand gets nothing" "bloomctl frobnicate " ""
 expect "create's options" "bloomctl create x -" \
-	"--bits --capacity --counting --fpr --generations --hash --hashes --like --rotate-at-fill --window $common"
+	"--bits --capacity --counting --fpr --generations --hash --hashes --layout --like --rotate-at-fill --window $common"
+expect "create --layout: the layouts" "bloomctl create x --layout " "blocked plain"
 expect "create --window: example durations" "bloomctl create x --window " "0 10m 10s 1h 1m 500ms"
 expect "create --generations takes a number: nothing offered" "bloomctl create x --window 1s --generations " ""
 expect "create --hash: the schemes" "bloomctl create x --hash " "jhash siphash"
@@ -141,7 +142,7 @@ expect "load NAME FILE: file names" "bloomctl load new " "$files"
 expect "load's options" "bloomctl load new x -" "--max-payload --replace $common"
 expect "inspect FILE: file names" "bloomctl inspect " "$files"
 expect "inspect's options" "bloomctl inspect -" "--max-payload $common"
-expect "calc's options" "bloomctl calc -" "--bits --capacity --fpr --generations --hashes $common"
+expect "calc's options" "bloomctl calc -" "--bits --capacity --counting --fpr --generations --hashes --layout $common"
 for c in destroy clear rotate list show merge estimate version help; do
 	expect "$c's options" "bloomctl $c -" "$common"
 done

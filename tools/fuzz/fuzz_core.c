@@ -6,10 +6,12 @@
  * KBLOOM_IOC_IMPORT runs them on what userspace hands it.
  *
  * Input, little-endian: bits (8 bytes), hashes (4), flags (4: core flags,
- * counting and SipHash among them), capacity (8), fpr_ppb (4), the seed
- * (16), then the payload. Besides the sanitizers' checks, it compares:
+ * counting, SipHash and blocked among them), capacity (8), fpr_ppb (4),
+ * the seed (16), then the payload. Besides the sanitizers' checks, it
+ * compares:
  *  - the sizing with the formulas in floating point, within rounding;
- *  - kbloom_params_valid() with the rules as the uapi words them;
+ *  - kbloom_params_valid() with the rules as the uapi words them, and a
+ *    blocked filter's sizing with its formula in doubles;
  *  - kbloom_core_padding_clear() with a bytewise reading of the padding;
  *  - every probe position of a key (taken from the input) with [0, m).
  */
@@ -66,6 +68,33 @@ static void check_size(u64 n, u32 ppb)
 	CHECK(fabs((double)k - k_ref) <= 1);
 }
 
+/*
+ * Blocked sizing: whole blocks, and the rate it promises kept by the
+ * formula in doubles (the Poisson sum of kbloom_fpr_blocked_q62(), with
+ * its variance term, written again here from the uapi's words).
+ */
+static void check_blocked_size(u64 n, u32 ppb, u32 flags, u64 m, u32 k)
+{
+	double cells = flags & KBLOOM_CORE_COUNTING ? 128 : 512;
+	double lambda = n * cells / m, q = 1 - 1 / cells, sum = 0, t, mu, v;
+	double i;
+
+	CHECK(m % (u64)cells == 0);
+	if ((double)k * n / m >= 48)
+		return;		/* certainty: the core says 1 too */
+	for (i = 0; i < lambda + 40 * sqrt(lambda) + 60; i++) {
+		t = k * i;
+		mu = 1 - pow(q, t);
+		v = q * pow(1 - 2 / cells, t) + pow(q, t) / cells -
+		    pow(q, 2 * t);
+		/* (No variance term for k = 1: C(1, 2) = 0.) */
+		sum += exp(-lambda + i * log(lambda) - lgamma(i + 1)) *
+		       (pow(mu, k) + (k >= 2 ? k * (k - 1.0) / 2 *
+					       pow(mu, k - 2.0) * v : 0));
+	}
+	CHECK(sum <= ppb / 1e9 * (1 + 1e-6) + 1e-15);
+}
+
 /* The rule in words: core limits, and a design rate that sizes exactly. */
 static bool ref_valid(u64 bits, u32 hashes, u32 flags, u64 cap, u32 ppb)
 {
@@ -76,10 +105,17 @@ static bool ref_valid(u64 bits, u32 hashes, u32 flags, u64 cap, u32 ppb)
 	    !hashes || hashes > KBLOOM_CORE_MAX_HASHES ||
 	    flags & ~KBLOOM_CORE_FLAGS)
 		return false;
+	/* Blocked: whole 64-byte blocks of 512 bits or 128 counters. */
+	if (flags & KBLOOM_CORE_BLOCKED &&
+	    bits % (flags & KBLOOM_CORE_COUNTING ? 128 : 512))
+		return false;
 	if (!ppb)
 		return true;
-	if (!cap || ppb >= 1000000000U || kbloom_size(cap, ppb, &m, &k))
+	if (!cap || ppb >= 1000000000U ||
+	    kbloom_size_flags(cap, ppb, flags, &m, &k))
 		return false;
+	if (flags & KBLOOM_CORE_BLOCKED)
+		check_blocked_size(cap, ppb, flags, m, k);
 	return m == bits && k == hashes;
 }
 

@@ -158,7 +158,7 @@ static void bench(u64 n, u32 ppb, u32 flags)
 	char *keys;
 	void *bits;
 
-	if (kbloom_size(n, ppb, &m, &k))
+	if (kbloom_size_flags(n, ppb, flags, &m, &k))
 		return;
 	bits = calloc(1, kbloom_core_bytes(m, flags));
 	if (!bits) {
@@ -177,8 +177,9 @@ static void bench(u64 n, u32 ppb, u32 flags)
 	for (i = n; i < 2 * n; i++)
 		hits += kbloom_core_query(&core, keys + 24 * i, lens[i]);
 	t3 = now_ns();
-	printf("%-8s %-7s n=%-9llu m=%-10llu k=%-2u %6.1f MiB: add %5.1f ns, query present %5.1f ns, query absent %5.1f ns (fpr %.3f%%)\n",
-	       flags & KBLOOM_CORE_COUNTING ? "counting" : "plain",
+	printf("%-8s %-7s %-7s n=%-9llu m=%-10llu k=%-2u %6.1f MiB: add %5.1f ns, query present %5.1f ns, query absent %5.1f ns (fpr %.3f%%)\n",
+	       flags & KBLOOM_CORE_COUNTING ? "counting" : "bits",
+	       flags & KBLOOM_CORE_BLOCKED ? "blocked" : "plain",
 	       flags & KBLOOM_CORE_SIPHASH ? "siphash" : "jhash",
 	       (unsigned long long)n,
 	       (unsigned long long)m, k, kbloom_core_bytes(m, flags) / 1048576.0,
@@ -256,14 +257,21 @@ int main(int argc, char **argv)
 	syscall_ns = (now_ns() - t0) / rounds;
 	printf("one bare ioctl system call: %.1f ns\n", syscall_ns);
 	bench_hashes();
+	/* Each size in both layouts, one after the other. */
 	bench(n, 10000000, 0);
+	bench(n, 10000000, KBLOOM_CORE_BLOCKED);
 	bench(n, 10000000, KBLOOM_CORE_SIPHASH);
+	bench(n, 10000000, KBLOOM_CORE_SIPHASH | KBLOOM_CORE_BLOCKED);
 	bench(n, 1000000, 0);
+	bench(n, 1000000, KBLOOM_CORE_BLOCKED);
 	bench(10 * n, 10000000, 0);
+	bench(10 * n, 10000000, KBLOOM_CORE_BLOCKED);
 	bench(10 * n, 10000000, KBLOOM_CORE_SIPHASH);
 	/* Far past the caches: where a query waits on DRAM. */
 	bench(50 * n, 10000000, 0);
+	bench(50 * n, 10000000, KBLOOM_CORE_BLOCKED);
 	bench(n, 10000000, KBLOOM_CORE_COUNTING);
+	bench(n, 10000000, KBLOOM_CORE_COUNTING | KBLOOM_CORE_BLOCKED);
 	bench(n, 10000000, KBLOOM_CORE_COUNTING | KBLOOM_CORE_SIPHASH);
 	return 0;
 }

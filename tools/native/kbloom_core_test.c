@@ -291,6 +291,240 @@ static bool fpr_matches_theory(void)
 	return true;
 }
 
+/*
+ * The rate of a blocked filter, in doubles, as the core computes it:
+ * Poisson(n B / m) keys in the query's block, and for a block holding i
+ * keys the expansion kbloom_block_fpr_q62() uses.
+ */
+static double ref_fpr_blocked(double m, double k, double n, double cells)
+{
+	double lambda = n * cells / m, sum = 0, t, mu, var, q = 1 - 1 / cells;
+	double i, end = lambda + 40 * sqrt(lambda) + 60;
+
+	for (i = 0; i < end; i++) {
+		t = k * i;
+		mu = 1 - pow(q, t);
+		var = q * pow(1 - 2 / cells, t) + pow(q, t) / cells -
+		      pow(q, 2 * t);
+		/* (No variance term for k = 1: C(1, 2) = 0.) */
+		sum += exp(-lambda + i * log(lambda) - lgamma(i + 1)) *
+		       (pow(mu, k) + (k >= 2 ? k * (k - 1) / 2 *
+					       pow(mu, k - 2) * var : 0));
+	}
+	return sum;
+}
+
+/*
+ * The same exactly, from the occupancy distribution of t draws into B
+ * cells (a dynamic programme over the draws): E[(S/B)^k], and in *@var
+ * the variance of (S/B)^k over blocks, for one filter's sigma.
+ */
+static double exact_fpr_blocked(double m, u32 k, double n, u32 cells,
+				double *var)
+{
+	double lambda = n * cells / m, sum = 0, sum2 = 0, w, g, g2;
+	u32 i, end = (u32)(lambda + 40 * sqrt(lambda) + 60), s;
+	double *p = calloc(cells + 1, sizeof(*p)), *nx = calloc(cells + 1, 8);
+	u64 t, draws = 0;
+
+	p[0] = 1;
+	for (i = 0; i < end; i++) {
+		for (t = draws; t < (u64)k * i; t++) {
+			memset(nx, 0, (cells + 1) * sizeof(*nx));
+			for (s = 0; s <= cells; s++) {
+				nx[s] += p[s] * s / cells;
+				if (s < cells)
+					nx[s + 1] += p[s] * (cells - s) / cells;
+			}
+			memcpy(p, nx, (cells + 1) * sizeof(*p));
+		}
+		draws = (u64)k * i;
+		for (g = g2 = 0, s = 0; s <= cells; s++) {
+			g += p[s] * pow((double)s / cells, k);
+			g2 += p[s] * pow((double)s / cells, 2.0 * k);
+		}
+		w = exp(-lambda + i * log(lambda) - lgamma(i + 1));
+		sum += w * g;
+		sum2 += w * g2;
+	}
+	free(p);
+	free(nx);
+	*var = sum2 - sum * sum;
+	return sum;
+}
+
+/* Every key's k positions lie in one block, and every block is used. */
+static bool blocked_positions_in_one_block(void)
+{
+	static const struct { u64 m; u32 k; u32 flags; } sw[] = {
+		{ 512, 1, 0 }, { 512 * 7, 7, 0 }, { 512 * 1001, 32, 0 },
+		{ 128 * 3, 5, KBLOOM_CORE_COUNTING },
+		{ 128 * 999, 13, KBLOOM_CORE_COUNTING },
+	};
+	struct kbloom_core *core;
+	u64 pos[32], base, cells, blocks, i, *hits;
+	size_t s;
+	u32 j;
+	u8 key[32];
+
+	for (s = 0; s < sizeof(sw) / sizeof(sw[0]); s++) {
+		u32 flags = sw[s].flags | KBLOOM_CORE_BLOCKED;
+
+		cells = kbloom_block_cells(flags);
+		blocks = sw[s].m / cells;
+		if (!kbloom_core_valid(sw[s].m, sw[s].k, flags) ||
+		    kbloom_core_valid(sw[s].m + 64, sw[s].k, flags))
+			return fail("m %llu: a whole number of blocks is the rule",
+				    (unsigned long long)sw[s].m);
+		core = core_new_flags(sw[s].m, sw[s].k, flags, (u32)s, 3);
+		hits = calloc(blocks, sizeof(*hits));
+		for (i = 0; i < 200 * blocks; i++) {
+			kbloom_core_positions(core, key, make_key(key, 40, i),
+					      pos);
+			base = pos[0] / cells * cells;
+			hits[base / cells]++;
+			for (j = 0; j < sw[s].k; j++) {
+				if (pos[j] < base || pos[j] >= base + cells ||
+				    pos[j] >= sw[s].m) {
+					free(hits);
+					core_free(core);
+					return fail("m %llu: position %llu outside block %llu",
+						    (unsigned long long)sw[s].m,
+						    (unsigned long long)pos[j],
+						    (unsigned long long)base);
+				}
+			}
+		}
+		/* 200 keys a block: Poisson, 7 sigma is about 100. */
+		for (i = 0; i < blocks; i++) {
+			if (hits[i] < 100 || hits[i] > 300) {
+				free(hits);
+				core_free(core);
+				return fail("m %llu: block %llu got %llu keys of 200 expected",
+					    (unsigned long long)sw[s].m,
+					    (unsigned long long)i,
+					    (unsigned long long)hits[i]);
+			}
+		}
+		free(hits);
+		core_free(core);
+	}
+	return true;
+}
+
+/*
+ * Blocked filters at 4 to 16 bits a key: no false negative, the measured
+ * rate within 3 sigma of the exact blocked rate, the core's formula
+ * within 0.5% of that, and its fixed point equal to the same formula in
+ * doubles. The rate is an expectation over filters; one filter's own rate
+ * is the mean over its N blocks of theirs, which vary with their loads
+ * and patterns, so sigma has that part too (variance over blocks / N)
+ * besides the queries' binomial one.
+ */
+static bool blocked_fpr_matches_theory(void)
+{
+	static const struct { u32 bpk, k, flags; } sw[] = {
+		{ 4, 3, 0 }, { 6, 4, 0 }, { 8, 5, 0 }, { 10, 6, 0 },
+		{ 16, 10, 0 }, { 8, 5, KBLOOM_CORE_COUNTING },
+		{ 16, 9, KBLOOM_CORE_COUNTING },
+	};
+	const u64 n = 100000, queries = 1000000;
+	struct kbloom_core *core;
+	double p, sigma, got, fixed, var, model;
+	u64 i, fp, m, cells;
+	size_t b;
+	u8 key[32];
+
+	for (b = 0; b < sizeof(sw) / sizeof(sw[0]); b++) {
+		u32 flags = sw[b].flags | KBLOOM_CORE_BLOCKED, k = sw[b].k;
+
+		cells = kbloom_block_cells(flags);
+		m = (n * sw[b].bpk + cells - 1) / cells * cells;
+		core = core_new_flags(m, k, flags, 2000 + (u32)b, 8);
+		for (i = 0; i < n; i++)
+			kbloom_core_add(core, key, make_key(key, 41, i), NULL);
+		for (i = 0; i < n; i++)
+			if (!kbloom_core_query(core, key, make_key(key, 41, i)))
+				return fail("blocked m/n %u: key %llu lost",
+					    sw[b].bpk, (unsigned long long)i);
+		for (fp = 0, i = 0; i < queries; i++)
+			fp += kbloom_core_query(core, key, make_key(key, 42, i));
+		core_free(core);
+		p = exact_fpr_blocked(m, k, n, (u32)cells, &var);
+		model = ref_fpr_blocked(m, k, n, cells);
+		fixed = (double)kbloom_fpr_blocked_q62(m, k, n, flags) /
+			(double)(1ULL << 62);
+		sigma = sqrt(p * (1 - p) / queries + var / (m / cells));
+		got = (double)fp / queries;
+		printf("# blocked%s m/n %u k %u: measured %.5f%% exact %.5f%% (%.2f sigma), core's formula %.5f%%; plain at this m/n and k: %.5f%%\n",
+		       sw[b].flags ? " counting" : "", sw[b].bpk, k, got * 100,
+		       p * 100, (got - p) / sigma, fixed * 100,
+		       100 * pow(1 - exp(-(double)k * n / m), k));
+		if (fabs(fixed - model) > 1e-12 + 1e-6 * model)
+			return fail("blocked m/n %u: fixed point %.12g, libm %.12g",
+				    sw[b].bpk, fixed, model);
+		if (fabs(model - p) > 0.005 * p)
+			return fail("blocked m/n %u: formula %.12g, exact %.12g",
+				    sw[b].bpk, model, p);
+		if (fabs(got - p) > 3 * sigma)
+			return fail("blocked m/n %u: measured %g, theory %g",
+				    sw[b].bpk, got, p);
+	}
+	return true;
+}
+
+/*
+ * Blocked sizing: whole blocks, the rate kept by the double formula, no
+ * block to spare for any k it considers, and the rule IMPORT checks.
+ */
+static bool blocked_sizing_is_least(void)
+{
+	static const struct { u64 n; u32 ppb, flags; } sw[] = {
+		{ 1000000, 10000000, 0 }, { 1000000, 1000000, 0 },
+		{ 100000, 1000, 0 }, { 1000, 100000000, 0 }, { 5000, 1, 0 },
+		{ 1000000, 10000000, KBLOOM_CORE_COUNTING },
+		{ 20000, 100000, KBLOOM_CORE_COUNTING },
+	};
+	size_t s;
+
+	for (s = 0; s < sizeof(sw) / sizeof(sw[0]); s++) {
+		u32 flags = sw[s].flags | KBLOOM_CORE_BLOCKED, k, k0, kk;
+		double eps = sw[s].ppb / 1e9, cells = kbloom_block_cells(flags);
+		u64 m, m0;
+
+		if (kbloom_size(sw[s].n, sw[s].ppb, &m0, &k0) ||
+		    kbloom_size_flags(sw[s].n, sw[s].ppb, flags, &m, &k))
+			return fail("n %llu ppb %u: not sized",
+				    (unsigned long long)sw[s].n, sw[s].ppb);
+		printf("# blocked%s n %llu at %g: m %llu k %u, %.2f%% more bits than plain (m %llu k %u), rate %.4g\n",
+		       sw[s].flags ? " counting" : "",
+		       (unsigned long long)sw[s].n, eps, (unsigned long long)m,
+		       k, 100.0 * ((double)m / m0 - 1),
+		       (unsigned long long)m0, k0,
+		       ref_fpr_blocked(m, k, sw[s].n, cells));
+		if (m % (u64)cells || m < m0 ||
+		    ref_fpr_blocked(m, k, sw[s].n, cells) > eps * (1 + 1e-6))
+			return fail("n %llu ppb %u: m %llu k %u misses the rate",
+				    (unsigned long long)sw[s].n, sw[s].ppb,
+				    (unsigned long long)m, k);
+		for (kk = k0 - k0 / 3; kk <= k0; kk++)
+			if (ref_fpr_blocked(m - cells, kk, sw[s].n, cells) <
+			    eps * (1 - 1e-6))
+				return fail("n %llu ppb %u: %llu bits with k %u would do",
+					    (unsigned long long)sw[s].n,
+					    sw[s].ppb,
+					    (unsigned long long)(m - cells),
+					    kk);
+		if (!kbloom_params_valid(m, k, flags, sw[s].n, sw[s].ppb) ||
+		    kbloom_params_valid(m + (u64)cells, k, flags, sw[s].n,
+					sw[s].ppb) ||
+		    kbloom_params_valid(m0, k0, flags, sw[s].n, sw[s].ppb))
+			return fail("n %llu ppb %u: kbloom_params_valid() does not follow blocked sizing",
+				    (unsigned long long)sw[s].n, sw[s].ppb);
+	}
+	return true;
+}
+
 static bool sizing_reproduces_seed_figures(void)
 {
 	u64 m;
@@ -325,12 +559,15 @@ static bool params_window_and_fill(void)
 	if (kbloom_size(1000000, 10000000, &m, &k))
 		return fail("sizing 1%% failed");
 	if (!kbloom_params_valid(m, k, 0, 1000000, 10000000) ||
-	    !kbloom_params_valid(m, k, KBLOOM_CORE_FLAGS, 5, 0) ||
+	    !kbloom_params_valid(m, k, KBLOOM_CORE_COUNTING |
+					KBLOOM_CORE_SIPHASH, 5, 0) ||
+	    kbloom_params_valid(m, k, KBLOOM_CORE_FLAGS, 5, 0) ||
+	    !kbloom_params_valid(m / 512 * 512, k, KBLOOM_CORE_FLAGS, 5, 0) ||
 	    kbloom_params_valid(m + 1, k, 0, 1000000, 10000000) ||
 	    kbloom_params_valid(m, k + 1, 0, 1000000, 10000000) ||
 	    kbloom_params_valid(m, k, 0, 0, 10000000) ||
 	    kbloom_params_valid(m, k, 0, 1000000, 1000000000) ||
-	    kbloom_params_valid(m, k, 4, 1000000, 10000000) ||
+	    kbloom_params_valid(m, k, 8, 1000000, 10000000) ||
 	    kbloom_params_valid(63, 1, 0, 0, 0) ||
 	    kbloom_params_valid(64, 33, 0, 0, 0))
 		return fail("kbloom_params_valid() disagrees with CREATE's rules");
@@ -464,6 +701,7 @@ static bool clear_and_weight(void)
 struct adder {
 	struct kbloom_core *core;
 	u64 stream;
+	struct kbloom_delta d;
 };
 
 static void *adder_fn(void *arg)
@@ -472,37 +710,66 @@ static void *adder_fn(void *arg)
 	u8 key[32];
 	u64 i;
 
-	for (i = 0; i < 200000; i++)
-		kbloom_core_add(a->core, key, make_key(key, a->stream, i), NULL);
+	for (i = 0; i < 200000; i++) {
+		if (i % 2)
+			kbloom_core_add(a->core, key,
+					make_key(key, a->stream, i), &a->d);
+		else
+			kbloom_core_test_and_add(a->core, key,
+						 make_key(key, a->stream, i),
+						 &a->d);
+	}
 	return NULL;
 }
 
-/* Small, dense filter so that the threads really fight over words. */
-static bool concurrent_adds_lose_nothing(void)
+/*
+ * Small, dense filter so that the threads really fight over words: no key
+ * lost, and the bits the threads say they set add up to the bits set
+ * (each 0 -> 1 transition claimed by exactly one atomic OR).
+ */
+static bool concurrent_adds(u32 flags, u32 k)
 {
-	struct kbloom_core *core = core_new(1 << 16, 3, 9, 9);
+	struct kbloom_core *core = core_new_flags(1 << 16, k, flags, 9, 9);
 	struct adder a[4];
 	pthread_t t[4];
 	bool ok = true;
+	u64 j, set = 0;
 	u8 key[32];
 	int i;
-	u64 j;
 
 	for (i = 0; i < 4; i++) {
+		memset(&a[i], 0, sizeof(a[i]));
 		a[i].core = core;
 		a[i].stream = 50 + i;
 		pthread_create(&t[i], NULL, adder_fn, &a[i]);
 	}
-	for (i = 0; i < 4; i++)
+	for (i = 0; i < 4; i++) {
 		pthread_join(t[i], NULL);
+		set += a[i].d.set;
+	}
 	for (i = 0; i < 4 && ok; i++)
 		for (j = 0; j < 200000 && ok; j++)
 			if (!kbloom_core_query(core, key,
 					      make_key(key, 50 + i, j)))
 				ok = fail("thread %d key %llu lost", i,
 					  (unsigned long long)j);
+	if (ok && set != kbloom_test_weight(core))
+		ok = fail("threads claim %llu bits set, the filter has %llu",
+			  (unsigned long long)set,
+			  (unsigned long long)kbloom_test_weight(core));
 	core_free(core);
 	return ok;
+}
+
+static bool concurrent_adds_lose_nothing(void)
+{
+	return concurrent_adds(0, 3);
+}
+
+/* Blocked: the k bits in 8 words, several often in one word. */
+static bool blocked_concurrent_adds_lose_nothing(void)
+{
+	return concurrent_adds(KBLOOM_CORE_BLOCKED, 6);
 }
 
 
@@ -572,10 +839,11 @@ static bool counting_remove_absent_changes_nothing(void)
  * Random adds and removes against an exact model of every counter
  * (saturating at 15, stuck there) and of every key's multiplicity.
  */
-static bool counting_matches_multiset_model(void)
+static bool counting_model(u32 flags)
 {
 	const u64 m = 4096, nkeys = 600;
-	struct kbloom_core *core = core_new_flags(m, 3, KBLOOM_CORE_COUNTING,
+	struct kbloom_core *core = core_new_flags(m, 3,
+						  KBLOOM_CORE_COUNTING | flags,
 						  5, 6);
 	unsigned int *model = calloc(m, sizeof(*model));
 	unsigned int *count = calloc(nkeys, sizeof(*count));
@@ -621,6 +889,17 @@ static bool counting_matches_multiset_model(void)
 	free(count);
 	core_free(core);
 	return ok;
+}
+
+static bool counting_matches_multiset_model(void)
+{
+	return counting_model(0);
+}
+
+/* The same with 128-counter blocks (where a key's counters repeat more). */
+static bool blocked_counting_matches_multiset_model(void)
+{
+	return counting_model(KBLOOM_CORE_BLOCKED);
 }
 
 struct churner {
@@ -869,9 +1148,12 @@ static bool batch_matches_one_key_calls(void)
 	static const u32 flagsets[] = {
 		0, KBLOOM_CORE_COUNTING, KBLOOM_CORE_SIPHASH,
 		KBLOOM_CORE_COUNTING | KBLOOM_CORE_SIPHASH,
+		KBLOOM_CORE_BLOCKED, KBLOOM_CORE_BLOCKED | KBLOOM_CORE_COUNTING,
+		KBLOOM_CORE_BLOCKED | KBLOOM_CORE_SIPHASH,
 	};
 	static const u32 ks[] = { 3, 7, 10, 20, KBLOOM_CORE_MAX_HASHES };
-	enum { N = 3000, M = 20000 };
+	/* M: not a power of two; whole blocks of 512 bits (and 128). */
+	enum { N = 3000, M = 20480 };
 	u32 seed[4] = { 11, 22, 33, 44 }, lens[N], f, ki, i, ha, hb;
 	static u8 keys[N * 24], ra[N / 8 + 1], rb[N / 8 + 1];
 	struct kbloom_core a, b;
@@ -954,6 +1236,9 @@ static const struct {
 	{ "every_bit_reachable_and_uniform", every_bit_reachable_and_uniform },
 	{ "no_false_negatives", no_false_negatives },
 	{ "fpr_matches_theory", fpr_matches_theory },
+	{ "blocked_positions_in_one_block", blocked_positions_in_one_block },
+	{ "blocked_fpr_matches_theory", blocked_fpr_matches_theory },
+	{ "blocked_sizing_is_least", blocked_sizing_is_least },
 	{ "sizing_reproduces_seed_figures", sizing_reproduces_seed_figures },
 	{ "sizing_agrees_with_libm", sizing_agrees_with_libm },
 	{ "params_window_and_fill", params_window_and_fill },
@@ -961,10 +1246,14 @@ static const struct {
 	{ "test_and_add_reports_seen", test_and_add_reports_seen },
 	{ "clear_and_weight", clear_and_weight },
 	{ "concurrent_adds_lose_nothing", concurrent_adds_lose_nothing },
+	{ "blocked_concurrent_adds_lose_nothing",
+	  blocked_concurrent_adds_lose_nothing },
 	{ "counting_saturation_keeps_key", counting_saturation_keeps_key },
 	{ "counting_remove_absent_changes_nothing",
 	  counting_remove_absent_changes_nothing },
 	{ "counting_matches_multiset_model", counting_matches_multiset_model },
+	{ "blocked_counting_matches_multiset_model",
+	  blocked_counting_matches_multiset_model },
 	{ "counting_concurrent_matches_sequential",
 	  counting_concurrent_matches_sequential },
 	{ "merge_and_estimates", merge_and_estimates },

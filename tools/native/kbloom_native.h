@@ -34,6 +34,7 @@ typedef uint64_t u64;
 #define fallthrough		__attribute__((__fallthrough__))
 #define EXPORT_SYMBOL_NS_GPL(sym, ns)
 #define prefetch(p)		__builtin_prefetch(p)
+#define prefetchw(p)		__builtin_prefetch(p, 1)
 #define cond_resched()		do { } while (0)
 /* No signals to honour in a userspace loop over a filter. */
 #define current			NULL
@@ -107,6 +108,10 @@ static inline bool test_bit(u64 nr, const unsigned long *addr)
 	return __atomic_load_n(&addr[BIT_WORD(nr)], __ATOMIC_RELAXED) &
 	       BIT_MASK(nr);
 }
+
+/* The kernel's set_mask_bits() with no bits to clear: an atomic OR. */
+#define set_mask_bits(ptr, mask, bits)					\
+	__atomic_fetch_or(ptr, (bits) | 0 * (mask), __ATOMIC_SEQ_CST)
 
 static inline unsigned long xchg(unsigned long *p, unsigned long v)
 {

@@ -40,6 +40,16 @@ static const struct {
 	  { 7, 9, 11, 13 }, 4099, 32 },
 	{ "192.168.1.1:443->10.0.0.7:51234/tcp", 35, KBLOOM_CORE_SIPHASH,
 	  { 0xffffffff, 0xfffffffe, 0x80000000, 0x1 }, 1ULL << 36, 32 },
+	/* Blocked: a key's positions in one block of 512 bits or 128 counters. */
+	{ "hello, world", 12, KBLOOM_CORE_BLOCKED, { 42, 0, 0, 0 }, 9918464, 6 },
+	{ "abc", 3, KBLOOM_CORE_BLOCKED | KBLOOM_CORE_SIPHASH, { 1, 2, 3, 4 },
+	  512, 32 },
+	{ "192.168.1.1:443->10.0.0.7:51234/tcp", 35,
+	  KBLOOM_CORE_BLOCKED | KBLOOM_CORE_COUNTING, { 3, 4, 0, 0 },
+	  1ULL << 36, 13 },
+	{ "\xff", 1,
+	  KBLOOM_CORE_BLOCKED | KBLOOM_CORE_COUNTING | KBLOOM_CORE_SIPHASH,
+	  { 5, 6, 7, 8 }, 128, 9 },
 };
 
 int main(void)

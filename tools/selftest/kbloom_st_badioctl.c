@@ -303,9 +303,15 @@ TEST_F(badioctl, null_and_unmapped_arguments)
 /* Unknown create flags. */
 TEST_F(badioctl, create_flags)
 {
-	/* 1 and 2 are COUNTING and LIKE now: see the merge area. */
+	/*
+	 * 1 and 2 are COUNTING and LIKE now: see the merge area; 4 is
+	 * ROTATE_AT_FILL, which needs a window; 8 is BLOCKED, which needs
+	 * whole blocks (1000 bits are not).
+	 */
 	static const u32 bad_flags[] = {
 		1u << 2, 0x80000000u, KBLOOM_CREATE_COUNTING | 1u << 2,
+		1u << 4, KBLOOM_CREATE_BLOCKED,
+		KBLOOM_CREATE_BLOCKED | KBLOOM_CREATE_COUNTING,
 	};
 	size_t i;
 	int err;
@@ -316,7 +322,7 @@ TEST_F(badioctl, create_flags)
 
 		memset(&c, 0, sizeof(c));
 		set_name(c.name, BAD_NEW);
-		c.bits = 1024;
+		c.bits = bad_flags[i] & KBLOOM_CREATE_BLOCKED ? 1000 : 1024;
 		c.hashes = 3;
 		c.flags = bad_flags[i];
 		err = ioc(g_fd, KBLOOM_IOC_CREATE, &c);
@@ -329,6 +335,45 @@ TEST_F(badioctl, create_flags)
 			     bad_flags[i]);
 		cleanup(_metadata, BAD_NEW);
 	}
+}
+
+/*
+ * The blocked layout: whole blocks of 512 bits (128 counters), the flag
+ * reported back and by INFO, and sizing that gives whole blocks.
+ */
+TEST_F(badioctl, create_blocked)
+{
+	struct kbloom_create c;
+	struct kbloom_info info;
+
+	memset(&c, 0, sizeof(c));
+	set_name(c.name, BAD_NEW);
+	c.bits = 1024;
+	c.hashes = 3;
+	c.flags = KBLOOM_CREATE_BLOCKED;
+	ASSERT_EQ(0, ioc(g_fd, KBLOOM_IOC_CREATE, &c));
+	EXPECT_EQ(KBLOOM_CREATE_BLOCKED, c.flags);
+	ASSERT_EQ(0, kb_info(g_fd, BAD_NEW, &info));
+	EXPECT_EQ(KBLOOM_CREATE_BLOCKED, info.flags);
+	cleanup(_metadata, BAD_NEW);
+
+	memset(&c, 0, sizeof(c));
+	set_name(c.name, BAD_NEW);
+	c.bits = 384;
+	c.hashes = 3;
+	c.flags = KBLOOM_CREATE_BLOCKED | KBLOOM_CREATE_COUNTING;
+	ASSERT_EQ(0, ioc(g_fd, KBLOOM_IOC_CREATE, &c));
+	cleanup(_metadata, BAD_NEW);
+
+	memset(&c, 0, sizeof(c));
+	set_name(c.name, BAD_NEW);
+	c.capacity = 100000;
+	c.fpr_ppb = 10000000;
+	c.flags = KBLOOM_CREATE_BLOCKED;
+	ASSERT_EQ(0, ioc(g_fd, KBLOOM_IOC_CREATE, &c));
+	EXPECT_EQ(0ULL, c.bits % 512);
+	EXPECT_EQ(6U, c.hashes);
+	cleanup(_metadata, BAD_NEW);
 }
 
 /* Unknown hash schemes (was reserved0; 0 is the default). */

@@ -69,6 +69,8 @@
 #define KBLOOM_FEATURE_WINDOW		(1ULL << 7)
 /* KBLOOM_IOC_OPEN: file descriptors bound to one filter. */
 #define KBLOOM_FEATURE_HANDLE		(1ULL << 8)
+/* KBLOOM_CREATE_BLOCKED: the cache-line blocked layout. */
+#define KBLOOM_FEATURE_BLOCKED		(1ULL << 9)
 
 /* Creation flags (struct kbloom_create, struct kbloom_info, images). */
 /* 4-bit counters instead of bits: keys can be removed. */
@@ -77,6 +79,22 @@
 #define KBLOOM_CREATE_LIKE		(1U << 1)
 /* Windowed filters: also rotate when the newest generation is full. */
 #define KBLOOM_CREATE_ROTATE_AT_FILL	(1U << 2)
+/*
+ * The blocked layout: all k positions of a key lie in one 64-byte block
+ * (512 bits, or 128 counters), chosen by the key's hash: one cache miss
+ * per key instead of k. The positions inside the block are independent
+ * and uniform. At equal m it errs more than the plain layout (blocks fill
+ * unevenly), so sizing by @capacity and @fpr_ppb uses the blocked rate
+ * (Putze, Sanders and Singler, 2007): the sum over the Poisson number i of
+ * keys in a block (mean n B / m) of the rate of a B-cell filter holding i
+ * keys, (1 - (1 - 1/B)^(k i))^k plus its variance term, with the least
+ * whole number of blocks that keeps the rate and, for that, the
+ * fewest hashes (from the plain layout's k0 down to k0 - k0/3). Given
+ * @bits, they must be a multiple of 512 (128 for counting filters). Kept
+ * by KBLOOM_CREATE_LIKE, reported by INFO and images, and filters of
+ * different layouts are never merged or compared.
+ */
+#define KBLOOM_CREATE_BLOCKED		(1U << 3)
 
 /*
  * Time-windowed filters ("seen in the last W"). A windowed filter is
@@ -130,6 +148,7 @@
 #define KBLOOM_MISMATCH_COUNTING	(1U << 2)
 #define KBLOOM_MISMATCH_SEED		(1U << 3)
 #define KBLOOM_MISMATCH_HASH_SCHEME	(1U << 4)
+#define KBLOOM_MISMATCH_LAYOUT		(1U << 5)
 
 /*
  * Hash schemes: how a key becomes bit positions, chosen per filter at
@@ -510,7 +529,8 @@ struct kbloom_merge {
  * @name: in: the filter.
  * @bits: EXPORT out, IMPORT in: m.
  * @hashes: EXPORT out, IMPORT in: k.
- * @flags: EXPORT out, IMPORT in: KBLOOM_CREATE_COUNTING or 0.
+ * @flags: EXPORT out, IMPORT in: KBLOOM_CREATE_COUNTING,
+ *	KBLOOM_CREATE_BLOCKED, KBLOOM_CREATE_ROTATE_AT_FILL or 0.
  * @seed: EXPORT out, IMPORT in: the secret hash seed, low 64 bits.
  * @adds: EXPORT out, IMPORT in: keys added (informational).
  * @capacity: EXPORT out, IMPORT in: design n (informational).

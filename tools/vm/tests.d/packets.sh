@@ -92,10 +92,13 @@ pk_create() {
 # budget 2 mu + 10 with probability under 1e-6 whatever mu (busybox awk
 # has no sqrt). fpr comes from bloomctl calc on the filter's real m and k.
 pk_budget() {
-	local m='' k=''
+	local m='' k='' l='' c=''
 	read -r m < "/sys/kernel/bloom/filters/$1/bits"
 	read -r k < "/sys/kernel/bloom/filters/$1/hashes"
-	bloomctl -j calc --bits "$m" --hashes "$k" --capacity "$2" |
+	read -r l < "/sys/kernel/bloom/filters/$1/layout"
+	[ "$(cat "/sys/kernel/bloom/filters/$1/counting")" = 1 ] && c=--counting
+	# shellcheck disable=SC2086 # $c is one word or none
+	bloomctl -j calc --bits "$m" --hashes "$k" --capacity "$2" --layout "$l" $c |
 		awk -v q="$3" 'BEGIN { p = 1 }
 			match($0, /"fpr": *[0-9.eE+-]+/) {
 				p = substr($0, RSTART, RLENGTH); sub(/.*: */, "", p)
@@ -331,8 +334,9 @@ pk_traffic4() { # IPT BACKEND
 	pk_create jflows4 --capacity $N --fpr 0.01 $PK_JHASH
 	pk_create pfx4 --capacity 100 --fpr 0.001
 	pk_create dst4 --capacity 100 --fpr 0.001
-	pk_create allow4 --capacity $N --fpr 0.001
-	pk_create cnt4 --capacity $((N * 50)) --fpr 0.0001 --counting
+	# Blocked filters: the match works on either layout.
+	pk_create allow4 --capacity $N --fpr 0.001 --layout blocked
+	pk_create cnt4 --capacity $((N * 50)) --fpr 0.0001 --counting --layout blocked
 	pk_create add4 --capacity $N --fpr 0.01
 	# The allow-list: the first half of the flows, by saddr,dport.
 	pk_keys4 sd $s0 $H > /tmp/allow4.hex
