@@ -33,6 +33,13 @@ int kbloom_query(struct kbloom_filter *filter, const void *key, u32 len);
 int kbloom_test_and_add(struct kbloom_filter *filter, const void *key,
 			u32 len);
 int kbloom_remove(struct kbloom_filter *filter, const void *key, u32 len);
+/* Many keys at once (bytes back to back), their cache misses overlapped. */
+int kbloom_add_batch(struct kbloom_filter *filter, const void *keys,
+		     const u32 *lens, u32 n);
+int kbloom_query_batch(struct kbloom_filter *filter, const void *keys,
+		       const u32 *lens, u32 n, u8 *results);
+int kbloom_test_and_add_batch(struct kbloom_filter *filter, const void *keys,
+			      const u32 *lens, u32 n, u8 *results);
 int kbloom_pin(struct kbloom_filter *filter);
 void kbloom_unpin(struct kbloom_filter *filter);
 bool kbloom_is_counting(struct kbloom_filter *filter);

@@ -779,36 +779,31 @@ static_assert(KBLOOM_CORE_PIPE_POS >= KBLOOM_CORE_MAX_HASHES,
 /*
  * Blocked filters pipeline deeper: a key is one cache line, so a group of
  * 32 keys keeps as many misses in flight as the core allows, and all a key
- * needs between the two passes is its hash (256 bytes of stack): the block
- * is fetched in the first pass (for writing, when the operation writes),
- * the positions inside it are computed in the second.
+ * needs between the two passes is its hash (256 bytes of stack, in a frame
+ * of its own): the block is fetched in the first pass, the positions inside
+ * it are computed in the second.
  */
 #define KBLOOM_CORE_PIPE_BLOCKS	32
 
-static u32 kbloom_core_do_batch_blocked(struct kbloom_core *core,
-					enum kbloom_op op, const u8 *keys,
-					const u32 *lens, u32 n, u8 *results,
-					struct kbloom_delta *d)
+static noinline_for_stack u32
+kbloom_core_do_batch_blocked(struct kbloom_core *core, enum kbloom_op op,
+			     const u8 *keys, const u32 *lens, u32 n,
+			     u8 *results, struct kbloom_delta *d)
 {
 	unsigned int shift = kbloom_counting(core) ?
 			     KBLOOM_BLOCK_SHIFT_COUNTING : KBLOOM_BLOCK_SHIFT;
 	u64 h[KBLOOM_CORE_PIPE_BLOCKS], pos[KBLOOM_CORE_MAX_HASHES];
 	u64 nblocks = core->nbits >> shift;
-	bool writes = op != KBLOOM_OP_QUERY;
 	u32 g, i, j, hits = 0;
-	const void *line;
 
 	for (i = 0; i < n; i += g) {
 		g = min_t(u32, n - i, KBLOOM_CORE_PIPE_BLOCKS);
 		for (j = 0; j < g; j++) {
 			h[j] = kbloom_core_hash(core, keys, lens[i + j]);
 			keys += lens[i + j];
-			line = kbloom_cell_word(core, kbloom_reduce(h[j], nblocks)
-							  << shift);
-			if (writes)
-				prefetchw(line);
-			else
-				prefetch(line);
+			/* For reading: an add that finds its bits set writes nothing. */
+			prefetch(kbloom_cell_word(core,
+						  kbloom_reduce(h[j], nblocks) << shift));
 		}
 		for (j = 0; j < g; j++) {
 			kbloom_core_fill_blocked(core, h[j], pos);
@@ -1268,22 +1263,39 @@ u64 kbloom_fpr_q32(u64 nbits, u32 nhashes, u64 nkeys)
  * @nbits: m.
  * @nhashes: k.
  * @nkeys: n.
+ * @flags: KBLOOM_CORE_* bits: the layout.
  *
  * m (1 - e^(-kn/m)): the fill a filter has at its design capacity, which a
- * time-windowed filter with rotate-at-fill watches for.
+ * time-windowed filter with rotate-at-fill watches for. A blocked filter
+ * fills a little more slowly (a key's draws repeat cells of its block):
+ * with Poisson(lambda = nB/m) keys in a block of B cells, a cell stays
+ * empty with probability E[(1-1/B)^(ki)] = e^(-lambda (1 - (1-1/B)^k)).
  *
  * Return: the expected number of occupied positions, rounded down.
  */
-u64 kbloom_fill_at(u64 nbits, u32 nhashes, u64 nkeys)
+u64 kbloom_fill_at(u64 nbits, u32 nhashes, u64 nkeys, u32 flags)
 {
-	u64 kn, empty;
+	unsigned int shift = flags & KBLOOM_CORE_COUNTING ?
+			     KBLOOM_BLOCK_SHIFT_COUNTING : KBLOOM_BLOCK_SHIFT;
+	u64 kn, empty, x, q = KBLOOM_Q62_ONE, miss;
+	u32 i;
 
 	if (check_mul_overflow(nkeys, (u64)nhashes, &kn) ||
 	    div64_u64(kn, nbits) >= 48)
 		return nbits;
-	/* The fraction still empty: e^(-kn/m). */
-	empty = kbloom_exp_neg_q32(mul_u64_u64_div_u64(kn, KBLOOM_Q32_ONE,
-						       nbits));
+	if (flags & KBLOOM_CORE_BLOCKED) {
+		/* (1-1/B)^k, then lambda (1 - that), in 2^32. */
+		miss = KBLOOM_Q62_ONE - (KBLOOM_Q62_ONE >> shift);
+		for (i = 0; i < nhashes; i++)
+			q = mul_u64_u64_shr(q, miss, 62);
+		x = mul_u64_u64_shr(mul_u64_u64_div_u64(nkeys, 1ULL << (32 + shift),
+							nbits),
+				    KBLOOM_Q62_ONE - q, 62);
+	} else {
+		/* The fraction still empty: e^(-kn/m). */
+		x = mul_u64_u64_div_u64(kn, KBLOOM_Q32_ONE, nbits);
+	}
+	empty = kbloom_exp_neg_q32(x);
 	return nbits - mul_u64_u64_shr(nbits, empty, 32);
 }
 
@@ -1343,47 +1355,80 @@ int kbloom_size(u64 capacity, u32 fpr_ppb, u64 *nbits, u32 *nhashes)
 }
 
 /*
- * -ln(1 - 1/B) and -ln(1 - 2/B), * 2^32, for the two block sizes: t
- * uniform draws miss a given cell with probability (1 - 1/B)^t = e^(-t c1)
- * and two given cells with (1 - 2/B)^t = e^(-t c2).
+ * The rate of a block of B cells whose keys made t uniform draws: the
+ * chance that k uniform query positions all land on occupied cells,
+ * E[(S/B)^k] for S the occupied cells, computed exactly and in positive
+ * terms only (no alternating sums), so that fixed point keeps it even at
+ * 1 ppb: the k query draws hit d distinct cells with probability pd[d],
+ * and d given cells are all hit by t draws with probability g[d](t), where
+ * g[d](t) = (1 - d/B) g[d](t-1) + (d/B) g[d-1](t-1) (the draw misses
+ * them, or covers one). The plain formula's (E[S]/B)^k is 2-9% low at the
+ * loads blocks have, and more at large k: S varies much more over 128 or
+ * 512 cells than over a whole filter.
  */
-#define KBLOOM_LN_512_511_Q32	8396811ULL
-#define KBLOOM_LN_512_510_Q32	16810070ULL
-#define KBLOOM_LN_128_127_Q32	33686191ULL
-#define KBLOOM_LN_128_126_Q32	67638678ULL
+struct kbloom_block_rate {
+	u64 pd[KBLOOM_CORE_MAX_HASHES + 1];
+	u64 g[KBLOOM_CORE_MAX_HASHES + 1];
+	u64 t;
+	u32 k;
+	unsigned int shift;
+};
 
-/*
- * The rate of a block of B cells that holds i keys, * 2^62: k uniform
- * query positions all among the S cells its t = k i draws occupied,
- * E[(S/B)^k]. The plain formula's (E[S]/B)^k is below that (Jensen),
- * by 2-9% at the loads blocks have (S varies much more over 128 or 512
- * cells than over a whole filter), so the variance term of the expansion
- * around the mean is added: mu^k + C(k, 2) mu^(k-2) Var(S/B), with
- * mu = 1 - (1-1/B)^t and Var(S/B) = (1-1/B)(1-2/B)^t + (1-1/B)^t / B -
- * (1-1/B)^2t. Within 0.2% of the exact expectation (tools/native checks
- * it against the occupancy distribution).
- */
-static u64 kbloom_block_fpr_q62(u32 nhashes, u64 i, u64 c1, u64 c2,
-				unsigned int shift)
+static void kbloom_block_rate_init(struct kbloom_block_rate *br, u32 nhashes,
+				   unsigned int shift)
 {
-	u64 t = nhashes * i, e1 = kbloom_exp_neg_q62(t * c1);
-	u64 e2 = kbloom_exp_neg_q62(t * c2), mu = KBLOOM_Q62_ONE - e1;
-	u64 pos = mul_u64_u64_shr(e2, KBLOOM_Q62_ONE - (KBLOOM_Q62_ONE >>
-							  shift), 62) +
-		  (e1 >> shift);
-	u64 neg = mul_u64_u64_shr(e1, e1, 62), var, r = KBLOOM_Q62_ONE, r2;
-	u32 j;
+	u64 *pd = br->pd;
+	u32 j, d;
 
-	var = pos > neg ? pos - neg : 0;
-	for (j = 0; j + 2 < nhashes; j++)
-		r = mul_u64_u64_shr(r, mu, 62);
-	/* r is mu^(k-2) (1 for k < 2); the mean term is r mu^2. */
-	r2 = nhashes >= 2 ? mul_u64_u64_shr(mul_u64_u64_shr(r, mu, 62), mu, 62) :
-			    mu;
-	if (nhashes >= 2)
-		r2 += mul_u64_u64_shr(r, var, 62) * nhashes * (nhashes - 1) / 2;
-	return min_t(u64, r2, KBLOOM_Q62_ONE);
+	memset(br, 0, sizeof(*br));
+	br->k = nhashes;
+	br->shift = shift;
+	br->g[0] = KBLOOM_Q62_ONE;
+	/* Distinct cells after j query draws: pd[d] over d = 0..j. */
+	pd[0] = KBLOOM_Q62_ONE;
+	for (j = 1; j <= nhashes; j++) {
+		for (d = j; d >= 1; d--)
+			pd[d] = mul_u64_u64_shr(pd[d], (u64)d << (62 - shift),
+						62) +
+				mul_u64_u64_shr(pd[d - 1],
+						KBLOOM_Q62_ONE - ((u64)(d - 1) <<
+								  (62 - shift)),
+						62);
+		pd[0] = 0;
+	}
 }
+
+/* The rate, * 2^62, after @t draws (t never decreases between calls). */
+static u64 kbloom_block_rate_at(struct kbloom_block_rate *br, u64 t)
+{
+	u64 r = 0, hit;
+	u32 d;
+
+	for (; br->t < t; br->t++) {
+		for (d = br->k; d >= 1; d--) {
+			hit = (u64)d << (62 - br->shift);
+			br->g[d] = mul_u64_u64_shr(br->g[d],
+						   KBLOOM_Q62_ONE - hit, 62) +
+				   mul_u64_u64_shr(br->g[d - 1], hit, 62);
+		}
+	}
+	for (d = 1; d <= br->k; d++)
+		r += mul_u64_u64_shr(br->pd[d], br->g[d], 62);
+	return min_t(u64, r, KBLOOM_Q62_ONE);
+}
+
+/* ln(lambda / j) * 2^32, lambda * 2^32 given: one Poisson ratio, in logs. */
+static s64 kbloom_ln_ratio_q32(u64 lambda, u64 j)
+{
+	s64 l2 = (s64)kbloom_log2_q32(lambda) - (32LL << 32) -
+		 (s64)kbloom_log2_q32(j);
+
+	return l2 < 0 ? -(s64)mul_u64_u64_shr(-l2, KBLOOM_LN2_Q32, 32) :
+			(s64)mul_u64_u64_shr(l2, KBLOOM_LN2_Q32, 32);
+}
+
+/* Poisson weights below e^-40 of the mode's are left out of the sum. */
+#define KBLOOM_POISSON_CUT	(40LL << 32)
 
 /**
  * kbloom_fpr_blocked_q62() - theoretical false-positive rate, blocked layout
@@ -1393,25 +1438,23 @@ static u64 kbloom_block_fpr_q62(u32 nhashes, u64 i, u64 c1, u64 c2,
  * @flags: KBLOOM_CORE_* bits (the block has 512 bits, or 128 counters).
  *
  * With N = m / B blocks of B cells, the keys in the block a query lands in
- * are Poisson with mean lambda = n / N, and a block holding i keys answers
- * "maybe" at the rate of a B-cell filter (Putze, Sanders and Singler,
- * "Cache-, Hash- and Space-Efficient Bloom Filters", 2007), which for so
- * few cells needs its variance term: kbloom_block_fpr_q62(). The sum runs
- * outwards from the mode with weights relative to it, w(i + 1) =
- * w(i) lambda / (i + 1), until they vanish: no e^-lambda, which underflows.
- * All in 62-bit fixed point, so that sizing at rates down to 1 ppb still
- * compares exactly enough.
+ * are Poisson with mean lambda = n / N, and a block holding i keys (k i
+ * draws) answers "maybe" at the rate kbloom_block_rate_at() computes
+ * (Putze, Sanders and Singler, "Cache-, Hash- and Space-Efficient Bloom
+ * Filters", 2007, with that rate exact). The weights are taken relative to
+ * the mode's, from their logarithms (no e^-lambda, which underflows, and
+ * no error that grows along the sum), from where they fall below e^-40 on
+ * one side to where they do on the other. All in fixed point.
  *
  * Return: the rate * 2^62.
  */
 u64 kbloom_fpr_blocked_q62(u64 nbits, u32 nhashes, u64 nkeys, u32 flags)
 {
-	u32 cells = kbloom_block_cells(flags);
 	unsigned int shift = flags & KBLOOM_CORE_COUNTING ?
 			     KBLOOM_BLOCK_SHIFT_COUNTING : KBLOOM_BLOCK_SHIFT;
-	u64 c1 = cells == 512 ? KBLOOM_LN_512_511_Q32 : KBLOOM_LN_128_127_Q32;
-	u64 c2 = cells == 512 ? KBLOOM_LN_512_510_Q32 : KBLOOM_LN_128_126_Q32;
-	u64 lambda, i, mode, w, sum_w = 0, sum_f = 0, kn;
+	u64 lambda, mode, i, w, sum_w = 0, sum_f = 0, kn;
+	struct kbloom_block_rate br;
+	s64 lw = 0;
 
 	if (!nkeys)
 		return 0;
@@ -1419,34 +1462,41 @@ u64 kbloom_fpr_blocked_q62(u64 nbits, u32 nhashes, u64 nkeys, u32 flags)
 	if (check_mul_overflow(nkeys, (u64)nhashes, &kn) ||
 	    div64_u64(kn, nbits) >= 48)
 		return KBLOOM_Q62_ONE;
-	lambda = mul_u64_u64_div_u64(nkeys, (u64)cells << 32, nbits);
+	lambda = mul_u64_u64_div_u64(nkeys, 1ULL << (32 + shift), nbits);
 	mode = lambda >> 32;
-	/* The mode's weight: the sum of every weight stays below 2^62. */
-	for (i = mode, w = 1ULL << 52; w; i++) {
-		sum_w += w;
-		sum_f += mul_u64_u64_shr(w, kbloom_block_fpr_q62(nhashes, i, c1,
-								 c2, shift),
-					 62);
-		w = mul_u64_u64_div_u64(w, lambda, (i + 1) << 32);
-	}
-	for (i = mode, w = 1ULL << 52; i; i--) {
-		w = mul_u64_u64_div_u64(w, i << 32, lambda);
-		if (!w)
+	/* Down from the mode to the first weight that counts. */
+	for (i = mode; i > 0; i--) {
+		s64 step = kbloom_ln_ratio_q32(lambda, i);
+
+		if (lw - step < -KBLOOM_POISSON_CUT)
 			break;
+		lw -= step;	/* ln w(i - 1) = ln w(i) - ln(lambda / i) */
+	}
+	kbloom_block_rate_init(&br, nhashes, shift);
+	/* Up from there; every weight at most 2^52, their sum below 2^63. */
+	for (; lw >= -KBLOOM_POISSON_CUT; i++) {
+		w = kbloom_exp_neg_q62(-lw) >> 10;
 		sum_w += w;
-		sum_f += mul_u64_u64_shr(w, kbloom_block_fpr_q62(nhashes, i - 1,
-								 c1, c2, shift),
+		sum_f += mul_u64_u64_shr(w, kbloom_block_rate_at(&br,
+								 nhashes * i),
 					 62);
+		lw += kbloom_ln_ratio_q32(lambda, i + 1);
 	}
 	return mul_u64_u64_div_u64(sum_f, KBLOOM_Q62_ONE, sum_w);
 }
 
-/* The least m (whole blocks) at which k keeps n keys at @eps (2^62). */
+/*
+ * The least m (whole blocks) at which k keeps n keys at @eps (2^62). The
+ * search starts at the plain layout's @m0, which a blocked filter never
+ * needs less than: a rate is then never computed for a filter crammed
+ * far past its capacity, where the sum is longest.
+ */
 static u64 kbloom_blocked_bits_for(u64 capacity, u32 nhashes, u64 eps,
-				   u32 flags)
+				   u32 flags, u64 m0)
 {
 	u64 cells = kbloom_block_cells(flags);
-	u64 lo = 1, hi = 1, max = KBLOOM_CORE_MAX_BITS / cells;
+	u64 max = KBLOOM_CORE_MAX_BITS / cells;
+	u64 hi = clamp_t(u64, m0 / cells, 1, max), lo = (hi + 1) / 2;
 
 	while (kbloom_fpr_blocked_q62(hi * cells, nhashes, capacity, flags) >
 	       eps) {
@@ -1455,6 +1505,10 @@ static u64 kbloom_blocked_bits_for(u64 capacity, u32 nhashes, u64 eps,
 		lo = hi + 1;
 		hi = min_t(u64, hi * 2, max);
 	}
+	/* At lo - 1 the rate must be missed: else search from 1. */
+	if (lo > 1 && kbloom_fpr_blocked_q62((lo - 1) * cells, nhashes,
+					     capacity, flags) <= eps)
+		lo = 1;
 	while (lo < hi) {
 		u64 mid = lo + (hi - lo) / 2;
 
@@ -1479,7 +1533,7 @@ static u64 kbloom_blocked_bits_for(u64 capacity, u32 nhashes, u64 eps,
  * The plain layout is kbloom_size(). A blocked filter errs more than a
  * plain one of the same m (its blocks fill unevenly), so it is sized by its
  * own formula, kbloom_fpr_blocked_q62(): for each k from the plain
- * optimum k0 down to k0 - k0/3 (a blocked filter wants fewer hashes),
+ * optimum k0 down to k0 - k0/2 (a blocked filter wants fewer hashes),
  * the least whole number of blocks that keeps the rate, and of those the
  * smallest m, then the fewest hashes. A deterministic function of n and
  * the rate, as IMPORT's check of the sizing rule needs.
@@ -1499,8 +1553,8 @@ int kbloom_size_flags(u64 capacity, u32 fpr_ppb, u32 flags, u64 *nbits,
 		return ret;
 	eps = mul_u64_u64_div_u64(fpr_ppb, KBLOOM_Q62_ONE, 1000000000U);
 	k0 = *nhashes;
-	for (k = k0; k >= 1 && k >= k0 - k0 / 3; k--) {
-		m = kbloom_blocked_bits_for(capacity, k, eps, flags);
+	for (k = k0; k >= 1 && k >= k0 - k0 / 2; k--) {
+		m = kbloom_blocked_bits_for(capacity, k, eps, flags, *nbits);
 		if (m && (!best_m || m <= best_m)) {
 			best_m = m;
 			best_k = k;

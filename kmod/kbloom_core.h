@@ -181,7 +181,7 @@ u32 kbloom_optimal_hashes(u64 nbits, u64 capacity);
 #ifdef KBLOOM_CORE_TESTS
 u64 kbloom_fpr_q32(u64 nbits, u32 nhashes, u64 nkeys);
 #endif
-u64 kbloom_fill_at(u64 nbits, u32 nhashes, u64 nkeys);
+u64 kbloom_fill_at(u64 nbits, u32 nhashes, u64 nkeys, u32 flags);
 u32 kbloom_window_fpr(u32 fpr_ppb, u32 generations);
 u64 kbloom_log2_q32(u64 x);
 u64 kbloom_exp_neg_q32(u64 x);

@@ -137,7 +137,7 @@ static int kbloom_params_check(const struct kbloom_params *p)
 				 kbloom_window_fpr(p->fpr_ppb, p->generations)))
 		return -EINVAL;
 	if (p->rotate_at_fill &&
-	    !kbloom_fill_at(p->nbits, p->nhashes, p->capacity))
+	    !kbloom_fill_at(p->nbits, p->nhashes, p->capacity, p->flags))
 		return -EINVAL;
 	return 0;
 }
@@ -423,17 +423,6 @@ static int kbloom_op_check(const struct kbloom_core *core, enum kbloom_op op)
 	return 0;
 }
 
-/* Count @n keys of which @hits answered 1, as the API functions do. */
-static void kbloom_count_op(struct kbloom_filter *filter, enum kbloom_op op,
-			    u32 n, u32 hits)
-{
-	if (op == KBLOOM_OP_REMOVE)
-		return;
-	kbloom_filter_account(filter, op != KBLOOM_OP_QUERY ? n : 0,
-			      op != KBLOOM_OP_ADD ? n : 0,
-			      op != KBLOOM_OP_ADD ? hits : 0);
-}
-
 /*
  * The name of a key command: a filter's on the device; on a handle, none
  * (all zero), since the handle is bound to its filter.
@@ -514,7 +503,7 @@ static long kbloom_ioc_key(struct file *file, void __user *argp,
 		k.result = kbloom_gen_do(gen, op, key, k.len);
 	rcu_read_unlock();
 	if (!ret)
-		kbloom_count_op(filter, op, 1, k.result);
+		kbloom_filter_count_op(filter, op, 1, k.result);
 	kbloom_key_filter_put(filter, bound);
 	if (!ret && put_user(k.result, &uk->result))
 		ret = -EFAULT;
@@ -611,7 +600,7 @@ static int kbloom_batch_chunk(enum kbloom_op op, struct kbloom_batch *b,
 					   c->results);
 	rcu_read_unlock();
 	if (!err)
-		kbloom_count_op(filter, op, n, hits);
+		kbloom_filter_count_op(filter, op, n, hits);
 	kbloom_key_filter_put(filter, bound);
 	if (err)
 		return err;

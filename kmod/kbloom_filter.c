@@ -201,7 +201,7 @@ struct kbloom_gen *kbloom_gen_new(const struct kbloom_params *p)
 	if (p->generations) {
 		if (p->rotate_at_fill)
 			fill_limit = kbloom_fill_at(p->nbits, p->nhashes,
-						    p->capacity);
+						    p->capacity, p->flags);
 		gen->win = kbloom_window_new(p->generations, p->window_ms,
 					     fill_limit, p->nbits,
 					     p->nhashes, p->flags, seed);
@@ -781,6 +781,26 @@ void kbloom_filter_account(struct kbloom_filter *filter, u32 adds,
 	put_cpu_ptr(filter->stats);
 }
 
+/**
+ * kbloom_filter_count_op() - count @n keys of one operation
+ * @filter: the filter.
+ * @op: the operation.
+ * @n: keys.
+ * @hits: of them, those that answered 1 (query, test-and-add).
+ *
+ * Adds count as adds, queries as queries, test-and-adds as both; removes
+ * are not counted. Any context.
+ */
+void kbloom_filter_count_op(struct kbloom_filter *filter, enum kbloom_op op,
+			    u32 n, u32 hits)
+{
+	if (op == KBLOOM_OP_REMOVE)
+		return;
+	kbloom_filter_account(filter, op != KBLOOM_OP_QUERY ? n : 0,
+			      op != KBLOOM_OP_ADD ? n : 0,
+			      op != KBLOOM_OP_ADD ? hits : 0);
+}
+
 /* What every in-kernel API call checks first: the length, then liveness. */
 static inline int kbloom_api_check(struct kbloom_filter *filter, u32 len)
 {
@@ -907,6 +927,110 @@ int kbloom_remove(struct kbloom_filter *filter, const void *key, u32 len)
 	return ret;
 }
 EXPORT_SYMBOL_NS_GPL(kbloom_remove, KBLOOM);
+
+/*
+ * The batch calls: check every length first (nothing is done if one is
+ * bad), then run @op on all the keys on one generation, pipelined.
+ */
+static int kbloom_api_batch(struct kbloom_filter *filter, enum kbloom_op op,
+			    const void *keys, const u32 *lens, u32 n,
+			    u8 *results)
+{
+	struct kbloom_gen *gen;
+	u32 i, hits = 0;
+	int ret = 0;
+
+	if (unlikely(n > KBLOOM_BATCH_MAX))
+		return -EINVAL;
+	for (i = 0; i < n; i++) {
+		ret = kbloom_api_check(filter, lens[i]);
+		if (unlikely(ret))
+			return ret;
+	}
+	if (results)
+		memset(results, 0, DIV_ROUND_UP(n, 8));
+	rcu_read_lock();
+	gen = kbloom_filter_gen(filter);
+	if (op == KBLOOM_OP_REMOVE && !(gen->core.flags & KBLOOM_CORE_COUNTING))
+		ret = -EOPNOTSUPP;
+	else if (unlikely(READ_ONCE(filter->dead)))
+		ret = -ENOENT;
+	else if (n)
+		hits = kbloom_gen_do_batch(gen, op, keys, lens, n, results);
+	rcu_read_unlock();
+	if (ret)
+		return ret;
+	kbloom_filter_count_op(filter, op, n, hits);
+	return hits;
+}
+
+/**
+ * kbloom_add_batch() - insert many keys
+ * @filter: a filter held with kbloom_get().
+ * @keys: the keys' bytes, back to back.
+ * @lens: their lengths, each 1 to KBLOOM_KEY_MAX.
+ * @n: how many keys, at most KBLOOM_BATCH_MAX.
+ *
+ * What kbloom_add() does to each key, in order, with the keys' cache
+ * misses overlapped (for a NAPI poll's or a GRO batch's worth of keys).
+ * Any context, lock-free, never sleeps. A bad length anywhere fails the
+ * call before any key is added.
+ *
+ * Return: 0, -EINVAL (a bad length, or @n too large), -ENOENT (destroyed).
+ */
+int kbloom_add_batch(struct kbloom_filter *filter, const void *keys,
+		     const u32 *lens, u32 n)
+{
+	int ret = kbloom_api_batch(filter, KBLOOM_OP_ADD, keys, lens, n, NULL);
+
+	return ret < 0 ? ret : 0;
+}
+EXPORT_SYMBOL_NS_GPL(kbloom_add_batch, KBLOOM);
+
+/**
+ * kbloom_query_batch() - which of many keys may be present?
+ * @filter: a filter held with kbloom_get().
+ * @keys: the keys' bytes, back to back.
+ * @lens: their lengths, each 1 to KBLOOM_KEY_MAX.
+ * @n: how many keys, at most KBLOOM_BATCH_MAX.
+ * @results: (@n + 7) / 8 bytes: bit i % 8 of byte i / 8 (the layout of
+ *	the batch ioctls' results, whatever the CPU) is set if key i may be
+ *	present, clear if it certainly is not.
+ *
+ * As kbloom_query() on each key, pipelined. Any context, never sleeps.
+ *
+ * Return: the number of keys that may be present, -EINVAL, -ENOENT.
+ */
+int kbloom_query_batch(struct kbloom_filter *filter, const void *keys,
+		       const u32 *lens, u32 n, u8 *results)
+{
+	return kbloom_api_batch(filter, KBLOOM_OP_QUERY, keys, lens, n,
+				results);
+}
+EXPORT_SYMBOL_NS_GPL(kbloom_query_batch, KBLOOM);
+
+/**
+ * kbloom_test_and_add_batch() - add many keys, saying which were seen
+ * @filter: a filter held with kbloom_get().
+ * @keys: the keys' bytes, back to back.
+ * @lens: their lengths, each 1 to KBLOOM_KEY_MAX.
+ * @n: how many keys, at most KBLOOM_BATCH_MAX.
+ * @results: (@n + 7) / 8 bytes: bit i % 8 of byte i / 8 is set if key i
+ *	was (maybe) present before, clear if it was new. A key repeated in the batch is
+ *	seen by its later copies.
+ *
+ * As kbloom_test_and_add() on each key in order, pipelined. Any context,
+ * never sleeps.
+ *
+ * Return: the number of keys seen before, -EINVAL, -ENOENT.
+ */
+int kbloom_test_and_add_batch(struct kbloom_filter *filter, const void *keys,
+			      const u32 *lens, u32 n, u8 *results)
+{
+	return kbloom_api_batch(filter, KBLOOM_OP_TEST_AND_ADD, keys, lens, n,
+				results);
+}
+EXPORT_SYMBOL_NS_GPL(kbloom_test_and_add_batch, KBLOOM);
 
 /* Sum the per-CPU counters as they are, without the baseline. */
 static void kbloom_stats_sum(struct kbloom_filter *filter,

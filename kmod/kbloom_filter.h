@@ -212,6 +212,8 @@ void kbloom_filter_release(struct kobject *kobj);
 int kbloom_filter_clear(struct kbloom_filter *filter);
 void kbloom_filter_account(struct kbloom_filter *filter, u32 adds, u32 queries,
 			   u32 hits);
+void kbloom_filter_count_op(struct kbloom_filter *filter, enum kbloom_op op,
+			    u32 n, u32 hits);
 void kbloom_filter_totals(struct kbloom_filter *filter,
 			  struct kbloom_totals *t);
 unsigned int kbloom_filter_pins(struct kbloom_filter *filter);

@@ -758,6 +758,64 @@ static void kbloom_registry_usable_from_softirq(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, kbloom_filter_destroy("kunit_bh"), 0);
 }
 
+/*
+ * The batch API against the one-key calls, on a plain and a blocked
+ * filter, with bottom halves off: the same answers, the keys of a failed
+ * call (a bad length at the end) not added, and the statistics counted.
+ */
+static void kbloom_registry_batch_api(struct kunit *test)
+{
+	static const u32 flags[] = { 0, KBLOOM_CORE_BLOCKED };
+	enum { N = 300 };
+	struct kbloom_params p = kbloom_test_params;
+	u8 *keys = kunit_kzalloc(test, N * 32, GFP_KERNEL);
+	u32 *lens = kunit_kcalloc(test, N, sizeof(*lens), GFP_KERNEL);
+	u8 res[N / 8 + 1];
+	struct kbloom_totals t;
+	struct kbloom_filter *f;
+	u32 i, fl, last, used = 0;
+	int hits;
+
+	KUNIT_ASSERT_NOT_NULL(test, keys);
+	KUNIT_ASSERT_NOT_NULL(test, lens);
+	for (i = 0; i < N; i++) {
+		lens[i] = kbloom_test_key(keys + used, 31, i);
+		used += lens[i];
+	}
+	for (fl = 0; fl < ARRAY_SIZE(flags); fl++) {
+		p.flags = flags[fl];
+		KUNIT_ASSERT_EQ(test, kbloom_filter_create("kunit_batch", &p,
+							   NULL), 0);
+		f = kbloom_get("kunit_batch");
+		KUNIT_ASSERT_NOT_NULL(test, f);
+		local_bh_disable();
+		/* The first half, then all: the first half seen, not the rest. */
+		KUNIT_EXPECT_EQ(test, kbloom_add_batch(f, keys, lens, N / 2), 0);
+		hits = kbloom_test_and_add_batch(f, keys, lens, N, res);
+		KUNIT_EXPECT_GE(test, hits, N / 2);
+		for (i = 0, used = 0; i < N; used += lens[i], i++) {
+			if (i < N / 2)
+				KUNIT_EXPECT_TRUE(test, res[i / 8] & BIT(i % 8));
+			KUNIT_EXPECT_EQ(test, kbloom_query(f, keys + used, lens[i]),
+					1);
+		}
+		KUNIT_EXPECT_EQ(test, kbloom_query_batch(f, keys, lens, N, res),
+				N);
+		last = lens[N - 1];
+		lens[N - 1] = 0;
+		KUNIT_EXPECT_EQ(test, kbloom_query_batch(f, keys, lens, N, res),
+				-EINVAL);
+		lens[N - 1] = last;
+		local_bh_enable();
+		kbloom_filter_totals(f, &t);
+		/* N/2 + N adds (test-and-add counts), 2N queries. */
+		KUNIT_EXPECT_EQ(test, t.adds, (u64)N / 2 + N);
+		KUNIT_EXPECT_EQ(test, t.queries, (u64)N + N + N);
+		kbloom_put(f);
+		KUNIT_EXPECT_EQ(test, kbloom_filter_destroy("kunit_batch"), 0);
+	}
+}
+
 /* A filter made --like another shares its seed: they merge and compare. */
 static void kbloom_registry_like_shares_seed(struct kunit *test)
 {
@@ -938,6 +996,7 @@ static struct kunit_case kbloom_registry_cases[] = {
 	KUNIT_CASE(kbloom_registry_lookup_and_duplicate),
 	KUNIT_CASE(kbloom_registry_destroy_while_referenced),
 	KUNIT_CASE(kbloom_registry_usable_from_softirq),
+	KUNIT_CASE(kbloom_registry_batch_api),
 	KUNIT_CASE(kbloom_registry_like_shares_seed),
 	KUNIT_CASE(kbloom_registry_replace_is_atomic),
 	KUNIT_CASE(kbloom_registry_pin_blocks_destroy),

@@ -80,7 +80,8 @@ void __attribute__((format(printf, 1, 2))) pr_err(const char *fmt, ...);
 void __attribute__((format(printf, 1, 2))) pr_warn(const char *fmt, ...);
 void json_info(const struct kbloom_info *info);
 void print_info(const struct kbloom_info *info);
-double estimate_keys(uint64_t x, uint64_t m, uint32_t k);
+double estimate_keys(uint64_t x, uint64_t m, uint32_t k, uint32_t flags);
+double estimate_fpr(uint64_t x, uint64_t m, uint32_t k, uint32_t flags);
 
 /* common.c: options and operands */
 typedef int (*opt_handler)(void *ctx, int c, const char *arg);

@@ -153,9 +153,12 @@ static void inspect_json(const struct img_reader *rd)
 	jw_kv_u64(jw, "bits_set", rd->set);
 	jw_kv_u64(jw, "saturated", rd->saturated);
 	jw_kv_double(jw, "fill_ratio", x / m);
-	jw_kv_double(jw, "estimated_fpr", pow(x / m, img->hashes));
+	jw_kv_double(jw, "estimated_fpr",
+		     estimate_fpr(rd->set, (uint64_t)m, img->hashes,
+				  img_kflags(img)));
 	jw_kv_double(jw, "estimated_keys",
-		     estimate_keys(rd->set, (uint64_t)m, img->hashes));
+		     estimate_keys(rd->set, (uint64_t)m, img->hashes,
+				   img_kflags(img)));
 	jw_end_object(jw);
 }
 
@@ -206,10 +209,13 @@ static void inspect_text(const struct img_reader *rd)
 	       100 * x / m);
 	if (counting)
 		printf("  saturated:      %" PRIu64 "\n", rd->saturated);
-	printf("  estimated fpr:  %.3g\n", pow(x / m, img->hashes));
+	printf("  estimated fpr:  %.3g\n",
+	       estimate_fpr(rd->set, (uint64_t)m, img->hashes,
+			    img_kflags(img)));
 	if (x < m)
 		printf("  estimated keys: %.0f\n",
-		       estimate_keys(rd->set, (uint64_t)m, img->hashes));
+		       estimate_keys(rd->set, (uint64_t)m, img->hashes,
+				     img_kflags(img)));
 	else
 		printf("  estimated keys: - (filter full)\n");
 }

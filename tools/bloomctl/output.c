@@ -12,6 +12,7 @@
 
 #include "bloomctl.h"
 #include "image.h"
+#include "sizing.h"
 
 static struct jw json_writer;
 static bool pretty_output;
@@ -61,21 +62,47 @@ void pr_warn(const char *fmt, ...)
 }
 
 /*
- * Keys in a filter with X of its m bits set, Swamidass & Baldi:
+ * Keys in a filter with X of its m positions set, Swamidass & Baldi:
  * n = -(m/k) ln(1 - X/m). Infinite (NAN here, null in JSON) when every bit
- * is set: then any number of keys fits.
+ * is set: then any number of keys fits. A blocked filter (@flags, the
+ * uapi's) fills as 1 - X/m = e^(-(nB/m)(1 - (1-1/B)^k)) (see the core's
+ * kbloom_fill_at()), whose inverse is used instead.
  */
-double estimate_keys(uint64_t x, uint64_t m, uint32_t k)
+double estimate_keys(uint64_t x, uint64_t m, uint32_t k, uint32_t flags)
 {
+	double cells = sizing_block_cells(flags);
+
 	if (!m || !k || x >= m)
 		return NAN;
+	if (flags & KBLOOM_CREATE_BLOCKED)
+		return -((double)m / cells) * log1p(-(double)x / (double)m) /
+		       -expm1(k * log1p(-1 / cells));
 	return -((double)m / k) * log1p(-(double)x / (double)m);
+}
+
+/*
+ * The rate a filter with X of its m positions set has now: (X/m)^k, the
+ * chance that k independent positions are all set; for a blocked filter,
+ * whose blocks fill unevenly, the module's blocked rate at the keys
+ * estimate_keys() finds (1 when full).
+ */
+double estimate_fpr(uint64_t x, uint64_t m, uint32_t k, uint32_t flags)
+{
+	double n = estimate_keys(x, m, k, flags);
+
+	if (!m)
+		return NAN;
+	if (!(flags & KBLOOM_CREATE_BLOCKED))
+		return pow((double)x / (double)m, k);
+	if (isnan(n))
+		return 1;
+	return sizing_fpr_blocked(m, k, (uint64_t)llround(n), flags);
 }
 
 /* Members of a filter's JSON object, shared by show, list and create. */
 void json_info(const struct kbloom_info *info)
 {
-	double m = info->bits, x = info->bits_set, k = info->hashes;
+	double m = info->bits, x = info->bits_set;
 
 	jw_key(jw, "name");
 	jw_bytes(jw, info->name, strnlen(info->name, KBLOOM_NAME_MAX));
@@ -111,17 +138,21 @@ void json_info(const struct kbloom_info *info)
 		return;
 	}
 	jw_kv_double(jw, "fill_ratio", x / m);
-	jw_kv_double(jw, "estimated_fpr", pow(x / m, k));
-	/* Swamidass & Baldi: n ~ -(m/k) ln(1 - X/m); unbounded when full. */
+	jw_kv_double(jw, "estimated_fpr",
+		     estimate_fpr(info->bits_set, info->bits, info->hashes,
+				  info->flags));
+	/* Unbounded when full. */
 	if (info->bits_set >= info->bits || !info->hashes)
 		jw_kv_null(jw, "estimated_keys");
 	else
-		jw_kv_double(jw, "estimated_keys", -(m / k) * log1p(-x / m));
+		jw_kv_double(jw, "estimated_keys",
+			     estimate_keys(info->bits_set, info->bits,
+					   info->hashes, info->flags));
 }
 
 void print_info(const struct kbloom_info *info)
 {
-	double m = info->bits, x = info->bits_set, k = info->hashes;
+	double m = info->bits, x = info->bits_set;
 	bool counting = info->flags & KBLOOM_CREATE_COUNTING;
 
 	printf("filter '%.*s'\n", KBLOOM_NAME_MAX, info->name);
@@ -171,9 +202,13 @@ void print_info(const struct kbloom_info *info)
 	printf("  hits:           %llu\n", (unsigned long long)info->hits);
 	if (!m)
 		return;
-	printf("  estimated fpr:  %.3g\n", pow(x / m, k));
+	printf("  estimated fpr:  %.3g\n",
+	       estimate_fpr(info->bits_set, info->bits, info->hashes,
+			    info->flags));
 	if (info->bits_set < info->bits && info->hashes)
-		printf("  estimated keys: %.0f\n", -(m / k) * log1p(-x / m));
+		printf("  estimated keys: %.0f\n",
+		       estimate_keys(info->bits_set, info->bits, info->hashes,
+				     info->flags));
 	else
 		printf("  estimated keys: - (filter full)\n");
 }

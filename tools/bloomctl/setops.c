@@ -217,9 +217,12 @@ static void estimate_compute(const struct kbloom_merge *mg,
 			     const struct kbloom_info *info,
 			     struct estimate *e)
 {
-	e->a = estimate_keys(mg->bits_dst, info->bits, info->hashes);
-	e->b = estimate_keys(mg->bits_src, info->bits, info->hashes);
-	e->uni = estimate_keys(mg->bits_union, info->bits, info->hashes);
+	e->a = estimate_keys(mg->bits_dst, info->bits, info->hashes,
+			     info->flags);
+	e->b = estimate_keys(mg->bits_src, info->bits, info->hashes,
+			     info->flags);
+	e->uni = estimate_keys(mg->bits_union, info->bits, info->hashes,
+			       info->flags);
 	/* Inclusion-exclusion; the errors of the three can make it negative. */
 	e->inter = e->a + e->b - e->uni;
 	if (e->inter < 0)

@@ -70,27 +70,35 @@ static void check_size(u64 n, u32 ppb)
 
 /*
  * Blocked sizing: whole blocks, and the rate it promises kept by the
- * formula in doubles (the Poisson sum of kbloom_fpr_blocked_q62(), with
- * its variance term, written again here from the uapi's words).
+ * formula in doubles: Poisson(n B / m) keys in a block, and a block that
+ * took t draws errs with sum over d of P(k query draws hit d distinct
+ * cells) P(t draws cover d given cells), each by its recurrence.
  */
 static void check_blocked_size(u64 n, u32 ppb, u32 flags, u64 m, u32 k)
 {
 	double cells = flags & KBLOOM_CORE_COUNTING ? 128 : 512;
-	double lambda = n * cells / m, q = 1 - 1 / cells, sum = 0, t, mu, v;
-	double i;
+	double lambda = n * cells / m, pd[33] = { 1 }, g[33] = { 1 }, sum = 0;
+	double i, f;
+	u64 t = 0;
+	u32 j, d;
 
 	CHECK(m % (u64)cells == 0);
 	if ((double)k * n / m >= 48)
 		return;		/* certainty: the core says 1 too */
+	for (j = 1; j <= k; j++) {
+		for (d = j; d >= 1; d--)
+			pd[d] = pd[d] * d / cells +
+				pd[d - 1] * (cells - d + 1) / cells;
+		pd[0] = 0;
+	}
 	for (i = 0; i < lambda + 40 * sqrt(lambda) + 60; i++) {
-		t = k * i;
-		mu = 1 - pow(q, t);
-		v = q * pow(1 - 2 / cells, t) + pow(q, t) / cells -
-		    pow(q, 2 * t);
-		/* (No variance term for k = 1: C(1, 2) = 0.) */
-		sum += exp(-lambda + i * log(lambda) - lgamma(i + 1)) *
-		       (pow(mu, k) + (k >= 2 ? k * (k - 1.0) / 2 *
-					       pow(mu, k - 2.0) * v : 0));
+		for (; t < k * (u64)i; t++)
+			for (d = k; d >= 1; d--)
+				g[d] = g[d] * (1 - d / cells) +
+				       g[d - 1] * d / cells;
+		for (f = 0, d = 1; d <= k; d++)
+			f += pd[d] * g[d];
+		sum += exp(-lambda + i * log(lambda) - lgamma(i + 1)) * f;
 	}
 	CHECK(sum <= ppb / 1e9 * (1 + 1e-6) + 1e-15);
 }

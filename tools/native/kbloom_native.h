@@ -20,6 +20,7 @@
 typedef uint8_t u8;
 typedef uint32_t u32;
 typedef uint64_t u64;
+typedef int64_t s64;
 
 #define BIT(nr)			(1UL << (nr))
 #define BIT_ULL(nr)		(1ULL << (nr))
@@ -34,7 +35,7 @@ typedef uint64_t u64;
 #define fallthrough		__attribute__((__fallthrough__))
 #define EXPORT_SYMBOL_NS_GPL(sym, ns)
 #define prefetch(p)		__builtin_prefetch(p)
-#define prefetchw(p)		__builtin_prefetch(p, 1)
+#define noinline_for_stack	__attribute__((__noinline__))
 #define cond_resched()		do { } while (0)
 /* No signals to honour in a userspace loop over a filter. */
 #define current			NULL

@@ -1257,6 +1257,8 @@ static int success_open(struct step *st, const struct snap *before,
 	if (flags < 0 || !(flags & FD_CLOEXEC)) {
 		snprintf(why, wlen, "OPEN's fd %d: %s", fd,
 			 flags < 0 ? strerror(errno) : "not close-on-exec");
+		if (flags >= 0)
+			close(fd);
 		return -1;
 	}
 	if (ioctl(fd, KBLOOM_IOC_QUERY, &k) || k.result != 1) {

@@ -1220,6 +1220,11 @@ static void own_roundtrip(struct worker *w, struct owned *o)
 		return;
 	}
 	if (dst != o) {
+		/* A handle left from a filter of this name that vanished. */
+		if (dst->handle >= 0) {
+			close(dst->handle);
+			dst->handle = -1;
+		}
 		dst->exists = true;
 		dst->counting = o->counting;
 		dst->n = o->n;

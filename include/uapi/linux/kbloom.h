@@ -87,9 +87,10 @@
  * unevenly), so sizing by @capacity and @fpr_ppb uses the blocked rate
  * (Putze, Sanders and Singler, 2007): the sum over the Poisson number i of
  * keys in a block (mean n B / m) of the rate of a B-cell filter holding i
- * keys, (1 - (1 - 1/B)^(k i))^k plus its variance term, with the least
+ * keys, computed exactly (E[(S/B)^k] for S the cells its k i draws
+ * occupy; the plain formula's (1 - (1 - 1/B)^(k i))^k is low), with the least
  * whole number of blocks that keeps the rate and, for that, the
- * fewest hashes (from the plain layout's k0 down to k0 - k0/3). Given
+ * fewest hashes (from the plain layout's k0 down to k0 - k0/2). Given
  * @bits, they must be a multiple of 512 (128 for counting filters). Kept
  * by KBLOOM_CREATE_LIKE, reported by INFO and images, and filters of
  * different layouts are never merged or compared.
@@ -226,8 +227,8 @@ struct kbloom_version {
  *	@hashes, @fpr_ppb, @capacity and @hash_scheme must be 0 and
  *	everything, the secret seed and hash scheme included, is copied from
  *	the filter @like: that is how to make filters that can be merged and
- *	compared. KBLOOM_CREATE_COUNTING may then be given only if @like is
- *	counting too.
+ *	compared. KBLOOM_CREATE_COUNTING (KBLOOM_CREATE_BLOCKED) may then be
+ *	given only if @like is counting (blocked) too.
  * @hash_scheme: in/out: KBLOOM_HASH_JHASH or KBLOOM_HASH_SIPHASH, or 0 for
  *	the module's default (struct kbloom_version @default_hash_scheme;
  *	with KBLOOM_IOC_CREATE_V1, always KBLOOM_HASH_JHASH). On return, the
@@ -242,14 +243,17 @@ struct kbloom_version {
  *
  * Requires CAP_SYS_ADMIN and a read-write fd. Either give @bits and
  * @hashes (and optionally @capacity, informational, which gives the
- * optimal k when @hashes is 0), or @capacity and @fpr_ppb (then @bits and
- * @hashes are computed as m = ceil(-n ln(eps) / (ln 2)^2),
- * k = round((m/n) ln 2)). These rules are also what IMPORT checks.
+ * optimal k when @hashes is 0, by the plain layout's formula), or
+ * @capacity and @fpr_ppb (then @bits and @hashes are computed as
+ * m = ceil(-n ln(eps) / (ln 2)^2), k = round((m/n) ln 2); with
+ * KBLOOM_CREATE_BLOCKED, by the blocked layout's own rate, see there).
+ * These rules are also what IMPORT checks.
  *
  * Errors: -EBADF (read-only fd), -EPERM (no CAP_SYS_ADMIN), -EINVAL (bad
  * name, bits outside [KBLOOM_MIN_BITS, KBLOOM_MAX_BITS], hashes outside
  * [1, KBLOOM_MAX_HASHES], neither or both ways of sizing given, fpr_ppb
- * out of range, an unknown hash scheme, unknown flags), -ENOENT (no filter
+ * out of range, an unknown hash scheme, unknown flags, a blocked filter's
+ * bits not a whole number of blocks), -ENOENT (no filter
  * @like), -EEXIST (the name is taken), -EFBIG (larger than the module's
  * per-filter limit, the max_filter_bytes parameter), -ENOSPC (the module's
  * memory budget, the max_memory parameter, would be exceeded: every

@@ -32,6 +32,14 @@ run_blocked() {
 		[ "${fp:-99999}" -le $((4 * bn / 100 + 4 * bn / 1000 + 100)) ]
 	check_exit 0 "blocked: show -j says blocked" $b -j show blk
 	if has '"layout": *"blocked"' /tmp/out; then ok "blocked: show JSON layout"; else not_ok "blocked: show JSON layout"; fi
+	# The estimates invert the blocked fill, and the rate is the blocked one.
+	est=$(sed -n 's/.*"estimated_keys": *\([0-9.]*\).*/\1/p' /tmp/out)
+	efpr=$(sed -n 's/.*"estimated_fpr": *\([0-9.eE+-]*\).*/\1/p' /tmp/out)
+	echo "# blocked: estimated keys $est (truth $bn), estimated fpr $efpr"
+	check "blocked: estimated keys within 2% of $bn ($est)" \
+		awk -v e="${est:-0}" -v n=$bn 'BEGIN { d = (e - n) / n; exit !(d < 0.02 && d > -0.02) }'
+	check "blocked: estimated fpr near the 1% it was sized for ($efpr)" \
+		awk -v f="${efpr:-0}" 'BEGIN { exit !(f > 0.008 && f < 0.0115) }'
 
 	# --like and merge: same layout merges; plain and blocked do not.
 	check_exit 0 "blocked: create --like keeps the layout" $b create blk2 --like blk
