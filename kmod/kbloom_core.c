@@ -307,8 +307,7 @@ static inline bool kbloom_cell_test(const struct kbloom_core *core, u64 pos)
  */
 u32 kbloom_block_cells(u32 flags)
 {
-	return 1U << (flags & KBLOOM_CORE_COUNTING ?
-		      KBLOOM_BLOCK_SHIFT_COUNTING : KBLOOM_BLOCK_SHIFT);
+	return 1U << kbloom_block_shift(flags);
 }
 
 /*
@@ -339,8 +338,7 @@ static inline u64 kbloom_mix64(u64 h)
 static inline void kbloom_core_fill_blocked(const struct kbloom_core *core,
 					    u64 h, u64 *pos)
 {
-	unsigned int shift = kbloom_counting(core) ?
-			     KBLOOM_BLOCK_SHIFT_COUNTING : KBLOOM_BLOCK_SHIFT;
+	unsigned int shift = kbloom_block_shift(core->flags);
 	u64 base = kbloom_reduce(h, core->nbits >> shift) << shift;
 	u64 r = 0, mask = (1ULL << shift) - 1;
 	unsigned int left = 0;
@@ -790,8 +788,7 @@ kbloom_core_do_batch_blocked(struct kbloom_core *core, enum kbloom_op op,
 			     const u8 *keys, const u32 *lens, u32 n,
 			     u8 *results, struct kbloom_delta *d)
 {
-	unsigned int shift = kbloom_counting(core) ?
-			     KBLOOM_BLOCK_SHIFT_COUNTING : KBLOOM_BLOCK_SHIFT;
+	unsigned int shift = kbloom_block_shift(core->flags);
 	u64 h[KBLOOM_CORE_PIPE_BLOCKS], pos[KBLOOM_CORE_MAX_HASHES];
 	u64 nblocks = core->nbits >> shift;
 	u32 g, i, j, hits = 0;
@@ -1275,8 +1272,7 @@ u64 kbloom_fpr_q32(u64 nbits, u32 nhashes, u64 nkeys)
  */
 u64 kbloom_fill_at(u64 nbits, u32 nhashes, u64 nkeys, u32 flags)
 {
-	unsigned int shift = flags & KBLOOM_CORE_COUNTING ?
-			     KBLOOM_BLOCK_SHIFT_COUNTING : KBLOOM_BLOCK_SHIFT;
+	unsigned int shift = kbloom_block_shift(flags);
 	u64 kn, empty, x, q = KBLOOM_Q62_ONE, miss;
 	u32 i;
 
@@ -1450,8 +1446,7 @@ static s64 kbloom_ln_ratio_q32(u64 lambda, u64 j)
  */
 u64 kbloom_fpr_blocked_q62(u64 nbits, u32 nhashes, u64 nkeys, u32 flags)
 {
-	unsigned int shift = flags & KBLOOM_CORE_COUNTING ?
-			     KBLOOM_BLOCK_SHIFT_COUNTING : KBLOOM_BLOCK_SHIFT;
+	unsigned int shift = kbloom_block_shift(flags);
 	u64 lambda, mode, i, w, sum_w = 0, sum_f = 0, kn;
 	struct kbloom_block_rate br;
 	s64 lw = 0;

@@ -51,6 +51,13 @@
 #define KBLOOM_BLOCK_SHIFT	9	/* log2 of the bits in a block */
 #define KBLOOM_BLOCK_SHIFT_COUNTING 7	/* log2 of the counters in one */
 
+/* log2 of the positions in a block of a filter with KBLOOM_CORE_* @flags. */
+static inline unsigned int kbloom_block_shift(u32 flags)
+{
+	return flags & KBLOOM_CORE_COUNTING ? KBLOOM_BLOCK_SHIFT_COUNTING :
+					      KBLOOM_BLOCK_SHIFT;
+}
+
 /* Fixed-point numbers in [0, 1] with 32 fractional bits: 1.0 is 1 << 32. */
 #define KBLOOM_Q32_ONE		BIT_ULL(32)
 

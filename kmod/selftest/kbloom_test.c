@@ -369,8 +369,7 @@ static u32 kbloom_blocked_k(u32 bpk)
 static u64 kbloom_blocked_own_rate(const struct kbloom_core *core)
 {
 	bool counting = core->flags & KBLOOM_CORE_COUNTING;
-	unsigned int shift = counting ? KBLOOM_BLOCK_SHIFT_COUNTING :
-					KBLOOM_BLOCK_SHIFT;
+	unsigned int shift = kbloom_block_shift(core->flags);
 	u64 nblocks = core->nbits >> shift, b, sum = 0, x, r;
 	const u8 *bytes = (const u8 *)core->bitmap;
 	u32 occupied, i, j;
