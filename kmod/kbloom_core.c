@@ -23,6 +23,59 @@
 
 #include "kbloom_core.h"
 
+/* The first @len (1 to 4) bytes at @k, little-endian, zero-padded. */
+static inline u32 kbloom_tail_le32(const u8 *k, u32 len)
+{
+	switch (len) {
+	case 1:
+		return k[0];
+	case 2:
+		return get_unaligned_le16(k);
+	case 3:
+		return get_unaligned_le16(k) | (u32)k[2] << 16;
+	default:
+		return get_unaligned_le32(k);
+	}
+}
+
+/* kbloom_hash64(), inline for the hot paths. */
+static __always_inline u64 __kbloom_hash64(const void *key, u32 len,
+					   const u32 seed[2])
+{
+	const u8 *k = key;
+	u32 a, b, c;
+
+	a = JHASH_INITVAL + len + seed[0];
+	b = a;
+	c = a + seed[1];
+
+	while (len > 12) {
+		a += get_unaligned_le32(k);
+		b += get_unaligned_le32(k + 4);
+		c += get_unaligned_le32(k + 8);
+		__jhash_mix(a, b, c);
+		len -= 12;
+		k += 12;
+	}
+
+	/*
+	 * The last 1 to 12 bytes. jhash's switch adds byte i of them into
+	 * word i / 4 at bits 8 * (i % 4): the little-endian words of the
+	 * zero-padded tail, added here a word at a time (the same sums, in
+	 * three loads instead of twelve).
+	 */
+	if (len) {
+		a += kbloom_tail_le32(k, min_t(u32, len, 4));
+		if (len > 4)
+			b += kbloom_tail_le32(k + 4, min_t(u32, len - 4, 4));
+		if (len > 8)
+			c += kbloom_tail_le32(k + 8, len - 8);
+		__jhash_final(a, b, c);
+	}
+	/* len 0: nothing to mix; callers never pass empty keys. */
+	return (u64)b << 32 | c;
+}
+
 /**
  * kbloom_hash64() - 64-bit hash of a key, one pass
  * @key: the key bytes.
@@ -45,65 +98,7 @@
  */
 u64 kbloom_hash64(const void *key, u32 len, const u32 seed[2])
 {
-	const u8 *k = key;
-	u32 a, b, c;
-
-	a = JHASH_INITVAL + len + seed[0];
-	b = a;
-	c = a + seed[1];
-
-	while (len > 12) {
-		a += get_unaligned_le32(k);
-		b += get_unaligned_le32(k + 4);
-		c += get_unaligned_le32(k + 8);
-		__jhash_mix(a, b, c);
-		len -= 12;
-		k += 12;
-	}
-
-	switch (len) {
-	case 12:
-		c += (u32)k[11] << 24;
-		fallthrough;
-	case 11:
-		c += (u32)k[10] << 16;
-		fallthrough;
-	case 10:
-		c += (u32)k[9] << 8;
-		fallthrough;
-	case 9:
-		c += k[8];
-		fallthrough;
-	case 8:
-		b += (u32)k[7] << 24;
-		fallthrough;
-	case 7:
-		b += (u32)k[6] << 16;
-		fallthrough;
-	case 6:
-		b += (u32)k[5] << 8;
-		fallthrough;
-	case 5:
-		b += k[4];
-		fallthrough;
-	case 4:
-		a += (u32)k[3] << 24;
-		fallthrough;
-	case 3:
-		a += (u32)k[2] << 16;
-		fallthrough;
-	case 2:
-		a += (u32)k[1] << 8;
-		fallthrough;
-	case 1:
-		a += k[0];
-		__jhash_final(a, b, c);
-		break;
-	default:
-		/* len 0: nothing to mix; callers never pass empty keys. */
-		break;
-	}
-	return (u64)b << 32 | c;
+	return __kbloom_hash64(key, len, seed);
 }
 
 /**
@@ -141,7 +136,16 @@ u64 kbloom_core_hash(const struct kbloom_core *core, const void *key, u32 len)
 {
 	if (core->flags & KBLOOM_CORE_SIPHASH)
 		return kbloom_siphash64(key, len, core->seed);
-	return kbloom_hash64(key, len, core->seed);
+	return __kbloom_hash64(key, len, core->seed);
+}
+
+/* The same, inline: for the batch loop, where a call per key shows. */
+static __always_inline u64 kbloom_core_hash_inline(const struct kbloom_core *core,
+						   const void *key, u32 len)
+{
+	if (core->flags & KBLOOM_CORE_SIPHASH)
+		return kbloom_siphash64(key, len, core->seed);
+	return __kbloom_hash64(key, len, core->seed);
 }
 
 /*
@@ -335,26 +339,179 @@ static inline u64 kbloom_mix64(u64 h)
  * inside 512 bits would make them distinct, a different (and not simpler)
  * formula, and cost as much as one multiply per position.
  */
+struct kbloom_block_iter {
+	u64 h;		/* the hash, stepped by the golden ratio per word */
+	u64 r;		/* what is left of the current word */
+	unsigned int left;	/* its bits */
+};
+
+/* The next position inside the block, in [0, 1 << shift). */
+static inline unsigned int kbloom_block_next(struct kbloom_block_iter *it,
+					     unsigned int shift)
+{
+	unsigned int p;
+
+	if (it->left < shift) {
+		it->r = kbloom_mix64(it->h);
+		it->h += 0x9e3779b97f4a7c15ULL;
+		it->left = 64;
+	}
+	p = it->r & ((1U << shift) - 1);
+	it->r >>= shift;
+	it->left -= shift;
+	return p;
+}
+
 static inline void kbloom_core_fill_blocked(const struct kbloom_core *core,
 					    u64 h, u64 *pos)
 {
 	unsigned int shift = kbloom_block_shift(core->flags);
 	u64 base = kbloom_reduce(h, core->nbits >> shift) << shift;
-	u64 r = 0, mask = (1ULL << shift) - 1;
-	unsigned int left = 0;
+	struct kbloom_block_iter it = { .h = h };
 	u32 i;
 
 	prefetch(kbloom_cell_word(core, base));
-	for (i = 0; i < core->nhashes; i++) {
-		if (left < shift) {
-			r = kbloom_mix64(h);
-			h += 0x9e3779b97f4a7c15ULL;
-			left = 64;
+	for (i = 0; i < core->nhashes; i++)
+		pos[i] = base + kbloom_block_next(&it, shift);
+}
+
+/*
+ * Blocked bit filters (not counting ones) skip the position array on the
+ * way that matters, the query: each of the k bits is tested in the
+ * block's word where it lies, without a branch per position (an absent
+ * key's first zero bit is a coin toss for the branch predictor), and the
+ * positions are generated in registers. An add first asks the same
+ * question, and writes nothing if the answer is yes.
+ */
+#define KBLOOM_BLOCK_LONGS	(KBLOOM_BLOCK_BYTES / sizeof(unsigned long))
+
+static inline unsigned long *kbloom_block_of(const struct kbloom_core *core,
+					     u64 h)
+{
+	unsigned int shift = kbloom_block_shift(core->flags);
+
+	return core->bitmap + kbloom_reduce(h, core->nbits >> shift) *
+			      KBLOOM_BLOCK_LONGS;
+}
+
+/* Positions one word of kbloom_mix64() gives a blocked bit filter: 7. */
+#define KBLOOM_BLOCK_PER_MIX	(64 / KBLOOM_BLOCK_SHIFT)
+
+static inline bool kbloom_block_query(const struct kbloom_core *core,
+				      const unsigned long *blk, u64 h)
+{
+	struct kbloom_block_iter it = { .h = h };
+	unsigned long missing = 0;
+	unsigned int p;
+	u64 r;
+	u32 i;
+
+	/*
+	 * The usual k (up to 7, for rates down to 0.5%): one word, and the
+	 * tests unrolled, no loop to run: a query is a few instructions a bit.
+	 */
+#define KBLOOM_BLOCK_TEST(n)						\
+	do {								\
+		p = (r >> ((n) * KBLOOM_BLOCK_SHIFT)) &			\
+		    (BIT(KBLOOM_BLOCK_SHIFT) - 1);			\
+		missing |= ~READ_ONCE(blk[p / BITS_PER_LONG]) >>	\
+			   (p % BITS_PER_LONG);				\
+	} while (0)
+	if (likely(core->nhashes <= KBLOOM_BLOCK_PER_MIX)) {
+		r = kbloom_mix64(h);
+		switch (core->nhashes) {
+		case 7:
+			KBLOOM_BLOCK_TEST(6);
+			fallthrough;
+		case 6:
+			KBLOOM_BLOCK_TEST(5);
+			fallthrough;
+		case 5:
+			KBLOOM_BLOCK_TEST(4);
+			fallthrough;
+		case 4:
+			KBLOOM_BLOCK_TEST(3);
+			fallthrough;
+		case 3:
+			KBLOOM_BLOCK_TEST(2);
+			fallthrough;
+		case 2:
+			KBLOOM_BLOCK_TEST(1);
+			fallthrough;
+		default:
+			KBLOOM_BLOCK_TEST(0);
 		}
-		pos[i] = base + (r & mask);
-		r >>= shift;
-		left -= shift;
+		return !(missing & 1);
 	}
+#undef KBLOOM_BLOCK_TEST
+	for (i = 0; i < core->nhashes; i++) {
+		p = kbloom_block_next(&it, KBLOOM_BLOCK_SHIFT);
+		missing |= ~READ_ONCE(blk[p / BITS_PER_LONG]) >>
+			   (p % BITS_PER_LONG);
+	}
+	return !(missing & 1);
+}
+
+/*
+ * Set a key's bits in its block: gathered by word first, then one atomic
+ * OR for each word that lacks some of them, as kbloom_bits_set_at() does
+ * with positions. Return: true if this call set no bit.
+ */
+static inline bool kbloom_block_set(const struct kbloom_core *core,
+				    unsigned long *blk, u64 h,
+				    struct kbloom_delta *d)
+{
+	unsigned long mask[KBLOOM_BLOCK_LONGS] = {}, old;
+	struct kbloom_block_iter it = { .h = h };
+	bool seen = true;
+	unsigned int p;
+	u32 i;
+
+	for (i = 0; i < core->nhashes; i++) {
+		p = kbloom_block_next(&it, KBLOOM_BLOCK_SHIFT);
+		mask[p / BITS_PER_LONG] |= BIT_MASK(p);
+	}
+	for (i = 0; i < KBLOOM_BLOCK_LONGS; i++) {
+		if ((READ_ONCE(blk[i]) & mask[i]) == mask[i])
+			continue;
+		old = set_mask_bits(&blk[i], 0UL, mask[i]);
+		if (!(mask[i] & ~old))
+			continue;	/* a racing adder set them first */
+		seen = false;
+		if (d)
+			d->set += hweight_long(mask[i] & ~old);
+	}
+	return seen;
+}
+
+/* One operation of a blocked bit filter on the key hashing to @h. */
+static inline bool kbloom_block_do(const struct kbloom_core *core,
+				   enum kbloom_op op, unsigned long *blk,
+				   u64 h, struct kbloom_delta *d)
+{
+	/* An add whose bits are all set writes nothing. */
+	if (kbloom_block_query(core, blk, h))
+		return op != KBLOOM_OP_ADD;
+	if (op == KBLOOM_OP_QUERY)
+		return false;
+	return kbloom_block_set(core, blk, h, d) &&
+	       op == KBLOOM_OP_TEST_AND_ADD;
+}
+
+/* Blocked bit filters take kbloom_block_do(); the others, positions. */
+static inline bool kbloom_core_block_bits(const struct kbloom_core *core)
+{
+	return (core->flags & (KBLOOM_CORE_BLOCKED | KBLOOM_CORE_COUNTING)) ==
+	       KBLOOM_CORE_BLOCKED;
+}
+
+static inline bool kbloom_block_key(const struct kbloom_core *core,
+				    enum kbloom_op op, const void *key,
+				    u32 len, struct kbloom_delta *d)
+{
+	u64 h = kbloom_core_hash(core, key, len);
+
+	return kbloom_block_do(core, op, kbloom_block_of(core, h), h, d);
 }
 
 /* Fill pos[0..k) and start fetching the words they live in. */
@@ -472,6 +629,28 @@ size_t kbloom_core_bytes(u64 nbits, u32 flags)
 	return bytes > SIZE_MAX ? SIZE_MAX : bytes;
 }
 
+/**
+ * kbloom_storage_size() - bytes to allocate for a filter's storage
+ * @bytes: what kbloom_core_bytes() says it needs.
+ * @huge: the size of a huge page mapping (2 MiB on x86-64), or 0.
+ *
+ * Storage of at least one huge page is mapped with huge pages (see
+ * kbloom_storage_alloc()), which needs whole huge pages: rounded up, but
+ * only where that costs at most 1/16 of the storage; otherwise exact.
+ *
+ * Return: @bytes, or @bytes rounded up to a multiple of @huge.
+ */
+size_t kbloom_storage_size(size_t bytes, size_t huge)
+{
+	size_t round;
+
+	if (!huge || bytes < huge || !(bytes % huge))
+		return bytes;
+	round = bytes - bytes % huge + huge;
+	/* Not past SIZE_MAX, and cheap enough. */
+	return round > bytes && round - bytes <= bytes / 16 ? round : bytes;
+}
+
 /* Number of unsigned longs of storage. */
 static inline size_t kbloom_core_longs(const struct kbloom_core *core)
 {
@@ -586,6 +765,11 @@ void kbloom_core_add(struct kbloom_core *core, const void *key, u32 len,
 {
 	u64 pos[KBLOOM_CORE_MAX_HASHES];
 
+	if (kbloom_core_block_bits(core)) {
+		kbloom_block_key(core, KBLOOM_OP_ADD, key, len, d);
+		return;
+	}
+
 	kbloom_core_fill(core, key, len, pos);
 	kbloom_core_add_at(core, pos, d);
 }
@@ -622,7 +806,12 @@ void kbloom_core_add_at(struct kbloom_core *core, const u64 *pos,
 bool kbloom_core_query(const struct kbloom_core *core, const void *key,
 		       u32 len)
 {
-	u64 pos[KBLOOM_CORE_MAX_HASHES];
+	u64 pos[KBLOOM_CORE_MAX_HASHES], h;
+
+	if (kbloom_core_block_bits(core)) {
+		h = kbloom_core_hash(core, key, len);
+		return kbloom_block_query(core, kbloom_block_of(core, h), h);
+	}
 
 	kbloom_core_fill(core, key, len, pos);
 	return kbloom_core_query_at(core, pos);
@@ -659,6 +848,10 @@ bool kbloom_core_test_and_add(struct kbloom_core *core, const void *key,
 			      u32 len, struct kbloom_delta *d)
 {
 	u64 pos[KBLOOM_CORE_MAX_HASHES];
+
+	if (kbloom_core_block_bits(core))
+		return kbloom_block_key(core, KBLOOM_OP_TEST_AND_ADD, key, len,
+					d);
 
 	kbloom_core_fill(core, key, len, pos);
 	return kbloom_core_test_and_add_at(core, pos, d);
@@ -759,6 +952,9 @@ bool kbloom_core_do(struct kbloom_core *core, enum kbloom_op op,
 {
 	u64 pos[KBLOOM_CORE_MAX_HASHES];
 
+	if (kbloom_core_block_bits(core))
+		return kbloom_block_key(core, op, key, len, d);
+
 	kbloom_core_fill(core, key, len, pos);
 	return kbloom_core_do_at(core, op, pos, d);
 }
@@ -775,39 +971,51 @@ static_assert(KBLOOM_CORE_PIPE_POS >= KBLOOM_CORE_MAX_HASHES,
 	      "a pipeline group holds at least one key");
 
 /*
- * Blocked filters pipeline deeper: a key is one cache line, so a group of
- * 32 keys keeps as many misses in flight as the core allows, and all a key
- * needs between the two passes is its hash (256 bytes of stack, in a frame
- * of its own): the block is fetched in the first pass, the positions inside
- * it are computed in the second.
+ * Blocked filters pipeline deeper, and without a break: a key is one cache
+ * line, so the block of the key KBLOOM_CORE_PIPE_BLOCKS places ahead is
+ * fetched while this one is worked on, as many misses in flight as the
+ * core keeps, and all a key needs meanwhile is its hash and its block
+ * (256 bytes of stack, in a frame of its own). Group-wise (hash a group,
+ * then work on it) would leave the memory idle while a group is worked on.
  */
-#define KBLOOM_CORE_PIPE_BLOCKS	32
+#define KBLOOM_CORE_PIPE_BLOCKS	16
 
 static noinline_for_stack u32
 kbloom_core_do_batch_blocked(struct kbloom_core *core, enum kbloom_op op,
 			     const u8 *keys, const u32 *lens, u32 n,
 			     u8 *results, struct kbloom_delta *d)
 {
-	unsigned int shift = kbloom_block_shift(core->flags);
+	unsigned long *blk[KBLOOM_CORE_PIPE_BLOCKS];
 	u64 h[KBLOOM_CORE_PIPE_BLOCKS], pos[KBLOOM_CORE_MAX_HASHES];
-	u64 nblocks = core->nbits >> shift;
-	u32 g, i, j, hits = 0;
+	u64 nblocks = core->nbits >> kbloom_block_shift(core->flags);
+	bool bits = !kbloom_counting(core), r;
+	u32 i, j, s, hits = 0, byte = 0;
 
-	for (i = 0; i < n; i += g) {
-		g = min_t(u32, n - i, KBLOOM_CORE_PIPE_BLOCKS);
-		for (j = 0; j < g; j++) {
-			h[j] = kbloom_core_hash(core, keys, lens[i + j]);
-			keys += lens[i + j];
-			/* For reading: an add that finds its bits set writes nothing. */
-			prefetch(kbloom_cell_word(core,
-						  kbloom_reduce(h[j], nblocks) << shift));
-		}
-		for (j = 0; j < g; j++) {
-			kbloom_core_fill_blocked(core, h[j], pos);
-			if (kbloom_core_do_at(core, op, pos, d)) {
-				results[(i + j) / 8] |= 1U << ((i + j) % 8);
-				hits++;
+	for (i = 0; i < n + KBLOOM_CORE_PIPE_BLOCKS; i++) {
+		s = i % KBLOOM_CORE_PIPE_BLOCKS;
+		if (i >= KBLOOM_CORE_PIPE_BLOCKS) {
+			j = i - KBLOOM_CORE_PIPE_BLOCKS;
+			if (bits) {
+				r = kbloom_block_do(core, op, blk[s], h[s], d);
+			} else {
+				kbloom_core_fill_blocked(core, h[s], pos);
+				r = kbloom_core_do_at(core, op, pos, d);
 			}
+			/* A byte of results at a time: no store per key. */
+			hits += r;
+			byte |= (u32)r << (j % 8);
+			if (j % 8 == 7 || j == n - 1) {
+				results[j / 8] |= byte;
+				byte = 0;
+			}
+		}
+		if (i < n) {
+			h[s] = kbloom_core_hash_inline(core, keys, lens[i]);
+			keys += lens[i];
+			/* For reading: an add that finds its bits set writes nothing. */
+			blk[s] = core->bitmap + kbloom_reduce(h[s], nblocks) *
+						KBLOOM_BLOCK_LONGS;
+			prefetch(blk[s]);
 		}
 	}
 	return hits;

@@ -144,6 +144,7 @@ bool kbloom_core_valid(u64 nbits, u32 nhashes, u32 flags);
 bool kbloom_params_valid(u64 nbits, u32 nhashes, u32 flags, u64 capacity,
 			 u32 fpr_ppb);
 size_t kbloom_core_bytes(u64 nbits, u32 flags);
+size_t kbloom_storage_size(size_t bytes, size_t huge);
 #ifdef KBLOOM_CORE_TESTS
 bool kbloom_core_compatible(const struct kbloom_core *a,
 			    const struct kbloom_core *b);

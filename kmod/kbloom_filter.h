@@ -187,6 +187,8 @@ struct kbloom_core *kbloom_gen_slice(struct kbloom_gen *gen, u32 i);
 void kbloom_gen_params(struct kbloom_gen *gen, struct kbloom_params *p,
 		       u32 *seed);
 
+size_t kbloom_storage_bytes(size_t bytes);
+unsigned long *kbloom_storage_alloc(size_t size);
 void kbloom_occ_account(struct kbloom_occupancy __percpu *occ,
 			const struct kbloom_delta *d);
 void kbloom_occ_read(struct kbloom_occupancy __percpu *occ, u64 *occupied,
@@ -224,6 +226,7 @@ u64 kbloom_memory_budget(void);
 u32 kbloom_filter_count(void);
 
 extern unsigned long kbloom_max_memory;
+extern bool kbloom_huge_pages;
 extern unsigned long kbloom_max_filter_bytes;
 extern unsigned int kbloom_max_filters;
 

@@ -19,6 +19,9 @@ MODULE_PARM_DESC(max_filter_bytes,
 		 "Bytes one filter may use (default 8 GiB, 2^36 bits)");
 module_param_named(max_filters, kbloom_max_filters, uint, 0644);
 MODULE_PARM_DESC(max_filters, "Most filters at once (default 4096)");
+module_param_named(huge_pages, kbloom_huge_pages, bool, 0644);
+MODULE_PARM_DESC(huge_pages,
+		 "Map filters of 2 MiB or more with huge pages (default: where the architecture can)");
 
 #if IS_ENABLED(CONFIG_KUNIT)
 static bool kbloom_kunit;

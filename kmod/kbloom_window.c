@@ -96,6 +96,7 @@ static void kbloom_window_work(struct work_struct *work)
  * @nhashes: k.
  * @flags: KBLOOM_CORE_* flags.
  * @seed: the seed, shared by every generation.
+ * @storage: the bytes of each generation's storage (kbloom_storage_bytes()).
  *
  * Process context. The caller has charged the memory.
  *
@@ -104,9 +105,8 @@ static void kbloom_window_work(struct work_struct *work)
 struct kbloom_window *kbloom_window_new(u32 generations, u32 window_ms,
 					u64 fill_limit, u64 nbits,
 					u32 nhashes, u32 flags,
-					const u32 *seed)
+					const u32 *seed, size_t storage)
 {
-	size_t bytes = kbloom_core_bytes(nbits, flags);
 	struct kbloom_window *win;
 	unsigned long *bitmap;
 	u32 i;
@@ -133,8 +133,7 @@ struct kbloom_window *kbloom_window_new(u32 generations, u32 window_ms,
 
 		s->occ = alloc_percpu_gfp(struct kbloom_occupancy,
 					  GFP_KERNEL_ACCOUNT);
-		bitmap = __vmalloc(bytes, GFP_KERNEL_ACCOUNT | __GFP_ZERO |
-				   __GFP_NOWARN);
+		bitmap = kbloom_storage_alloc(storage);
 		kbloom_core_init(&s->core, bitmap, nbits, nhashes, flags, seed);
 		if (!s->occ || !bitmap) {
 			kbloom_window_free(win);

@@ -79,7 +79,7 @@ struct kbloom_window {
 struct kbloom_window *kbloom_window_new(u32 generations, u32 window_ms,
 					u64 fill_limit, u64 nbits,
 					u32 nhashes, u32 flags,
-					const u32 *seed);
+					const u32 *seed, size_t storage);
 void kbloom_window_free(struct kbloom_window *win);
 void kbloom_window_start(struct kbloom_window *win);
 void kbloom_window_stop(struct kbloom_window *win);

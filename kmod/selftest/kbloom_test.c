@@ -1345,14 +1345,14 @@ static struct kbloom_core *kbloom_conc_cores(struct kunit *test, u64 nbits,
 	return cores;
 }
 
-static void kbloom_concurrency_no_lost_keys(struct kunit *test)
+static void kbloom_conc_no_lost_keys(struct kunit *test, u64 nbits, u32 flags)
 {
 	struct kbloom_conc c = {};
 	u32 r, i, lost = 0;
 	int n, t;
 	u8 key[32];
 
-	c.cores = kbloom_conc_cores(test, KBLOOM_CONC_BITS, 0);
+	c.cores = kbloom_conc_cores(test, nbits, flags);
 	n = kbloom_conc_run(test, &c);
 	for (t = 0; t < n; t++) {
 		for (r = 0; r < KBLOOM_CONC_ROUNDS; r++) {
@@ -1366,6 +1366,21 @@ static void kbloom_concurrency_no_lost_keys(struct kunit *test)
 	}
 	KUNIT_EXPECT_EQ_MSG(test, lost, 0U, "%u keys lost by %d threads",
 			    lost, n);
+}
+
+static void kbloom_concurrency_no_lost_keys(struct kunit *test)
+{
+	kbloom_conc_no_lost_keys(test, KBLOOM_CONC_BITS, 0);
+}
+
+/*
+ * The same on a blocked filter of one block: its adds take their own
+ * path (kbloom_block_set()), one atomic OR per word of the block.
+ */
+static void kbloom_concurrency_no_lost_keys_blocked(struct kunit *test)
+{
+	kbloom_conc_no_lost_keys(test, BIT(KBLOOM_BLOCK_SHIFT),
+				 KBLOOM_CORE_BLOCKED);
 }
 
 /*
@@ -1399,6 +1414,7 @@ static void kbloom_concurrency_counting_matches_sequential(struct kunit *test)
 
 static struct kunit_case kbloom_concurrency_cases[] = {
 	KUNIT_CASE(kbloom_concurrency_no_lost_keys),
+	KUNIT_CASE(kbloom_concurrency_no_lost_keys_blocked),
 	KUNIT_CASE(kbloom_concurrency_counting_matches_sequential),
 	{}
 };

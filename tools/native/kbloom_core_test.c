@@ -1132,6 +1132,94 @@ static u32 single_run(struct kbloom_core *core, enum kbloom_op op,
  * and refused), and a batch that answered wrongly, or applied a key at
  * another key's positions, differs from the one-key calls.
  */
+/*
+ * Blocked bit filters take a path of their own (kbloom_block_query(),
+ * kbloom_block_set()) that never builds the position array: it must set
+ * and test exactly the bits kbloom_core_positions() names, which the
+ * golden vectors pin down.
+ */
+static bool blocked_fast_path_matches_positions(void)
+{
+	static const u32 ks[] = { 1, 6, 7, 8, 14, 15, KBLOOM_CORE_MAX_HASHES };
+	enum { M = 512 * 64 };
+	u32 seed[4] = { 5, 6, 7, 8 }, ki, i, j, distinct;
+	u64 pos[KBLOOM_CORE_MAX_HASHES], x = 12345;
+	size_t bytes = kbloom_core_bytes(M, KBLOOM_CORE_BLOCKED);
+	unsigned long *ref = calloc(1, bytes);
+	struct kbloom_core c;
+	u8 key[24];
+	bool ok = true;
+
+	kbloom_core_init(&c, calloc(1, bytes), M, 1, KBLOOM_CORE_BLOCKED, seed);
+	if (!c.bitmap || !ref) {
+		perror("kbloom_core_test: calloc");
+		exit(2);
+	}
+	for (ki = 0; ok && ki < sizeof(ks) / sizeof(ks[0]); ki++) {
+		c.nhashes = ks[ki];
+		for (i = 0; ok && i < 2000; i++) {
+			u32 len = make_key(key, ki, i);
+			struct kbloom_delta d = { 0 };
+
+			memset(c.bitmap, 0, bytes);
+			memset(ref, 0, bytes);
+			kbloom_core_positions(&c, key, len, pos);
+			for (j = 0; j < c.nhashes; j++)
+				ref[BIT_WORD(pos[j])] |= BIT_MASK(pos[j]);
+			for (j = 0, distinct = 0; j < bytes / sizeof(long); j++)
+				distinct += hweight_long(ref[j]);
+			if (kbloom_core_test_and_add(&c, key, len, &d) ||
+			    memcmp(c.bitmap, ref, bytes) || d.set != distinct)
+				ok = fail("k %u key %u: an add set other bits than its positions (%llu set, %u distinct)",
+					  c.nhashes, i, (unsigned long long)d.set,
+					  distinct);
+			if (!kbloom_core_query(&c, key, len) ||
+			    !kbloom_core_test_and_add(&c, key, len, NULL))
+				ok = fail("k %u key %u: absent after its add",
+					  c.nhashes, i);
+			/* Random words: the query agrees with the positions. */
+			for (j = 0; j < bytes / sizeof(long); j++) {
+				x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+				c.bitmap[j] = (unsigned long)(x | x >> 7 | x << 9);
+			}
+			if (kbloom_core_query(&c, key, len) !=
+			    kbloom_core_query_at(&c, pos))
+				ok = fail("k %u key %u: the query disagrees with its positions",
+					  c.nhashes, i);
+		}
+	}
+	free(c.bitmap);
+	free(ref);
+	return ok;
+}
+
+/* Huge-page rounding of storage: whole huge pages only where cheap. */
+static bool storage_size_rounding(void)
+{
+	static const struct {
+		size_t bytes, huge, want;
+	} t[] = {
+		{ 1000, 0, 1000 },
+		{ 1000, 2 << 20, 1000 },		/* below one huge page */
+		{ 2 << 20, 2 << 20, 2 << 20 },		/* whole already */
+		{ (2 << 20) + 1, 2 << 20, (2 << 20) + 1 },	/* +100%: no */
+		{ 31 * (2UL << 20) + 1, 2 << 20, 32 * (2UL << 20) },	/* 1/31 */
+		{ 15 * (2UL << 20) + 1, 2 << 20, 15 * (2UL << 20) + 1 },	/* 1/15 */
+		{ 16 * (2UL << 20) + 1, 2 << 20, 17 * (2UL << 20) },	/* 1/16 */
+		{ SIZE_MAX - 5, 2 << 20, SIZE_MAX - 5 },	/* would wrap */
+	};
+	bool ok = true;
+	size_t i, got;
+
+	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		got = kbloom_storage_size(t[i].bytes, t[i].huge);
+		if (got != t[i].want)
+			ok = fail("storage of %zu bytes, huge %zu: %zu, want %zu",
+				  t[i].bytes, t[i].huge, got, t[i].want);
+	}
+	return ok;
+}
+
 static bool batch_matches_one_key_calls(void)
 {
 	static const u32 flagsets[] = {
@@ -1249,6 +1337,9 @@ static const struct {
 	{ "counting_merge_saturates", counting_merge_saturates },
 	{ "compatibility_and_padding", compatibility_and_padding },
 	{ "batch_matches_one_key_calls", batch_matches_one_key_calls },
+	{ "blocked_fast_path_matches_positions",
+	  blocked_fast_path_matches_positions },
+	{ "storage_size_rounding", storage_size_rounding },
 };
 
 int main(void)

@@ -36,6 +36,11 @@ typedef int64_t s64;
 #define EXPORT_SYMBOL_NS_GPL(sym, ns)
 #define prefetch(p)		__builtin_prefetch(p)
 #define noinline_for_stack	__attribute__((__noinline__))
+#define likely(x)		__builtin_expect(!!(x), 1)
+#define unlikely(x)		__builtin_expect(!!(x), 0)
+#ifndef __always_inline
+#define __always_inline		inline __attribute__((__always_inline__))
+#endif
 #define cond_resched()		do { } while (0)
 /* No signals to honour in a userspace loop over a filter. */
 #define current			NULL
@@ -68,6 +73,13 @@ static inline u64 rol64(u64 w, unsigned int s)
 static inline int fls64(u64 x)
 {
 	return x ? 64 - __builtin_clzll(x) : 0;
+}
+
+static inline u32 get_unaligned_le16(const void *p)
+{
+	const u8 *b = p;
+
+	return b[0] | (u32)b[1] << 8;
 }
 
 static inline u32 get_unaligned_le32(const void *p)
