@@ -1001,10 +1001,14 @@ kbloom_core_do_batch_blocked(struct kbloom_core *core, enum kbloom_op op,
 				kbloom_core_fill_blocked(core, h[s], pos);
 				r = kbloom_core_do_at(core, op, pos, d);
 			}
-			/* A byte of results at a time: no store per key. */
+			/*
+			 * A byte of results at a time, not a store per key;
+			 * none where all are false (an add, whose caller may
+			 * pass no @results at all).
+			 */
 			hits += r;
 			byte |= (u32)r << (j % 8);
-			if (j % 8 == 7 || j == n - 1) {
+			if ((j % 8 == 7 || j == n - 1) && byte) {
 				results[j / 8] |= byte;
 				byte = 0;
 			}
@@ -1029,7 +1033,8 @@ kbloom_core_do_batch_blocked(struct kbloom_core *core, enum kbloom_op op,
  * @lens: their lengths, each at least 1.
  * @n: how many keys.
  * @results: bit i (bit i % 8 of byte i / 8) is set where key i's result
- *	is true; other bits are left alone.
+ *	is true; other bits are left alone. Never touched for an add (whose
+ *	results are all false): may then be NULL.
  * @d: if not NULL, counts the transitions of all the keys.
  *
  * Keys go in groups: every position of a group is computed (and its word

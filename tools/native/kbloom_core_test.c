@@ -1220,6 +1220,42 @@ static bool storage_size_rounding(void)
 	return ok;
 }
 
+/* In-kernel callers add a batch with no results buffer (kbloom_add_batch()). */
+static bool batch_add_takes_no_results(void)
+{
+	static const u32 flagsets[] = {
+		0, KBLOOM_CORE_COUNTING, KBLOOM_CORE_BLOCKED,
+		KBLOOM_CORE_BLOCKED | KBLOOM_CORE_COUNTING,
+	};
+	enum { N = 100, M = 20480 };
+	u32 seed[4] = { 1, 2, 3, 4 }, lens[N], f, i;
+	static u8 keys[N * 24];
+	struct kbloom_core c;
+	size_t used = 0;
+	bool ok = true;
+
+	for (i = 0; i < N; i++) {
+		lens[i] = make_key(keys + used, 5, i);
+		used += lens[i];
+	}
+	for (f = 0; f < sizeof(flagsets) / sizeof(flagsets[0]); f++) {
+		kbloom_core_init(&c, calloc(1, kbloom_core_bytes(M, flagsets[f])),
+				 M, 7, flagsets[f], seed);
+		if (!c.bitmap) {
+			perror("kbloom_core_test: calloc");
+			exit(2);
+		}
+		if (kbloom_core_do_batch(&c, KBLOOM_OP_ADD, keys, lens, N, NULL,
+					 NULL))
+			ok = fail("flags %#x: an add batch had hits", flagsets[f]);
+		for (i = 0, used = 0; i < N; used += lens[i], i++)
+			if (!kbloom_core_query(&c, keys + used, lens[i]))
+				ok = fail("flags %#x: key %u lost", flagsets[f], i);
+		free(c.bitmap);
+	}
+	return ok;
+}
+
 static bool batch_matches_one_key_calls(void)
 {
 	static const u32 flagsets[] = {
@@ -1340,6 +1376,7 @@ static const struct {
 	{ "blocked_fast_path_matches_positions",
 	  blocked_fast_path_matches_positions },
 	{ "storage_size_rounding", storage_size_rounding },
+	{ "batch_add_takes_no_results", batch_add_takes_no_results },
 };
 
 int main(void)
