@@ -196,14 +196,17 @@ SHELL_SCRIPTS = $(shell find tools .ci -name '*.sh' -not -path '*/work/*') \
 shellcheck:
 	shellcheck -x $(SHELL_SCRIPTS)
 
-# The hot path natively (the module's own core), no VM.
+# The hot path natively (the module's own core), no VM, side by side with
+# libbloom and the BPF bloom map: tables and plot in build/bench/
+# (KEYS="N ..." for other sizes than 1M, 10M and 50M keys).
 bench:
 	$(MAKE) -C tools/native bench
 
-# The packet path in the VM: the bloom match against xt_recent and an nft
-# set on one pktgen stream (FLOWS=N, default 100000).
+# In the VM: the bloom match against xt_recent and an nft set on one
+# pktgen stream (FLOWS=N, default 100000), and kbloom's ioctls against one
+# bpf() per key on a BPF bloom map (KEYS=N, default 100000).
 bench-vm:
-	bash tools/xtables/bench-vm.sh $(FLOWS)
+	KEYS=$(KEYS) bash tools/xtables/bench-vm.sh $(FLOWS)
 
 demo:
 	bash tools/demo.sh

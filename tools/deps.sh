@@ -16,7 +16,10 @@ pkgs=(build-essential gcc-multilib bc bison flex libelf-dev libssl-dev
       # the bloom match (tools/xtables, tests.d/packets.sh): the extension
       # builds against libxtables-dev; the VM runs iptables (both
       # backends) and nft from the host
-      iptables libxtables-dev nftables pkgconf)
+      iptables libxtables-dev nftables pkgconf
+      # make bench's peers and plot (tools/native): libbloom, the BPF
+      # bloom map through libbpf and a bpftool skeleton, gnuplot
+      libbloom-dev libbpf-dev bpftool gnuplot-nox)
 
 missing=()
 for p in "${pkgs[@]}"; do

@@ -1,16 +1,27 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Native benchmark of the kbloom hot path: the very core the module runs
- * (kmod/kbloom_core.c), timed on the host CPU instead of under emulation.
- * Also times one bare system call (ioctl FIONREAD on a pipe), the fixed
- * cost that a one-key ioctl pays on top of the core and a batch spreads
- * over thousands of keys.
+ * make bench: the kbloom hot path natively (the very kmod/kbloom_core.c
+ * the module runs, built for userspace), side by side with its peers in
+ * one run: libbloom, and the kernel's BPF bloom map from a BPF program and
+ * through bpf(). Every filter is sized for its keys at 1% by its own
+ * sizing; keys are made before any clock starts.
  *
- * Usage: kbloom_bench [KEYS]   (default 1000000)
+ * For each size and key length, three rounds; in each round every filter
+ * kind in turn is created, filled (timed), queried with present and with
+ * absent keys (timed), and destroyed, so the kinds see the same machine
+ * state; the table gives each figure's median of the three. Then the
+ * issue's goals, against these figures. Not a test: timings here vary
+ * by tens of percent from run to run; compare the rows of one run.
+ *
+ * Usage: kbloom_bench [-o DIR] [-q] [KEYS...]   (default 1000000 10000000
+ * 50000000). -o writes DIR/bench.md (the tables) and DIR/bench.dat (for
+ * bench.gp's plot); -q skips the reference lines.
  */
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <errno.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +29,12 @@
 #include <unistd.h>
 
 #include "kbloom_core.h"
+#include "bench.h"
+
+#define ROUNDS		3
+/* Queries per measurement: enough for the rate to 0.01% at 1%. */
+#define QUERY_KEYS	2000000ULL
+#define BATCH		1024	/* keys per kbloom_core_do_batch(), as the ioctl */
 
 static double now_ns(void)
 {
@@ -27,199 +44,17 @@ static double now_ns(void)
 	return ts.tv_sec * 1e9 + ts.tv_nsec;
 }
 
-/*
- * Keys like the demo's, decimal numbers as `seq` prints them, made before
- * the clock starts so that only the filter is timed: key i is at
- * keys + 24 * i.
- */
-static char *make_keys(u64 count, u32 **lens)
+static void *xmalloc(size_t bytes)
 {
-	char *keys = malloc(count * 24);
-	u64 i;
+	void *p = malloc(bytes);
 
-	*lens = malloc(count * sizeof(**lens));
-	if (!keys || !*lens) {
+	if (!p) {
 		perror("kbloom_bench: malloc");
 		exit(2);
-	}
-	for (i = 0; i < count; i++)
-		(*lens)[i] = (u32)snprintf(keys + 24 * i, 24, "%llu",
-					   (unsigned long long)i);
-	return keys;
-}
-
-/* Keys @first.. @first + @n of make_keys(), back to back, as a batch. */
-static u8 *pack_keys(const char *keys, const u32 *lens, u64 first, u64 n)
-{
-	u8 *packed = malloc(n * 24), *p = packed;
-	u64 i;
-
-	if (!packed) {
-		perror("kbloom_bench: malloc");
-		exit(2);
-	}
-	for (i = first; i < first + n; i++) {
-		memcpy(p, keys + 24 * i, lens[i]);
-		p += lens[i];
-	}
-	return packed;
-}
-
-/*
- * kbloom_core_do_batch() over @n packed keys in batches of 1024 keys, as
- * the module's batched ioctls call it. Returns the true results.
- */
-static u64 run_batch(struct kbloom_core *core, enum kbloom_op op,
-		     const u8 *packed, const u32 *lens, u64 n)
-{
-	u8 results[1024 / 8];
-	u64 i, hits = 0;
-	u32 c, j;
-
-	for (i = 0; i < n; i += c) {
-		c = n - i < 1024 ? n - i : 1024;
-		hits += kbloom_core_do_batch(core, op, packed, lens + i, c,
-					     results, NULL);
-		for (j = 0; j < c; j++)
-			packed += lens[i + j];
-	}
-	return hits;
-}
-
-/* One-key queries of keys [first, first + n): ns per key. */
-static double time_single(struct kbloom_core *core, const char *keys,
-			  const u32 *lens, u64 first, u64 n, u64 *hits)
-{
-	double t0 = now_ns();
-	u64 i;
-
-	*hits = 0;
-	for (i = first; i < first + n; i++)
-		*hits += kbloom_core_query(core, keys + 24 * i, lens[i]);
-	return (now_ns() - t0) / n;
-}
-
-static double time_batch(struct kbloom_core *core, enum kbloom_op op,
-			 const u8 *packed, const u32 *lens, u64 n, u64 *hits)
-{
-	double t0 = now_ns();
-
-	*hits = run_batch(core, op, packed, lens, n);
-	return (now_ns() - t0) / n;
-}
-
-#define MIN(a, b)	((a) < (b) ? (a) : (b))
-
-/*
- * The same filter through kbloom_core_do_batch() and the one-key calls,
- * interleaved three times (best of three each), so that the two see the
- * same caches and clock; then a batched add into a wiped filter, which
- * must give the same bits as the one-key adds did.
- */
-static void bench_batch(struct kbloom_core *core, const char *keys,
-			const u32 *lens, u64 n)
-{
-	u8 *in = pack_keys(keys, lens, 0, n), *out = pack_keys(keys, lens, n, n);
-	size_t bytes = kbloom_core_bytes(core->nbits, core->flags);
-	double sp = 1e9, sa = 1e9, bp = 1e9, ba = 1e9, add;
-	u64 h[4], ok = 1;
-	void *copy = malloc(bytes);
-	int r;
-
-	if (!copy) {
-		perror("kbloom_bench: malloc");
-		exit(2);
-	}
-	for (r = 0; r < 3; r++) {
-		sp = MIN(sp, time_single(core, keys, lens, 0, n, &h[0]));
-		bp = MIN(bp, time_batch(core, KBLOOM_OP_QUERY, in, lens, n, &h[1]));
-		sa = MIN(sa, time_single(core, keys, lens, n, n, &h[2]));
-		ba = MIN(ba, time_batch(core, KBLOOM_OP_QUERY, out, lens + n, n,
-					&h[3]));
-		ok &= h[0] == n && h[1] == n && h[2] == h[3];
-	}
-	memcpy(copy, core->bitmap, bytes);
-	memset(core->bitmap, 0, bytes);
-	add = time_batch(core, KBLOOM_OP_ADD, in, lens, n, &h[0]);
-	ok &= !memcmp(copy, core->bitmap, bytes);
-	printf("    best of 3, interleaved: query present %5.1f ns one-key, %5.1f ns batched (%.2fx); absent %5.1f ns, %5.1f ns (%.2fx); batched add %5.1f ns%s\n",
-	       sp, bp, sp / bp, sa, ba, sa / ba, add,
-	       ok ? "" : " (MISMATCH with the one-key calls)");
-	free(copy);
-	free(in);
-	free(out);
-}
-
-/*
- * Back the filter with transparent huge pages: for reference only, the
- * module's vmalloc'd storage is mapped with 4 KiB pages, whose TLB misses
- * (page walks, of which a core runs few at once) are part of what a
- * query of a large filter waits for in the kernel as well.
- */
-static bool huge_pages;
-
-static void *alloc_filter(size_t bytes)
-{
-	size_t huge = 2UL << 20, rounded = (bytes + huge - 1) / huge * huge;
-	void *p;
-
-	if (!huge_pages)
-		return calloc(1, bytes);
-	p = aligned_alloc(huge, rounded);
-	if (p) {
-		madvise(p, rounded, MADV_HUGEPAGE);
-		memset(p, 0, rounded);
 	}
 	return p;
 }
 
-static void bench(u64 n, u32 ppb, u32 flags)
-{
-	struct kbloom_core core;
-	u32 seed[4] = { 1, 2, 3, 4 }, k, *lens;
-	u64 m, i, hits = 0;
-	double t0, t1, t2, t3;
-	char *keys;
-	void *bits;
-
-	if (kbloom_size_flags(n, ppb, flags, &m, &k))
-		return;
-	bits = alloc_filter(kbloom_core_bytes(m, flags));
-	if (!bits) {
-		perror("kbloom_bench: calloc");
-		exit(2);
-	}
-	kbloom_core_init(&core, bits, m, k, flags, seed);
-	keys = make_keys(2 * n, &lens);
-	t0 = now_ns();
-	for (i = 0; i < n; i++)
-		kbloom_core_add(&core, keys + 24 * i, lens[i], NULL);
-	t1 = now_ns();
-	for (i = 0; i < n; i++)
-		hits += kbloom_core_query(&core, keys + 24 * i, lens[i]);
-	t2 = now_ns();
-	for (i = n; i < 2 * n; i++)
-		hits += kbloom_core_query(&core, keys + 24 * i, lens[i]);
-	t3 = now_ns();
-	printf("%-8s %-7s %-7s n=%-9llu m=%-10llu k=%-2u %6.1f MiB%s: add %5.1f ns, query present %5.1f ns, query absent %5.1f ns (fpr %.3f%%)\n",
-	       flags & KBLOOM_CORE_COUNTING ? "counting" : "bits",
-	       flags & KBLOOM_CORE_BLOCKED ? "blocked" : "plain",
-	       flags & KBLOOM_CORE_SIPHASH ? "siphash" : "jhash",
-	       (unsigned long long)n,
-	       (unsigned long long)m, k, kbloom_core_bytes(m, flags) / 1048576.0,
-	       huge_pages ? " (huge pages)" : "", (t1 - t0) / n, (t2 - t1) / n, (t3 - t2) / n,
-	       100.0 * (hits - n) / n);
-	bench_batch(&core, keys, lens, n);
-	free(keys);
-	free(lens);
-	free(bits);
-}
-
-/*
- * The hash alone, per scheme and key length: what choosing SipHash over
- * jhash costs a key before any memory is touched. Median of five runs,
- * the schemes interleaved so that frequency changes hit both alike.
- */
 static int cmp_double(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
@@ -227,6 +62,406 @@ static int cmp_double(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+static double median(double *v, int n)
+{
+	qsort(v, n, sizeof(*v), cmp_double);
+	return v[n / 2];
+}
+
+/* ---- kbloom's kinds: the core, one key per call or in batches ---- */
+
+/* kind->arg: KBLOOM_CORE_* flags, and these. */
+#define BENCH_BATCHED	(1u << 16)
+#define BENCH_SMALL	(1u << 17)	/* 4 KiB pages only, for reference */
+
+#define HUGE_PAGE	(2UL << 20)
+
+struct kb_filter {
+	struct kbloom_core core;
+	void *bits;
+	size_t alloc;
+	u32 lens[BATCH];
+};
+
+/*
+ * Storage as the module allocates it (kbloom_storage_alloc()): touched
+ * before use, and mapped with 2 MiB pages where the module's rule
+ * (kbloom_storage_size()) says so, which here is transparent huge pages
+ * asked for with madvise(). BENCH_SMALL keeps 4 KiB pages, to show what
+ * the TLB misses cost past the caches.
+ */
+static void *kb_alloc(size_t bytes, bool small, size_t *alloc)
+{
+	size_t size = kbloom_storage_size(bytes, small ? 0 : HUGE_PAGE);
+	bool huge = size >= HUGE_PAGE && !(size % HUGE_PAGE);
+	u8 *p;
+
+	/* Room to align to a huge page, as vmalloc_huge() does. */
+	*alloc = size + (huge ? HUGE_PAGE : 0);
+	p = mmap(NULL, *alloc, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return NULL;
+	if (huge) {
+		size_t off = (HUGE_PAGE - (uintptr_t)p % HUGE_PAGE) % HUGE_PAGE;
+
+		munmap(p, off);
+		munmap(p + off + size, HUGE_PAGE - off);
+		p += off;
+		*alloc = size;
+	}
+	madvise(p, *alloc, huge ? MADV_HUGEPAGE : MADV_NOHUGEPAGE);
+	memset(p, 0, *alloc);
+	return p;
+}
+
+static int kb_create(struct bench_filter *f, const struct bench_keys *keys,
+		     uintptr_t arg)
+{
+	static char detail[8][64];
+	static int slot;
+	u32 seed[4] = { 1, 2, 3, 4 }, flags = arg & KBLOOM_CORE_FLAGS, k, i;
+	struct kb_filter *kb = xmalloc(sizeof(*kb));
+	u64 m;
+
+	if (kbloom_size_flags(keys->n, 10000000, flags, &m, &k))
+		goto err;
+	kb->bits = kb_alloc(kbloom_core_bytes(m, flags), arg & BENCH_SMALL,
+			    &kb->alloc);
+	if (!kb->bits)
+		goto err;
+	/* What the module allocates: sizing's bytes, or whole huge pages. */
+	f->bytes = kb->alloc;
+	kbloom_core_init(&kb->core, kb->bits, m, k, flags, seed);
+	for (i = 0; i < BATCH; i++)
+		kb->lens[i] = keys->len;
+	f->priv = kb;
+	slot = (slot + 1) % 8;
+	snprintf(detail[slot], sizeof(detail[slot]), "m = %llu, k = %u",
+		 (unsigned long long)m, k);
+	f->detail = detail[slot];
+	return 0;
+err:
+	free(kb);
+	return -1;
+}
+
+static void kb_destroy(struct bench_filter *f)
+{
+	struct kb_filter *kb = f->priv;
+
+	munmap(kb->bits, kb->alloc);
+	free(kb);
+}
+
+/* As the batched ioctls call the core: 1024 keys at a time. */
+static u64 kb_batch(struct kb_filter *kb, enum kbloom_op op, const u8 *p,
+		    u32 len, u64 count)
+{
+	u8 results[BATCH / 8];
+	u64 i, hits = 0;
+	u32 c;
+
+	for (i = 0; i < count; i += c, p += (u64)c * len) {
+		c = count - i < BATCH ? count - i : BATCH;
+		memset(results, 0, sizeof(results));
+		hits += kbloom_core_do_batch(&kb->core, op, p, kb->lens, c,
+					     results, NULL);
+	}
+	return hits;
+}
+
+static void kb_add(struct bench_filter *f, const struct bench_keys *keys,
+		   u64 first, u64 count)
+{
+	struct kb_filter *kb = f->priv;
+	const u8 *p = keys->buf + first * keys->len;
+	u64 i;
+
+	for (i = 0; i < count; i++, p += keys->len)
+		kbloom_core_add(&kb->core, p, keys->len, NULL);
+}
+
+static u64 kb_query(struct bench_filter *f, const struct bench_keys *keys,
+		    u64 first, u64 count)
+{
+	struct kb_filter *kb = f->priv;
+	const u8 *p = keys->buf + first * keys->len;
+	u64 i, hits = 0;
+
+	for (i = 0; i < count; i++, p += keys->len)
+		hits += kbloom_core_query(&kb->core, p, keys->len);
+	return hits;
+}
+
+static void kb_add_batch(struct bench_filter *f, const struct bench_keys *keys,
+			 u64 first, u64 count)
+{
+	kb_batch(f->priv, KBLOOM_OP_ADD, keys->buf + first * keys->len,
+		 keys->len, count);
+}
+
+static u64 kb_query_batch(struct bench_filter *f,
+			  const struct bench_keys *keys, u64 first, u64 count)
+{
+	return kb_batch(f->priv, KBLOOM_OP_QUERY,
+			keys->buf + first * keys->len, keys->len, count);
+}
+
+static int kb_create_any(struct bench_filter *f, const struct bench_keys *k);
+
+#define KB(n, s, a, batched) {						\
+	.name = n, .short_name = s, .arg = a,				\
+	.create = kb_create_any, .destroy = kb_destroy,			\
+	.add = batched ? kb_add_batch : kb_add,				\
+	.query = batched ? kb_query_batch : kb_query,			\
+}
+
+/*
+ * The kinds, in table order. kb_create_any() finds its kind's flags by
+ * the kind being created (bench runs one at a time).
+ */
+static const struct bench_kind *current_kind;
+
+static int kb_create_any(struct bench_filter *f, const struct bench_keys *k)
+{
+	return kb_create(f, k, current_kind->arg);
+}
+
+static const struct bench_kind kb_kinds[] = {
+	KB("kbloom plain, one key per call", "plain, one key", 0, false),
+	KB("kbloom plain, batched", "plain, batched", BENCH_BATCHED, true),
+	KB("kbloom blocked, one key per call", "blocked, one key",
+	   KBLOOM_CORE_BLOCKED, false),
+	KB("kbloom blocked, batched", "blocked, batched",
+	   KBLOOM_CORE_BLOCKED | BENCH_BATCHED, true),
+	KB("kbloom blocked, batched, SipHash", "blocked, batched, SipHash",
+	   KBLOOM_CORE_BLOCKED | KBLOOM_CORE_SIPHASH | BENCH_BATCHED, true),
+	KB("kbloom blocked, batched, 4 KiB pages", "blocked, batched, 4 KiB pages",
+	   KBLOOM_CORE_BLOCKED | BENCH_BATCHED | BENCH_SMALL, true),
+};
+
+#define NKB	(sizeof(kb_kinds) / sizeof(kb_kinds[0]))
+#define MAXKINDS	(NKB + 3)
+
+/* ---- one configuration: all kinds, interleaved rounds ---- */
+
+struct result {
+	const struct bench_kind *kind;
+	double add[ROUNDS], present[ROUNDS], absent[ROUNDS];
+	u64 fp, queried, fneg;
+	size_t bytes;
+	char detail[64];
+	double add_ns, present_ns, absent_ns;	/* medians */
+};
+
+static void run_kind(struct result *r, const struct bench_keys *keys, int round)
+{
+	const struct bench_kind *kind = r->kind;
+	u64 n = keys->n, timed = n, q;
+	struct bench_filter f = { 0 };
+	double t0, t1, t2, t3;
+
+	current_kind = kind;
+	if (kind->create(&f, keys)) {
+		fprintf(stderr, "kbloom_bench: %s: cannot create a filter of %llu keys: %s\n",
+			kind->name, (unsigned long long)n, strerror(errno));
+		exit(2);
+	}
+	if (kind->max_timed && timed > kind->max_timed)
+		timed = kind->max_timed;
+	q = timed < QUERY_KEYS ? timed : QUERY_KEYS;
+	t0 = now_ns();
+	kind->add(&f, keys, 0, timed);
+	t1 = now_ns();
+	if (timed < n)
+		kind->fill(&f, keys, timed, n - timed);
+	t2 = now_ns();
+	r->fneg += q - kind->query(&f, keys, 0, q);
+	t3 = now_ns();
+	r->fp += kind->query(&f, keys, n, q);
+	r->absent[round] = (now_ns() - t3) / q;
+	r->present[round] = (t3 - t2) / q;
+	r->add[round] = (t1 - t0) / timed;
+	r->queried += q;
+	r->bytes = f.bytes;
+	snprintf(r->detail, sizeof(r->detail), "%s", f.detail ? f.detail : "");
+	kind->destroy(&f);
+}
+
+static u8 *make_keys(u64 n, u32 len)
+{
+	u8 *buf = xmalloc(2 * n * len);
+	u64 i;
+
+	for (i = 0; i < 2 * n; i++)
+		bench_key(buf + i * len, i, len);
+	return buf;
+}
+
+static FILE *md, *dat;
+
+/* Both to stdout and, with -o, to bench.md. */
+static void __attribute__((format(printf, 1, 2))) out(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	if (md) {
+		va_start(ap, fmt);
+		vfprintf(md, fmt, ap);
+		va_end(ap);
+	}
+	fflush(stdout);
+}
+
+/*
+ * bench.dat, for bench.gp: a block per kind (gnuplot's "index"), a line
+ * per size, 8-byte keys.
+ */
+static void write_dat(struct result (*all)[MAXKINDS], int nconf,
+		      const u64 *conf_n, const u32 *conf_len, int nkinds)
+{
+	int c, i;
+
+	fprintf(dat, "# kind keylen keys bytes add_ns present_ns absent_ns fpr_percent\n");
+	for (i = 0; i < nkinds; i++) {
+		/* The block's first line names it (gnuplot's columnhead). */
+		fprintf(dat, "\"%s\" keylen keys bytes add present absent fpr\n",
+			all[0][i].kind->short_name);
+		for (c = 0; c < nconf; c++) {
+			struct result *r = &all[c][i];
+
+			if (conf_len[c] != 8)
+				continue;
+
+			fprintf(dat, "\"%s\" %u %llu %zu %.2f %.2f %.2f %.5f\n",
+				r->kind->short_name, conf_len[c],
+				(unsigned long long)conf_n[c], r->bytes,
+				r->add_ns, r->present_ns, r->absent_ns,
+				100.0 * r->fp / r->queried);
+		}
+		if (i + 1 < nkinds)
+			fprintf(dat, "\n\n");
+	}
+}
+
+static int run_config(struct result *res, const struct bench_kind **kinds,
+		      int nkinds, u64 n, u32 len)
+{
+	struct bench_keys keys = { .len = len, .n = n };
+	int i, round;
+	u8 *buf;
+
+	buf = make_keys(n, len);
+	keys.buf = buf;
+	memset(res, 0, sizeof(*res) * nkinds);
+	for (i = 0; i < nkinds; i++)
+		res[i].kind = kinds[i];
+	for (round = 0; round < ROUNDS; round++)
+		for (i = 0; i < nkinds; i++)
+			run_kind(&res[i], &keys, round);
+	free(buf);
+
+	out("\n### %llu keys of %u bytes, sized for 1%%\n\n",
+	    (unsigned long long)n, len);
+	out("| filter | memory | add | query (present) | query (absent) | false positives | |\n");
+	out("| --- | --- | --- | --- | --- | --- | --- |\n");
+	for (i = 0; i < nkinds; i++) {
+		struct result *r = &res[i];
+
+		r->add_ns = median(r->add, ROUNDS);
+		r->present_ns = median(r->present, ROUNDS);
+		r->absent_ns = median(r->absent, ROUNDS);
+		out("| %s | %.2f MiB | %.1f ns | %.1f ns | %.1f ns | %.3f%% | %s%s |\n",
+		    r->kind->name, r->bytes / 1048576.0, r->add_ns,
+		    r->present_ns, r->absent_ns, 100.0 * r->fp / r->queried,
+		    r->detail, r->fneg ? " **FALSE NEGATIVES**" : "");
+	}
+	for (i = 0; i < nkinds; i++)
+		if (res[i].fneg)
+			return 1;
+	return 0;
+}
+
+/* ---- reference lines ---- */
+
+/* A system call that does nothing: what every one-key call pays. */
+static void ref_syscalls(void)
+{
+	int p[2], avail, i, rounds = 1000000;
+	double t0, t1;
+
+	if (pipe(p)) {
+		perror("kbloom_bench: pipe");
+		exit(2);
+	}
+	t0 = now_ns();
+	for (i = 0; i < rounds; i++)
+		getppid();
+	t1 = now_ns();
+	for (i = 0; i < rounds; i++)
+		if (ioctl(p[0], FIONREAD, &avail))
+			exit(2);
+	out("- one bare system call: getppid() %.0f ns, ioctl(FIONREAD) %.0f ns\n",
+	    (t1 - t0) / rounds, (now_ns() - t1) / rounds);
+	close(p[0]);
+	close(p[1]);
+}
+
+/*
+ * Memory, 512 MiB past the caches, on 4 KiB and on 2 MiB pages (a TLB
+ * miss and page walk per load, or neither): one load that depends
+ * on the last (a pointer chase through a random cycle of cache lines: the
+ * latency), and independent loads of random lines (what a core overlaps).
+ */
+static void ref_memory(bool small)
+{
+	u64 lines = (512ULL << 20) / 64, steps = 4000000, i, j, t, sum = 0;
+	size_t alloc;
+	u64 *mem = kb_alloc(lines * 64, small, &alloc);
+	u32 *idx = xmalloc(steps * sizeof(*idx));
+	u64 x = 88172645463325252ULL;
+	volatile u64 sink;
+	double t0, t1;
+
+	if (!mem) {
+		perror("kbloom_bench: mmap");
+		exit(2);
+	}
+	/* Sattolo's shuffle: one cycle through every line. */
+	for (i = 0; i < lines; i++)
+		mem[i * 8] = i;
+	for (i = lines - 1; i > 0; i--) {
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		j = x % i;
+		t = mem[i * 8], mem[i * 8] = mem[j * 8], mem[j * 8] = t;
+	}
+	for (i = 0; i < steps; i++) {
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		idx[i] = (u32)(x % lines);
+	}
+	t0 = now_ns();
+	for (i = 0, j = 0; i < steps; i++)
+		j = mem[j * 8];
+	t1 = now_ns();
+	for (i = 0; i < steps; i++)
+		sum += mem[(u64)idx[i] * 8];
+	sink = j + sum;
+	(void)sink;
+	out("- memory (512 MiB, %s pages): one dependent load %.0f ns; independent random cache-line loads %.1f ns each\n",
+	    small ? "4 KiB" : "2 MiB", (t1 - t0) / steps,
+	    (now_ns() - t1) / steps);
+	munmap(mem, alloc);
+	free(idx);
+}
+
+/*
+ * The hash alone, per scheme and key length: what SipHash costs over
+ * jhash before any memory is touched. Median of five, interleaved.
+ */
 static double hash_ns(u32 flags, u32 len)
 {
 	static u8 keys[4096 + 64];
@@ -246,9 +481,9 @@ static double hash_ns(u32 flags, u32 len)
 	return (now_ns() - t0) / 4000000;
 }
 
-static void bench_hashes(void)
+static void ref_hashes(void)
 {
-	static const u32 lens[] = { 8, 16, 64 };
+	static const u32 lens[] = { 8, 13, 64 };
 	double j[5], s[5];
 	u32 l, r;
 
@@ -257,50 +492,136 @@ static void bench_hashes(void)
 			j[r] = hash_ns(0, lens[l]);
 			s[r] = hash_ns(KBLOOM_CORE_SIPHASH, lens[l]);
 		}
-		qsort(j, 5, sizeof(j[0]), cmp_double);
-		qsort(s, 5, sizeof(s[0]), cmp_double);
-		printf("hash of a %2u-byte key: jhash %5.1f ns, siphash %5.1f ns (+%.1f ns, %.2fx)\n",
-		       lens[l], j[2], s[2], s[2] - j[2], s[2] / j[2]);
+		out("- hash of a %u-byte key: jhash %.1f ns, SipHash %.1f ns\n",
+		    lens[l], median(j, 5), median(s, 5));
 	}
+}
+
+/* ---- the goals of issue 10, against this run ---- */
+
+static struct result *find(struct result *res, int nkinds, const char *name)
+{
+	int i;
+
+	for (i = 0; i < nkinds; i++)
+		if (!strcmp(res[i].kind->name, name))
+			return &res[i];
+	return NULL;
+}
+
+static void goals(struct result *res, int nkinds, u64 n)
+{
+	struct result *blk = find(res, nkinds, "kbloom blocked, batched");
+	struct result *bpf = find(res, nkinds,
+				  "BPF bloom map, from a BPF program (bpf_loop)");
+	double q;
+
+	if (!blk)
+		return;
+	q = blk->present_ns > blk->absent_ns ? blk->present_ns : blk->absent_ns;
+	if (n >= 50000000) {
+		out("- batched query, %llu keys: %.1f ns present, %.1f ns absent (goal: at most 15 ns): %s\n",
+		    (unsigned long long)n, blk->present_ns, blk->absent_ns,
+		    q <= 15 ? "met" : "NOT met");
+		out("- batched add, %llu keys: %.1f ns, %.2fx the query (goal: at most 2x): %s\n",
+		    (unsigned long long)n, blk->add_ns, blk->add_ns / q,
+		    blk->add_ns <= 2 * q ? "met" : "NOT met");
+		if (bpf)
+			out("- against the BPF map from a BPF program: query %.1fx faster (present), %.1fx (absent) (goal: about 20x)\n",
+			    bpf->present_ns / blk->present_ns,
+			    bpf->absent_ns / blk->absent_ns);
+	} else if (n <= 1000000) {
+		out("- batched query in the caches, %llu keys: %.1f ns present, %.1f ns absent (goal: at most 12 ns): %s\n",
+		    (unsigned long long)n, blk->present_ns, blk->absent_ns,
+		    q <= 12 ? "met" : "NOT met");
+	}
+	if (bpf)
+		out("- memory, %llu keys: kbloom blocked %.2f MiB (what sizing says, in whole 2 MiB pages where that costs at most 1/16), the BPF map %.2f MiB (a power of two)\n",
+		    (unsigned long long)n, blk->bytes / 1048576.0,
+		    bpf->bytes / 1048576.0);
 }
 
 int main(int argc, char **argv)
 {
-	u64 n = argc > 1 ? strtoull(argv[1], NULL, 10) : 1000000;
-	int p[2], avail, i, rounds = 1000000;
-	double t0, syscall_ns;
+	static const u64 def_sizes[] = { 1000000, 10000000, 50000000 };
+	static const u32 key_lens[] = { 8, 13 };
+	const struct bench_kind *kinds[MAXKINDS], *peer;
+	static struct result all[32][MAXKINDS];
+	u64 conf_n[32];
+	u32 conf_len[32];
+	int nconf = 0;
+	const char *dir = NULL, *why;
+	u64 sizes[16];
+	int nsizes = 0, nkinds = 0, s, l, opt, bad = 0;
+	bool quick = false;
+	char path[4096];
+	size_t i;
 
-	if (pipe(p)) {
-		perror("kbloom_bench: pipe");
-		return 2;
-	}
-	t0 = now_ns();
-	for (i = 0; i < rounds; i++)
-		if (ioctl(p[0], FIONREAD, &avail))
+	while ((opt = getopt(argc, argv, "o:q")) != -1) {
+		if (opt == 'o') {
+			dir = optarg;
+		} else if (opt == 'q') {
+			quick = true;
+		} else {
+			fprintf(stderr, "usage: kbloom_bench [-o DIR] [-q] [KEYS...]\n");
 			return 2;
-	syscall_ns = (now_ns() - t0) / rounds;
-	printf("one bare ioctl system call: %.1f ns\n", syscall_ns);
-	bench_hashes();
-	/* Each size in both layouts, one after the other. */
-	bench(n, 10000000, 0);
-	bench(n, 10000000, KBLOOM_CORE_BLOCKED);
-	bench(n, 10000000, KBLOOM_CORE_SIPHASH);
-	bench(n, 10000000, KBLOOM_CORE_SIPHASH | KBLOOM_CORE_BLOCKED);
-	bench(n, 1000000, 0);
-	bench(n, 1000000, KBLOOM_CORE_BLOCKED);
-	bench(10 * n, 10000000, 0);
-	bench(10 * n, 10000000, KBLOOM_CORE_BLOCKED);
-	bench(10 * n, 10000000, KBLOOM_CORE_SIPHASH);
-	/* Far past the caches: where a query waits on DRAM. */
-	bench(50 * n, 10000000, 0);
-	bench(50 * n, 10000000, KBLOOM_CORE_BLOCKED);
-	/* The same two on 2 MiB pages: what the 4 KiB pages cost. */
-	huge_pages = true;
-	bench(50 * n, 10000000, 0);
-	bench(50 * n, 10000000, KBLOOM_CORE_BLOCKED);
-	huge_pages = false;
-	bench(n, 10000000, KBLOOM_CORE_COUNTING);
-	bench(n, 10000000, KBLOOM_CORE_COUNTING | KBLOOM_CORE_BLOCKED);
-	bench(n, 10000000, KBLOOM_CORE_COUNTING | KBLOOM_CORE_SIPHASH);
-	return 0;
+		}
+	}
+	for (; optind < argc && nsizes < 16; optind++)
+		sizes[nsizes++] = strtoull(argv[optind], NULL, 10);
+	if (!nsizes)
+		for (s = 0; s < 3; s++)
+			sizes[nsizes++] = def_sizes[s];
+	if (dir) {
+		snprintf(path, sizeof(path), "%s/bench.md", dir);
+		md = fopen(path, "w");
+		snprintf(path, sizeof(path), "%s/bench.dat", dir);
+		dat = fopen(path, "w");
+		if (!md || !dat) {
+			perror(path);
+			return 2;
+		}
+	}
+
+	for (i = 0; i < NKB; i++)
+		kinds[nkinds++] = &kb_kinds[i];
+	out("## make bench\n\n");
+	if (!quick) {
+		ref_syscalls();
+		ref_memory(true);
+		ref_memory(false);
+		ref_hashes();
+	}
+	peer = bench_libbloom_kind(&why);
+	if (peer)
+		kinds[nkinds++] = peer;
+	else
+		out("- libbloom: %s\n", why);
+	peer = bench_bpf_prog_kind(&why);
+	if (peer) {
+		kinds[nkinds++] = peer;
+		kinds[nkinds++] = bench_bpf_syscall_kind(&why);
+	} else {
+		out("- BPF bloom map: %s\n", why);
+	}
+
+	for (s = 0; s < nsizes; s++) {
+		for (l = 0; l < 2; l++, nconf++) {
+			conf_n[nconf] = sizes[s];
+			conf_len[nconf] = key_lens[l];
+			bad |= run_config(all[nconf], kinds, nkinds, sizes[s],
+					  key_lens[l]);
+			if (l == 0) {
+				out("\n");
+				goals(all[nconf], nkinds, sizes[s]);
+			}
+		}
+	}
+	if (md)
+		fclose(md);
+	if (dat) {
+		write_dat(all, nconf, conf_n, conf_len, nkinds);
+		fclose(dat);
+	}
+	return bad;
 }

@@ -1,16 +1,21 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# `make bench-vm`: the bloom match against xt_recent and an nft set doing
-# the same "seen before?" job on the same pktgen stream, in one boot of
-# Debian's stock kernel under QEMU. Prints packets/s and kernel memory of
-# each (pk_bench in tools/vm/tests.d/packets.sh). A benchmark, not a test:
-# under software emulation the ratios mean more than the rates.
-#   tools/xtables/bench-vm.sh [FLOWS]        (default 100000)
+# `make bench-vm`, in one boot of Debian's stock kernel under QEMU:
+# - the bloom match against xt_recent and an nft set doing the same "seen
+#   before?" job on the same pktgen stream: packets/s and kernel memory of
+#   each (pk_bench in tools/vm/tests.d/packets.sh);
+# - kbloom's ioctls (batched, one key per call, by name and on a handle)
+#   against one bpf() per key on a BPF bloom map of the same KEYS keys
+#   (run_ioctl_bench in tools/vm/tests.d/bench.sh).
+# A benchmark, not a test: under software emulation the ratios mean more
+# than the rates.
+#   [KEYS=N] tools/xtables/bench-vm.sh [FLOWS]   (default 100000 each)
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/../.." && pwd)
 flows=${1:-100000}
+keys=${KEYS:-100000}
 build=${KBLOOM_BUILD:-$top/build}/bench-vm
 kdir=$(find /usr/src -maxdepth 1 -name "linux-headers-*-amd64" | sort -V | tail -n 1)
 image=/boot/vmlinuz-${kdir#/usr/src/linux-headers-}
@@ -21,13 +26,15 @@ xtlib=$(pkg-config --variable=xtlibdir xtables)
 kbloom_build_module "$kdir" "$build/mod" || { cat "$build/mod/build.log"; exit 1; }
 make -s -C "$top/tools/bloomctl" bloomctl.static
 make -s -C "$top/tools/xtables"
+make -s -C "$top/tools/stress" kbloom_ioctl_bench
 
 rc=0
 "$top/tools/vm/run.sh" --kernel "$image" --dir "$build" --mode only --mem 3G \
-	--append "kbloom_only=run_packets_bench kbloom_packets_bench=$flows" \
+	--append "kbloom_only=run_packets_bench,run_ioctl_bench kbloom_packets_bench=$flows kbloom_ioctl_bench_keys=$keys" \
 	"$build/mod/kmod/kbloom.ko:lib/kbloom/kbloom.ko" \
 	"$build/mod/kmod/xt_bloom.ko:lib/kbloom/xt_bloom.ko" \
 	"$top/tools/bloomctl/bloomctl.static:bin/bloomctl" \
+	"$top/tools/stress/kbloom_ioctl_bench:bin/kbloom_ioctl_bench" \
 	"$top/tools/xtables/libxt_bloom.so:${xtlib#/}/libxt_bloom.so" || rc=$?
 tr -d '\r' < "$build/tests.log" | grep -E '^(# bench|not ok|vm:)'
 exit $rc
