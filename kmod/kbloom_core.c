@@ -124,6 +124,15 @@ u64 kbloom_siphash64(const void *key, u32 len, const u32 seed[4])
 	return siphash(key, len, &k);
 }
 
+/* kbloom_core_hash(), inline for the batch loop, where a call per key shows. */
+static __always_inline u64 kbloom_core_hash_inline(const struct kbloom_core *core,
+						   const void *key, u32 len)
+{
+	if (core->flags & KBLOOM_CORE_SIPHASH)
+		return kbloom_siphash64(key, len, core->seed);
+	return __kbloom_hash64(key, len, core->seed);
+}
+
 /**
  * kbloom_core_hash() - the filter's 64-bit hash of a key
  * @core: the filter (its hash scheme and seed).
@@ -134,18 +143,7 @@ u64 kbloom_siphash64(const void *key, u32 len, const u32 seed[4])
  */
 u64 kbloom_core_hash(const struct kbloom_core *core, const void *key, u32 len)
 {
-	if (core->flags & KBLOOM_CORE_SIPHASH)
-		return kbloom_siphash64(key, len, core->seed);
-	return __kbloom_hash64(key, len, core->seed);
-}
-
-/* The same, inline: for the batch loop, where a call per key shows. */
-static __always_inline u64 kbloom_core_hash_inline(const struct kbloom_core *core,
-						   const void *key, u32 len)
-{
-	if (core->flags & KBLOOM_CORE_SIPHASH)
-		return kbloom_siphash64(key, len, core->seed);
-	return __kbloom_hash64(key, len, core->seed);
+	return kbloom_core_hash_inline(core, key, len);
 }
 
 /*
@@ -453,15 +451,40 @@ static inline bool kbloom_block_query(const struct kbloom_core *core,
 }
 
 /*
- * Set a key's bits in its block: gathered by word first, then one atomic
- * OR for each word that lacks some of them, as kbloom_bits_set_at() does
- * with positions. Return: true if this call set no bit.
+ * Set the bits of @mask in *@w by one atomic OR, never a plain
+ * read-modify-write: a concurrent adder's bits are never lost. A word that
+ * has them already is only read, not written: once a filter fills up,
+ * most adds find their bits set, and skipping the locked write keeps those
+ * cache lines shared between CPUs instead of bouncing them. The OR returns
+ * the word it replaced, which tells which bits this call set, for @d.
+ *
+ * Return: true if this call set some bit.
+ */
+static inline bool kbloom_word_set(unsigned long *w, unsigned long mask,
+				   struct kbloom_delta *d)
+{
+	unsigned long old;
+
+	if ((READ_ONCE(*w) & mask) == mask)
+		return false;
+	old = set_mask_bits(w, 0UL, mask);
+	if (!(mask & ~old))
+		return false;	/* a racing adder set them first */
+	if (d)
+		d->set += hweight_long(mask & ~old);
+	return true;
+}
+
+/*
+ * Set a key's bits in its block: gathered by word first, then
+ * kbloom_word_set() on each word, as kbloom_bits_set_at() does with
+ * positions. Return: true if this call set no bit.
  */
 static inline bool kbloom_block_set(const struct kbloom_core *core,
 				    unsigned long *blk, u64 h,
 				    struct kbloom_delta *d)
 {
-	unsigned long mask[KBLOOM_BLOCK_LONGS] = {}, old;
+	unsigned long mask[KBLOOM_BLOCK_LONGS] = {};
 	struct kbloom_block_iter it = { .h = h };
 	bool seen = true;
 	unsigned int p;
@@ -471,16 +494,9 @@ static inline bool kbloom_block_set(const struct kbloom_core *core,
 		p = kbloom_block_next(&it, KBLOOM_BLOCK_SHIFT);
 		mask[p / BITS_PER_LONG] |= BIT_MASK(p);
 	}
-	for (i = 0; i < KBLOOM_BLOCK_LONGS; i++) {
-		if ((READ_ONCE(blk[i]) & mask[i]) == mask[i])
-			continue;
-		old = set_mask_bits(&blk[i], 0UL, mask[i]);
-		if (!(mask[i] & ~old))
-			continue;	/* a racing adder set them first */
-		seen = false;
-		if (d)
-			d->set += hweight_long(mask[i] & ~old);
-	}
+	for (i = 0; i < KBLOOM_BLOCK_LONGS; i++)
+		if (mask[i] && kbloom_word_set(&blk[i], mask[i], d))
+			seen = false;
 	return seen;
 }
 
@@ -717,13 +733,12 @@ static bool kbloom_bits_set_at(struct kbloom_core *core, const u64 *pos,
 			       struct kbloom_delta *d)
 {
 	u32 i, j, k = core->nhashes, done = 0;
-	unsigned long *w, mask, old;
+	unsigned long mask;
 	bool seen = true;
 
 	for (i = 0; i < k; i++) {
 		if (done & BIT(i))
 			continue;
-		w = &core->bitmap[BIT_WORD(pos[i])];
 		mask = BIT_MASK(pos[i]);
 		for (j = i + 1; j < k; j++) {
 			if (BIT_WORD(pos[j]) == BIT_WORD(pos[i])) {
@@ -731,14 +746,8 @@ static bool kbloom_bits_set_at(struct kbloom_core *core, const u64 *pos,
 				done |= BIT(j);
 			}
 		}
-		if ((READ_ONCE(*w) & mask) == mask)
-			continue;
-		old = set_mask_bits(w, 0UL, mask);
-		if (!(mask & ~old))
-			continue;	/* a racing adder set them first */
-		seen = false;
-		if (d)
-			d->set += hweight_long(mask & ~old);
+		if (kbloom_word_set(&core->bitmap[BIT_WORD(pos[i])], mask, d))
+			seen = false;
 	}
 	return seen;
 }
