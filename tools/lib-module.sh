@@ -40,15 +40,17 @@ kbloom_module_tree() {
 		-o -name modules.order -o -name Module.symvers \) -delete
 }
 
-# kbloom_module_make KDIR OUTDIR: build the tree in OUTDIR against the
-# kernel build directory KDIR with W=1; kbuild's output in OUTDIR/build.log.
+# kbloom_module_make KDIR OUTDIR [VAR=VALUE...]: build the tree in OUTDIR
+# against the kernel build directory KDIR with W=1 (and the make variables
+# given, such as KBLOOM_APIBENCH=m); kbuild's output in OUTDIR/build.log.
 kbloom_module_make() {
-	local out
+	local kdir=$1 out
 	out=$(cd "$2" && pwd) || return
-	make -C "$1" M="$out" W=1 -j"$(nproc)" modules > "$out/build.log" 2>&1
+	shift 2
+	make -C "$kdir" M="$out" W=1 -j"$(nproc)" "$@" modules > "$out/build.log" 2>&1
 }
 
 # kbloom_build_module KDIR OUTDIR: both. Returns make's status.
 kbloom_build_module() {
-	kbloom_module_tree "$2" && kbloom_module_make "$1" "$2"
+	kbloom_module_tree "$2" && kbloom_module_make "$@"
 }

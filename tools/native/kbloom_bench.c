@@ -13,9 +13,11 @@
  * issue's goals, against these figures. Not a test: timings here vary
  * by tens of percent from run to run; compare the rows of one run.
  *
- * Usage: kbloom_bench [-o DIR] [-q] [KEYS...]   (default 1000000 10000000
- * 50000000). -o writes DIR/bench.md (the tables) and DIR/bench.dat (for
- * bench.gp's plot); -q skips the reference lines.
+ * Usage: kbloom_bench [-o DIR] [-q] [-k KIND]... [-l LEN] [KEYS...]
+ * (default 1000000 10000000 50000000 keys). -o writes DIR/bench.md (the
+ * tables) and DIR/bench.dat (for bench.gp's plot); -q skips the reference
+ * lines; -k keeps only the kinds whose short name contains KIND (make
+ * bench-vm runs "-k 'BPF program'" in the VM); -l only LEN-byte keys.
  */
 #include <sys/ioctl.h>
 #include <sys/mman.h>
@@ -553,17 +555,23 @@ int main(int argc, char **argv)
 	const char *dir = NULL, *why;
 	u64 sizes[16];
 	int nsizes = 0, nkinds = 0, s, l, opt, bad = 0;
+	const char *only[8];
+	int nonly = 0, keylen = 0, j;
 	bool quick = false;
 	char path[4096];
 	size_t i;
 
-	while ((opt = getopt(argc, argv, "o:q")) != -1) {
+	while ((opt = getopt(argc, argv, "o:qk:l:")) != -1) {
 		if (opt == 'o') {
 			dir = optarg;
 		} else if (opt == 'q') {
 			quick = true;
+		} else if (opt == 'k' && nonly < 8) {
+			only[nonly++] = optarg;
+		} else if (opt == 'l') {
+			keylen = atoi(optarg);
 		} else {
-			fprintf(stderr, "usage: kbloom_bench [-o DIR] [-q] [KEYS...]\n");
+			fprintf(stderr, "usage: kbloom_bench [-o DIR] [-q] [-k KIND]... [-l LEN] [KEYS...]\n");
 			return 2;
 		}
 	}
@@ -605,16 +613,29 @@ int main(int argc, char **argv)
 		out("- BPF bloom map: %s\n", why);
 	}
 
+	/* -k: the kinds asked for only. */
+	for (i = 0, j = 0; nonly && i < (size_t)nkinds; i++) {
+		for (s = 0; s < nonly; s++)
+			if (strstr(kinds[i]->short_name, only[s]))
+				break;
+		if (s < nonly)
+			kinds[j++] = kinds[i];
+	}
+	if (nonly)
+		nkinds = j;
 	for (s = 0; s < nsizes; s++) {
-		for (l = 0; l < 2; l++, nconf++) {
+		for (l = 0; l < 2; l++) {
+			if (keylen && key_lens[l] != (u32)keylen)
+				continue;
 			conf_n[nconf] = sizes[s];
 			conf_len[nconf] = key_lens[l];
 			bad |= run_config(all[nconf], kinds, nkinds, sizes[s],
 					  key_lens[l]);
-			if (l == 0) {
+			if (key_lens[l] == 8) {
 				out("\n");
 				goals(all[nconf], nkinds, sizes[s]);
 			}
+			nconf++;
 		}
 	}
 	if (md)

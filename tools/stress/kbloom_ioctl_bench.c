@@ -7,7 +7,9 @@
  * key, as userspace reaches each. Both sized for the keys at 1%. Three
  * interleaved rounds, medians; ratios against one bpf() per key.
  *
- * Usage: kbloom_ioctl_bench [KEYS]   (default 100000)
+ * Usage: kbloom_ioctl_bench [-k] [KEYS]   (default 100000)
+ * -k keeps the filter, "ioctl_bench", full of the present keys, for
+ * kbloom_apibench.ko to look them up from the kernel.
  * Prints "# bench: ..." lines (tools/vm/tests.d/bench.sh). Exit 0, or 1
  * on a wrong answer (a present key reported absent), 2 on a failed call.
  */
@@ -157,14 +159,21 @@ static int cmp_double(const void *a, const void *b)
 
 int main(int argc, char **argv)
 {
+	/* jhash, as the BPF map hashes: the same work per key. */
 	struct kbloom_create c = { .name = NAME, .fpr_ppb = 10000000,
-				   .flags = KBLOOM_CREATE_BLOCKED };
+				   .flags = KBLOOM_CREATE_BLOCKED,
+				   .hash_scheme = KBLOOM_HASH_JHASH };
 	struct kbloom_open o = { .name = NAME };
 	double t[NWAYS][2][ROUNDS], t0, med[NWAYS][2];
 	uint64_t hits[NWAYS][2], i, fp;
-	int dev, handle, map, w, r, p, bad = 0;
+	int dev, handle, map, w, r, p, bad = 0, keep = 0;
 	uint8_t *results;
 
+	if (argc > 1 && !strcmp(argv[1], "-k")) {
+		keep = 1;
+		argc--;
+		argv++;
+	}
 	nkeys = argc > 1 ? strtoull(argv[1], NULL, 10) : 100000;
 	if (!nkeys || nkeys > KBLOOM_BATCH_MAX / 2)
 		nkeys = 100000;
@@ -245,7 +254,9 @@ int main(int argc, char **argv)
 		       way_name[w], med[BPF_ONE][0] / med[w][0],
 		       med[BPF_ONE][1] / med[w][1]);
 	close(handle);
-	ioctl(dev, KBLOOM_IOC_DESTROY, &(struct kbloom_name){ .name = NAME });
+	if (!keep)
+		ioctl(dev, KBLOOM_IOC_DESTROY,
+		      &(struct kbloom_name){ .name = NAME });
 	close(dev);
 	close(map);
 	return bad;

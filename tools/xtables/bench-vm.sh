@@ -6,8 +6,9 @@
 #   before?" job on the same pktgen stream: packets/s and kernel memory of
 #   each (pk_bench in tools/vm/tests.d/packets.sh);
 # - kbloom's ioctls (batched, one key per call, by name and on a handle)
-#   against one bpf() per key on a BPF bloom map of the same KEYS keys
-#   (run_ioctl_bench in tools/vm/tests.d/bench.sh).
+#   against one bpf() per key on a BPF bloom map of the same KEYS keys,
+#   and kbloom's in-kernel API (kbloom_apibench.ko) against a BPF program
+#   doing the same lookups (tools/vm/tests.d/bench.sh).
 # A benchmark, not a test: under software emulation the ratios mean more
 # than the rates.
 #   [KEYS=N] tools/xtables/bench-vm.sh [FLOWS]   (default 100000 each)
@@ -23,18 +24,29 @@ xtlib=$(pkg-config --variable=xtlibdir xtables)
 
 # shellcheck source=tools/lib-module.sh
 . "$top/tools/lib-module.sh"
-kbloom_build_module "$kdir" "$build/mod" || { cat "$build/mod/build.log"; exit 1; }
+kbloom_build_module "$kdir" "$build/mod" KBLOOM_APIBENCH=m ||
+	{ cat "$build/mod/build.log"; exit 1; }
 make -s -C "$top/tools/bloomctl" bloomctl.static
 make -s -C "$top/tools/xtables"
 make -s -C "$top/tools/stress" kbloom_ioctl_bench
+make -s -C "$top/tools/native" kbloom_bench
+
+# make bench's BPF peer runs in the VM as built here, with its libraries.
+bench_libs=()
+for l in $(ldd "$top/tools/native/kbloom_bench" |
+	   awk '/=> \// { print $3 } /^\t\// { print $1 }'); do
+	bench_libs+=("$l:${l#/}")
+done
 
 rc=0
 "$top/tools/vm/run.sh" --kernel "$image" --dir "$build" --mode only --mem 3G \
-	--append "kbloom_only=run_packets_bench,run_ioctl_bench kbloom_packets_bench=$flows kbloom_ioctl_bench_keys=$keys" \
+	--append "kbloom_only=run_packets_bench,run_ioctl_bench,run_api_bench kbloom_packets_bench=$flows kbloom_bench_keys=$keys" \
 	"$build/mod/kmod/kbloom.ko:lib/kbloom/kbloom.ko" \
 	"$build/mod/kmod/xt_bloom.ko:lib/kbloom/xt_bloom.ko" \
 	"$top/tools/bloomctl/bloomctl.static:bin/bloomctl" \
 	"$top/tools/stress/kbloom_ioctl_bench:bin/kbloom_ioctl_bench" \
+	"$top/tools/native/kbloom_bench:bin/kbloom_bench" "${bench_libs[@]}" \
+	"$build/mod/kmod/kbloom_apibench.ko:lib/kbloom/kbloom_apibench.ko" \
 	"$top/tools/xtables/libxt_bloom.so:${xtlib#/}/libxt_bloom.so" || rc=$?
 tr -d '\r' < "$build/tests.log" | grep -E '^(# bench|not ok|vm:)'
 exit $rc

@@ -1,21 +1,70 @@
 # SPDX-License-Identifier: GPL-2.0
 # shellcheck shell=dash
 #
-# make bench-vm's system-call part (tools/stress/kbloom_ioctl_bench.c):
-# kbloom's ioctls (batched and one key per call, by name and on a handle)
-# against one bpf() per key on a BPF bloom map of the same keys, in this
-# boot. A benchmark: the only check is that every answer was right. Not
-# in KBLOOM_CHECKS; tools/xtables/bench-vm.sh runs it
-# (kbloom_only=...,run_ioctl_bench, kbloom_ioctl_bench_keys=N).
+# make bench-vm's system-call and in-kernel parts, in this boot of the
+# stock kernel. Benchmarks: the only checks are that every answer was
+# right. Not in KBLOOM_CHECKS; tools/xtables/bench-vm.sh runs them
+# (kbloom_only=...,run_ioctl_bench,run_api_bench, kbloom_bench_keys=N).
+#
+# run_ioctl_bench (tools/stress/kbloom_ioctl_bench.c): kbloom's ioctls
+# (batched and one key per call, by name and on a handle) against one
+# bpf() per key on a BPF bloom map of the same keys. It leaves its filter,
+# ioctl_bench, full of the present keys, for run_api_bench.
+#
+# run_api_bench: the in-kernel API (kbloom_apibench.ko: kbloom_query()
+# and kbloom_query_batch() on that filter) against a BPF program doing
+# the same lookups in a BPF bloom map (make bench's BPF peer, the host's
+# kbloom_bench with its libraries, -k "BPF program").
+
+bench_keys() {
+	echo "${kbloom_bench_keys:-100000}"
+}
 
 run_ioctl_bench() {
 	if ! command -v kbloom_ioctl_bench >/dev/null; then
 		not_ok "kbloom_ioctl_bench is in the VM"
 		return
 	fi
-	kbloom_ioctl_bench "${kbloom_ioctl_bench_keys:-100000}" > /tmp/ioctl_bench 2>&1
+	kbloom_ioctl_bench -k "$(bench_keys)" > /tmp/ioctl_bench 2>&1
 	ib_rc=$?
 	cat /tmp/ioctl_bench
 	check "kbloom_ioctl_bench: every present key found, every call answered (exit $ib_rc)" [ "$ib_rc" -eq 0 ]
 	rm -f /tmp/ioctl_bench
+}
+
+# "| BPF ... | 0.13 MiB | 118.9 ns | 121.0 ns | 62.7 ns | ..." -> "121.0 62.7"
+bench_bpf_query_ns() {
+	awk -F'|' '/^\| BPF bloom map, from a BPF program/ {
+		gsub(/ ns/, ""); printf "%s %s\n", $5 + 0, $6 + 0 }'
+}
+
+run_api_bench() {
+	ab_keys=$(bench_keys)
+	if [ ! -f "$L/kbloom_apibench.ko" ] || ! command -v kbloom_bench >/dev/null; then
+		not_ok "kbloom_apibench.ko and kbloom_bench are in the VM"
+		return
+	fi
+	check "insmod kbloom_apibench.ko (the in-kernel API on ioctl_bench)" \
+		insmod "$L/kbloom_apibench.ko" name=ioctl_bench keys="$ab_keys"
+	rmmod kbloom_apibench 2>/dev/null
+	dmesg | sed -n 's/^.*kbloom_apibench: /# bench: /p'
+	check "kbloom_apibench: every present key found" \
+		sh -c '! dmesg | grep -q "kbloom_apibench: .* present keys found"'
+	kbloom_bench -q -k "BPF program" -l 8 "$ab_keys" > /tmp/bpf_bench 2>&1
+	ab_rc=$?
+	sed -n 's/^| BPF/# bench: BPF/p' /tmp/bpf_bench
+	check "kbloom_bench, BPF program: every present key found (exit $ab_rc)" [ "$ab_rc" -eq 0 ]
+	# The batched API against the BPF program, present and absent keys.
+	bench_bpf_query_ns < /tmp/bpf_bench | {
+		read -r bp ba
+		dmesg | sed -n 's/.*in-kernel API, batches.*present \([0-9]*\) ns.*absent \([0-9]*\) ns.*/\1 \2/p' |
+			tail -n 1 | {
+				read -r kp ka
+				awk -v bp="$bp" -v ba="$ba" -v kp="$kp" -v ka="$ka" 'BEGIN {
+					if (kp > 0 && ka > 0)
+						printf "# bench: in-kernel API batches: %.1fx (present), %.1fx (absent) the speed of the BPF program on the BPF map\n", bp / kp, ba / ka }'
+			}
+	}
+	rm -f /tmp/bpf_bench
+	check "destroy ioctl_bench" bloomctl destroy ioctl_bench
 }
