@@ -500,7 +500,11 @@ static inline bool kbloom_block_set(const struct kbloom_core *core,
 	return seen;
 }
 
-/* One operation of a blocked bit filter on the key hashing to @h. */
+/*
+ * One operation of a blocked bit filter on the key hashing to @h: query,
+ * add or test-and-add (remove is for counting filters, which never come
+ * here; callers check, kbloom_op_check()).
+ */
 static inline bool kbloom_block_do(const struct kbloom_core *core,
 				   enum kbloom_op op, unsigned long *blk,
 				   u64 h, struct kbloom_delta *d)
@@ -508,7 +512,7 @@ static inline bool kbloom_block_do(const struct kbloom_core *core,
 	/* An add whose bits are all set writes nothing. */
 	if (kbloom_block_query(core, blk, h))
 		return op != KBLOOM_OP_ADD;
-	if (op == KBLOOM_OP_QUERY)
+	if (op == KBLOOM_OP_QUERY || op == KBLOOM_OP_REMOVE)
 		return false;
 	return kbloom_block_set(core, blk, h, d) &&
 	       op == KBLOOM_OP_TEST_AND_ADD;
@@ -984,8 +988,9 @@ static_assert(KBLOOM_CORE_PIPE_POS >= KBLOOM_CORE_MAX_HASHES,
  * line, so the block of the key KBLOOM_CORE_PIPE_BLOCKS places ahead is
  * fetched while this one is worked on, as many misses in flight as the
  * core keeps, and all a key needs meanwhile is its hash and its block
- * (256 bytes of stack, in a frame of its own). Group-wise (hash a group,
- * then work on it) would leave the memory idle while a group is worked on.
+ * (256 bytes of stack, and a counting filter's positions, in a frame of
+ * its own). Group-wise (hash a group, then work on it) would leave the
+ * memory idle while a group is worked on.
  */
 #define KBLOOM_CORE_PIPE_BLOCKS	16
 
@@ -1049,7 +1054,9 @@ kbloom_core_do_batch_blocked(struct kbloom_core *core, enum kbloom_op op,
  * Keys go in groups: every position of a group is computed (and its word
  * prefetched) before any word is read or changed, so that the cache
  * misses of a group's keys overlap instead of following one another,
- * which is what a query of a filter larger than the caches waits for.
+ * which is what a query of a filter larger than the caches waits for
+ * (a blocked filter's keys go through a ring instead, see
+ * kbloom_core_do_batch_blocked()).
  * Each key's operation is exactly the one-key call's, with the same
  * atomicity; keys are applied in order.
  *

@@ -589,7 +589,7 @@ bool kbloom_gen_do(struct kbloom_gen *gen, enum kbloom_op op, const void *key,
  * @lens: their lengths, each 1 to KBLOOM_KEY_MAX.
  * @n: how many keys.
  * @results: bit i is set where key i's result is true; other bits are
- *	left alone.
+ *	left alone. Never touched for an add: may then be NULL.
  *
  * As kbloom_gen_do() on each key in turn, pipelined for a plain filter
  * (kbloom_core_do_batch()). Any context, lock-free, never sleeps.

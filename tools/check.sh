@@ -289,7 +289,7 @@ say "KCSAN kernel (data races): KUnit, concurrency tests, ioctl fuzzer"
 if kdir=$("$top/tools/vm/kernel.sh" --variant kcsan); then
 	if kbloom_build_module "$kdir" "$build/kcsan"; then
 		# panic_on_warn=0: see kcsan_drop_foreign in tests.d/kcsan.sh.
-		run_vm kcsan "$kdir/arch/x86/boot/bzImage" "$build/kcsan" "$(fuzz_append 60) panic_on_warn=0" kcsan
+		run_vm kcsan "$kdir/arch/x86/boot/bzImage" "$build/kcsan" "$(fuzz_append 60) panic_on_warn=0 log_buf_len=16M" kcsan
 	else
 		cat "$build/kcsan/build.log"; fail "module builds against the KCSAN kernel"
 	fi

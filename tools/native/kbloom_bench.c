@@ -414,6 +414,32 @@ static void ref_syscalls(void)
 }
 
 /*
+ * The 2 MiB pages asked for with madvise() come only where transparent
+ * huge pages are not "never"; and the AnonHugePages this process got says
+ * whether they came.
+ */
+static void ref_thp(void)
+{
+	char line[256] = "", mode[64] = "?";
+	FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
+	char *a, *z;
+
+	if (f && fgets(line, sizeof(line), f)) {
+		a = strchr(line, '[');
+		z = a ? strchr(a, ']') : NULL;
+		if (a && z && z - a < (long)sizeof(mode)) {
+			memcpy(mode, a + 1, z - a - 1);
+			mode[z - a - 1] = 0;
+		}
+	}
+	if (f)
+		fclose(f);
+	out("- transparent huge pages: %s%s\n", mode,
+	    strcmp(mode, "never") ? "" :
+	    " (the \"2 MiB pages\" filters and lines below are on 4 KiB pages)");
+}
+
+/*
  * Memory, 512 MiB past the caches, on 4 KiB and on 2 MiB pages (a TLB
  * miss and page walk per load, or neither): one load that depends
  * on the last (a pointer chase through a random cycle of cache lines: the
@@ -596,6 +622,7 @@ int main(int argc, char **argv)
 	out("## make bench\n\n");
 	if (!quick) {
 		ref_syscalls();
+		ref_thp();
 		ref_memory(true);
 		ref_memory(false);
 		ref_hashes();

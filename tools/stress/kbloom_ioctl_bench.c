@@ -175,8 +175,11 @@ int main(int argc, char **argv)
 		argv++;
 	}
 	nkeys = argc > 1 ? strtoull(argv[1], NULL, 10) : 100000;
-	if (!nkeys || nkeys > KBLOOM_BATCH_MAX / 2)
-		nkeys = 100000;
+	if (!nkeys || nkeys > KBLOOM_BATCH_MAX) {
+		fprintf(stderr, "kbloom_ioctl_bench: KEYS from 1 to %u (one batch)\n",
+			KBLOOM_BATCH_MAX);
+		return 2;
+	}
 	keys = malloc(2 * nkeys * KEYLEN);
 	lens = malloc(nkeys * sizeof(*lens));
 	results = calloc(1, nkeys / 8 + 1);

@@ -57,11 +57,11 @@ run_api_bench() {
 	# The batched API against the BPF program, present and absent keys.
 	bench_bpf_query_ns < /tmp/bpf_bench | {
 		read -r bp ba
-		dmesg | sed -n 's/.*in-kernel API, batches.*present \([0-9]*\) ns.*absent \([0-9]*\) ns.*/\1 \2/p' |
+		dmesg | sed -n 's/.*in-kernel API, batches.*present \([0-9.]*\) ns.*absent \([0-9.]*\) ns.*/\1 \2/p' |
 			tail -n 1 | {
 				read -r kp ka
 				awk -v bp="$bp" -v ba="$ba" -v kp="$kp" -v ka="$ka" 'BEGIN {
-					if (kp > 0 && ka > 0)
+					if (kp > 0 && ka > 0 && bp > 0 && ba > 0)
 						printf "# bench: in-kernel API batches: %.1fx (present), %.1fx (absent) the speed of the BPF program on the BPF map\n", bp / kp, ba / ka }'
 			}
 	}

@@ -21,9 +21,12 @@ kcsan_counter() {
 # "[xt_bloom]" after a function) is not about kbloom, and a run of tests
 # should not fail at random on it. This filter drops such reports from
 # the log dmesg_check reads, and prints their titles; a report with one
-# of kbloom's frames stays, and fails the run. The VM boots with
-# panic_on_warn=0 for this (check.sh): a report must not end the run
-# before it can be told apart; any warning still fails dmesg_check.
+# of kbloom's frames stays, and fails the run, as does a report cut off
+# and any other checker's line printed in the middle of a dropped one.
+# The VM boots with panic_on_warn=0 for this (check.sh): a report must not
+# end the run before it can be told apart; any warning still fails
+# dmesg_check. And with log_buf_len=16M, so that no report scrolls out of
+# the log before it is read.
 kcsan_drop_foreign() {
 	awk '
 	/BUG: KCSAN:/ { inr = 1; buf = ""; title = $0 }
@@ -31,14 +34,23 @@ kcsan_drop_foreign() {
 		buf = buf $0 "\n"
 		if ($0 ~ /=====/) {
 			inr = 0
-			if (buf ~ /\[(kbloom|xt_bloom)\]/)
+			if (buf ~ /\[(kbloom|xt_bloom)\]/) {
 				printf "%s", buf
-			else
+			} else {
 				print title | "cat 1>&2"
+				# Other CPUs print meanwhile: their reports stay.
+				n = split(buf, line, "\n")
+				for (i = 1; i <= n; i++)
+					if (line[i] ~ /WARNING:|Oops|KASAN:|UBSAN:|general protection|BUG:/ &&
+					    line[i] !~ /BUG: KCSAN:/)
+						print line[i]
+			}
 		}
 		next
 	}
-	{ print }'
+	{ print }
+	# A report cut off (still printing, or the log ended): it stays.
+	END { if (inr) printf "%s", buf }'
 }
 
 run_kcsan() {
