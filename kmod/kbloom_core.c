@@ -64,14 +64,20 @@ static __always_inline u64 __kbloom_hash64(const void *key, u32 len,
 	 * zero-padded tail, added here a word at a time (the same sums, in
 	 * three loads instead of twelve).
 	 */
-	if (len) {
-		a += kbloom_tail_le32(k, min_t(u32, len, 4));
-		if (len > 4)
-			b += kbloom_tail_le32(k + 4, min_t(u32, len - 4, 4));
+	if (len >= 8) {
+		a += get_unaligned_le32(k);
+		b += get_unaligned_le32(k + 4);
 		if (len > 8)
 			c += kbloom_tail_le32(k + 8, len - 8);
-		__jhash_final(a, b, c);
+	} else if (len >= 4) {
+		a += get_unaligned_le32(k);
+		if (len > 4)
+			b += kbloom_tail_le32(k + 4, len - 4);
+	} else if (len) {
+		a += kbloom_tail_le32(k, len);
 	}
+	if (len)
+		__jhash_final(a, b, c);
 	/* len 0: nothing to mix; callers never pass empty keys. */
 	return (u64)b << 32 | c;
 }
@@ -395,8 +401,8 @@ static inline unsigned long *kbloom_block_of(const struct kbloom_core *core,
 /* Positions one word of kbloom_mix64() gives a blocked bit filter: 7. */
 #define KBLOOM_BLOCK_PER_MIX	(64 / KBLOOM_BLOCK_SHIFT)
 
-static inline bool kbloom_block_query(const struct kbloom_core *core,
-				      const unsigned long *blk, u64 h)
+static __always_inline bool kbloom_block_query(const struct kbloom_core *core,
+					       const unsigned long *blk, u64 h)
 {
 	struct kbloom_block_iter it = { .h = h };
 	unsigned long missing = 0;
@@ -505,9 +511,10 @@ static inline bool kbloom_block_set(const struct kbloom_core *core,
  * add or test-and-add (remove is for counting filters, which never come
  * here; callers check, kbloom_op_check()).
  */
-static inline bool kbloom_block_do(const struct kbloom_core *core,
-				   enum kbloom_op op, unsigned long *blk,
-				   u64 h, struct kbloom_delta *d)
+static __always_inline bool kbloom_block_do(const struct kbloom_core *core,
+					    enum kbloom_op op,
+					    unsigned long *blk, u64 h,
+					    struct kbloom_delta *d)
 {
 	/* An add whose bits are all set writes nothing. */
 	if (kbloom_block_query(core, blk, h))
@@ -994,49 +1001,85 @@ static_assert(KBLOOM_CORE_PIPE_POS >= KBLOOM_CORE_MAX_HASHES,
  */
 #define KBLOOM_CORE_PIPE_BLOCKS	16
 
+/* Key @key of the ring: its hash, its block, and the block on its way. */
+static __always_inline void kbloom_ring_stage(const struct kbloom_core *core,
+					      u64 nblocks, const u8 *key,
+					      u32 len, u64 *h,
+					      unsigned long **blk)
+{
+	*h = kbloom_core_hash_inline(core, key, len);
+	*blk = core->bitmap + kbloom_reduce(*h, nblocks) * KBLOOM_BLOCK_LONGS;
+	/* For reading: an add that finds its bits set writes nothing. */
+	prefetch(*blk);
+}
+
+/*
+ * The ring, for one operation and layout: the compiler makes one copy per
+ * (op, bits) it is called with, so that the loop decides nothing per key
+ * but the key's own result.
+ */
+static __always_inline u32
+__kbloom_core_do_batch_blocked(struct kbloom_core *core, enum kbloom_op op,
+			       bool bits, const u8 *keys, const u32 *lens,
+			       u32 n, u8 *results, struct kbloom_delta *d)
+{
+	unsigned long *blk[KBLOOM_CORE_PIPE_BLOCKS];
+	u64 h[KBLOOM_CORE_PIPE_BLOCKS], pos[KBLOOM_CORE_MAX_HASHES];
+	u64 nblocks = core->nbits >> kbloom_block_shift(core->flags);
+	const u8 *ahead = keys;
+	u32 i, s, hits = 0, byte = 0;
+	bool r;
+
+	for (i = 0; i < n && i < KBLOOM_CORE_PIPE_BLOCKS; i++) {
+		kbloom_ring_stage(core, nblocks, ahead, lens[i], &h[i], &blk[i]);
+		ahead += lens[i];
+	}
+	for (i = 0; i < n; i++) {
+		s = i % KBLOOM_CORE_PIPE_BLOCKS;
+		if (bits) {
+			r = kbloom_block_do(core, op, blk[s], h[s], d);
+		} else {
+			kbloom_core_fill_blocked(core, h[s], pos);
+			r = kbloom_core_do_at(core, op, pos, d);
+		}
+		if (i + KBLOOM_CORE_PIPE_BLOCKS < n) {
+			kbloom_ring_stage(core, nblocks, ahead,
+					  lens[i + KBLOOM_CORE_PIPE_BLOCKS],
+					  &h[s], &blk[s]);
+			ahead += lens[i + KBLOOM_CORE_PIPE_BLOCKS];
+		}
+		/*
+		 * A byte of results at a time, not a store per key; none
+		 * where all are false (an add, whose caller may pass no
+		 * @results at all).
+		 */
+		hits += r;
+		byte |= (u32)r << (i % 8);
+		if (i % 8 == 7) {
+			if (byte)
+				results[i / 8] |= byte;
+			byte = 0;
+		}
+	}
+	if (byte)
+		results[(n - 1) / 8] |= byte;
+	return hits;
+}
+
 static noinline_for_stack u32
 kbloom_core_do_batch_blocked(struct kbloom_core *core, enum kbloom_op op,
 			     const u8 *keys, const u32 *lens, u32 n,
 			     u8 *results, struct kbloom_delta *d)
 {
-	unsigned long *blk[KBLOOM_CORE_PIPE_BLOCKS];
-	u64 h[KBLOOM_CORE_PIPE_BLOCKS], pos[KBLOOM_CORE_MAX_HASHES];
-	u64 nblocks = core->nbits >> kbloom_block_shift(core->flags);
-	bool bits = !kbloom_counting(core), r;
-	u32 i, j, s, hits = 0, byte = 0;
-
-	for (i = 0; i < n + KBLOOM_CORE_PIPE_BLOCKS; i++) {
-		s = i % KBLOOM_CORE_PIPE_BLOCKS;
-		if (i >= KBLOOM_CORE_PIPE_BLOCKS) {
-			j = i - KBLOOM_CORE_PIPE_BLOCKS;
-			if (bits) {
-				r = kbloom_block_do(core, op, blk[s], h[s], d);
-			} else {
-				kbloom_core_fill_blocked(core, h[s], pos);
-				r = kbloom_core_do_at(core, op, pos, d);
-			}
-			/*
-			 * A byte of results at a time, not a store per key;
-			 * none where all are false (an add, whose caller may
-			 * pass no @results at all).
-			 */
-			hits += r;
-			byte |= (u32)r << (j % 8);
-			if ((j % 8 == 7 || j == n - 1) && byte) {
-				results[j / 8] |= byte;
-				byte = 0;
-			}
-		}
-		if (i < n) {
-			h[s] = kbloom_core_hash_inline(core, keys, lens[i]);
-			keys += lens[i];
-			/* For reading: an add that finds its bits set writes nothing. */
-			blk[s] = core->bitmap + kbloom_reduce(h[s], nblocks) *
-						KBLOOM_BLOCK_LONGS;
-			prefetch(blk[s]);
-		}
-	}
-	return hits;
+	if (kbloom_counting(core))
+		return __kbloom_core_do_batch_blocked(core, op, false, keys,
+						      lens, n, results, d);
+	if (op == KBLOOM_OP_QUERY)
+		return __kbloom_core_do_batch_blocked(core, KBLOOM_OP_QUERY,
+						      true, keys, lens, n,
+						      results, d);
+	return __kbloom_core_do_batch_blocked(core, op, true, keys, lens, n,
+					      results, d);
 }
 
 /**
