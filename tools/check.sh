@@ -123,6 +123,18 @@ if make -s -C "$top/tools/native" kbloom_core_test >/dev/null; then
 else
 	fail "building the native unit tests"
 fi
+# make bench's program (not its timings): it builds with its peers
+# (libbloom, the BPF program and its skeleton) and every kind finds every
+# present key; a kind whose library or bpf() is missing says so.
+mkdir -p "$build"
+if make -s -C "$top/tools/native" kbloom_bench > "$build/bench-smoke.log" 2>&1 &&
+	"$top/tools/native/kbloom_bench" -q -l 8 20000 >> "$build/bench-smoke.log" 2>&1; then
+	pass "make bench's program builds and runs: 20,000 keys, every kind, no false negative"
+	grep -E '^- (libbloom|BPF)' "$build/bench-smoke.log" | sed 's/^/   /'
+else
+	tail -20 "$build/bench-smoke.log"
+	fail "make bench's program builds and runs"
+fi
 
 say "bloomctl (native, no module needed)"
 mkdir -p "$build"
