@@ -125,12 +125,6 @@ static void kbloom_uncharge(size_t bytes)
 }
 
 /*
- * What a generation of @bytes of storage costs: vmalloc maps whole pages
- * and keeps an array of them plus its own descriptors, and every
- * generation has its structure and its per-CPU counters. A 64-bit filter
- * costs a page and more, not 8 bytes.
- */
-/*
  * Past the caches, what a query waits for is its TLB miss as much as its
  * cache miss: with 4 KiB pages, a 60 MB filter needs a page walk for
  * nearly every key, and a core runs few walks at once (make bench: the
@@ -161,6 +155,12 @@ unsigned long *kbloom_storage_alloc(size_t size)
 	return __vmalloc(size, gfp);
 }
 
+/*
+ * What a generation of @bytes of storage costs: vmalloc maps whole pages
+ * and keeps an array of them plus its own descriptors, and every
+ * generation has its structure and its per-CPU counters. A 64-bit filter
+ * costs a page and more, not 8 bytes.
+ */
 static size_t kbloom_gen_charge(size_t bytes)
 {
 	/* In 64 bits: on 32-bit, a size near 4 GiB must not wrap to small. */
