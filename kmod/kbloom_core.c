@@ -389,13 +389,25 @@ static inline void kbloom_core_fill_blocked(const struct kbloom_core *core,
  */
 #define KBLOOM_BLOCK_LONGS	(KBLOOM_BLOCK_BYTES / sizeof(unsigned long))
 
+/* The block of hash @h in a filter of @nblocks blocks. */
+static __always_inline unsigned long *
+kbloom_block_at(const struct kbloom_core *core, u64 h, u64 nblocks)
+{
+	return core->bitmap + kbloom_reduce(h, nblocks) * KBLOOM_BLOCK_LONGS;
+}
+
 static inline unsigned long *kbloom_block_of(const struct kbloom_core *core,
 					     u64 h)
 {
-	unsigned int shift = kbloom_block_shift(core->flags);
+	return kbloom_block_at(core, h,
+			       core->nbits >> kbloom_block_shift(core->flags));
+}
 
-	return core->bitmap + kbloom_reduce(h, core->nbits >> shift) *
-			      KBLOOM_BLOCK_LONGS;
+/* Bit 0 of the result is set if bit @p of the block is clear. */
+static __always_inline unsigned long
+kbloom_block_missing(const unsigned long *blk, unsigned int p)
+{
+	return ~READ_ONCE(blk[p / BITS_PER_LONG]) >> (p % BITS_PER_LONG);
 }
 
 /* Positions one word of kbloom_mix64() gives a blocked bit filter: 7. */
@@ -406,7 +418,6 @@ static __always_inline bool kbloom_block_query(const struct kbloom_core *core,
 {
 	struct kbloom_block_iter it = { .h = h };
 	unsigned long missing = 0;
-	unsigned int p;
 	u64 r;
 	u32 i;
 
@@ -415,12 +426,9 @@ static __always_inline bool kbloom_block_query(const struct kbloom_core *core,
 	 * tests unrolled, no loop to run: a query is a few instructions a bit.
 	 */
 #define KBLOOM_BLOCK_TEST(n)						\
-	do {								\
-		p = (r >> ((n) * KBLOOM_BLOCK_SHIFT)) &			\
-		    (BIT(KBLOOM_BLOCK_SHIFT) - 1);			\
-		missing |= ~READ_ONCE(blk[p / BITS_PER_LONG]) >>	\
-			   (p % BITS_PER_LONG);				\
-	} while (0)
+	(missing |= kbloom_block_missing(blk,				\
+			(r >> ((n) * KBLOOM_BLOCK_SHIFT)) &		\
+			(BIT(KBLOOM_BLOCK_SHIFT) - 1)))
 	if (likely(core->nhashes <= KBLOOM_BLOCK_PER_MIX)) {
 		r = kbloom_mix64(h);
 		switch (core->nhashes) {
@@ -448,11 +456,9 @@ static __always_inline bool kbloom_block_query(const struct kbloom_core *core,
 		return !(missing & 1);
 	}
 #undef KBLOOM_BLOCK_TEST
-	for (i = 0; i < core->nhashes; i++) {
-		p = kbloom_block_next(&it, KBLOOM_BLOCK_SHIFT);
-		missing |= ~READ_ONCE(blk[p / BITS_PER_LONG]) >>
-			   (p % BITS_PER_LONG);
-	}
+	for (i = 0; i < core->nhashes; i++)
+		missing |= kbloom_block_missing(blk,
+				kbloom_block_next(&it, KBLOOM_BLOCK_SHIFT));
 	return !(missing & 1);
 }
 
@@ -1008,7 +1014,7 @@ static __always_inline void kbloom_ring_stage(const struct kbloom_core *core,
 					      unsigned long **blk)
 {
 	*h = kbloom_core_hash_inline(core, key, len);
-	*blk = core->bitmap + kbloom_reduce(*h, nblocks) * KBLOOM_BLOCK_LONGS;
+	*blk = kbloom_block_at(core, *h, nblocks);
 	/* For reading: an add that finds its bits set writes nothing. */
 	prefetch(*blk);
 }

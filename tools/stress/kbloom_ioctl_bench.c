@@ -27,6 +27,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../native/bench.h"	/* bench_key(): make bench's keys */
+
 #define NAME	"ioctl_bench"
 #define ROUNDS	3
 #define KEYLEN	8
@@ -186,8 +188,7 @@ int main(int argc, char **argv)
 	if (!keys || !lens || !results)
 		die("malloc");
 	for (i = 0; i < 2 * nkeys; i++)
-		for (p = 0; p < KEYLEN; p++)
-			keys[i * KEYLEN + p] = (uint8_t)(i >> (8 * p));
+		bench_key(keys + i * KEYLEN, i, KEYLEN);
 	for (i = 0; i < nkeys; i++)
 		lens[i] = KEYLEN;
 
