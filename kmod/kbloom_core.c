@@ -1072,20 +1072,54 @@ __kbloom_core_do_batch_blocked(struct kbloom_core *core, enum kbloom_op op,
 	return hits;
 }
 
+/*
+ * One function per copy of the ring, so that each has its own frame
+ * rather than one frame holding all three (the batch calls run in
+ * softirq, on the interrupted task's stack): bit filters' queries, their
+ * other operations, and counting filters through the position array.
+ */
 static noinline_for_stack u32
-kbloom_core_do_batch_blocked(struct kbloom_core *core, enum kbloom_op op,
-			     const u8 *keys, const u32 *lens, u32 n,
-			     u8 *results, struct kbloom_delta *d)
+kbloom_core_do_batch_blocked_query(struct kbloom_core *core, const u8 *keys,
+				   const u32 *lens, u32 n, u8 *results,
+				   struct kbloom_delta *d)
 {
-	if (kbloom_counting(core))
-		return __kbloom_core_do_batch_blocked(core, op, false, keys,
-						      lens, n, results, d);
-	if (op == KBLOOM_OP_QUERY)
-		return __kbloom_core_do_batch_blocked(core, KBLOOM_OP_QUERY,
-						      true, keys, lens, n,
-						      results, d);
+	return __kbloom_core_do_batch_blocked(core, KBLOOM_OP_QUERY, true, keys,
+					      lens, n, results, d);
+}
+
+static noinline_for_stack u32
+kbloom_core_do_batch_blocked_bits(struct kbloom_core *core, enum kbloom_op op,
+				  const u8 *keys, const u32 *lens, u32 n,
+				  u8 *results, struct kbloom_delta *d)
+{
 	return __kbloom_core_do_batch_blocked(core, op, true, keys, lens, n,
 					      results, d);
+}
+
+static noinline_for_stack u32
+kbloom_core_do_batch_blocked_counting(struct kbloom_core *core,
+				      enum kbloom_op op, const u8 *keys,
+				      const u32 *lens, u32 n, u8 *results,
+				      struct kbloom_delta *d)
+{
+	return __kbloom_core_do_batch_blocked(core, op, false, keys, lens, n,
+					      results, d);
+}
+
+static u32 kbloom_core_do_batch_blocked(struct kbloom_core *core,
+					enum kbloom_op op, const u8 *keys,
+					const u32 *lens, u32 n, u8 *results,
+					struct kbloom_delta *d)
+{
+	if (kbloom_counting(core))
+		return kbloom_core_do_batch_blocked_counting(core, op, keys,
+							     lens, n, results,
+							     d);
+	if (op == KBLOOM_OP_QUERY)
+		return kbloom_core_do_batch_blocked_query(core, keys, lens, n,
+							  results, d);
+	return kbloom_core_do_batch_blocked_bits(core, op, keys, lens, n,
+						 results, d);
 }
 
 /**
