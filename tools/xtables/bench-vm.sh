@@ -40,7 +40,7 @@ done
 
 rc=0
 "$top/tools/vm/run.sh" --kernel "$image" --dir "$build" --mode only --mem 3G \
-	--append "kbloom_only=run_packets_bench,run_ioctl_bench,run_api_bench kbloom_packets_bench=$flows kbloom_bench_keys=$keys" \
+	--append "kbloom_only=run_packets_bench,run_ioctl_bench,run_api_bench,run_input_bench kbloom_packets_bench=$flows kbloom_bench_keys=$keys" \
 	"$build/mod/kmod/kbloom.ko:lib/kbloom/kbloom.ko" \
 	"$build/mod/kmod/xt_bloom.ko:lib/kbloom/xt_bloom.ko" \
 	"$top/tools/bloomctl/bloomctl.static:bin/bloomctl" \

@@ -11,6 +11,8 @@
 # bpf() per key on a BPF bloom map of the same keys. It leaves its filter,
 # ioctl_bench, full of the present keys, for run_api_bench.
 #
+# run_input_bench: see below.
+#
 # run_api_bench: the in-kernel API (kbloom_apibench.ko: kbloom_query()
 # and kbloom_query_batch() on that filter) against a BPF program doing
 # the same lookups in a BPF bloom map (make bench's BPF peer, the host's
@@ -67,4 +69,26 @@ run_api_bench() {
 	}
 	rm -f /tmp/bpf_bench
 	check "destroy ioctl_bench" bloomctl destroy ioctl_bench
+}
+
+# run_input_bench: bloomctl's key input (large reads, memchr() for the
+# line ends, one batch ioctl per 4096 keys) against wc -l (busybox's)
+# over the same file of 10 x kbloom_bench_keys lines: how much a batched
+# query costs on top of just reading the lines.
+run_input_bench() {
+	ib_n=$(($(bench_keys) * 10))
+	seq 1 "$ib_n" > /tmp/ib.keys
+	check_exit 0 "input bench: create ib ($ib_n keys, blocked)" \
+		bloomctl create ib --capacity "$ib_n" --fpr 0.01 --layout blocked
+	bloomctl add ib < /tmp/ib.keys
+	t0=$(now_ms)
+	wc -l < /tmp/ib.keys > /dev/null
+	t1=$(now_ms)
+	bloomctl -j query ib --count < /tmp/ib.keys > /tmp/ib.out
+	t2=$(now_ms)
+	check "input bench: every key found" has "\"present\": *$ib_n" /tmp/ib.out
+	awk -v w=$((t1 - t0)) -v q=$((t2 - t1)) -v n="$ib_n" 'BEGIN {
+		printf "# bench: bloomctl input: %d lines: wc -l %d ms, bloomctl query --count %d ms (%.1fx wc -l)\n", n, w, q, w > 0 ? q / w : 0 }'
+	bloomctl destroy ib
+	rm -f /tmp/ib.keys /tmp/ib.out
 }
