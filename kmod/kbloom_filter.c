@@ -38,6 +38,7 @@
 #include <linux/string.h>
 #include <linux/u64_stats_sync.h>
 #include <linux/vmalloc.h>
+#include <linux/xarray.h>
 
 #include "kbloom.h"
 #include "kbloom_filter.h"
@@ -45,6 +46,15 @@
 
 static DEFINE_MUTEX(kbloom_lock);
 static DEFINE_HASHTABLE(kbloom_table, 8);
+/*
+ * Filters by number, for callers that look a filter up per packet without
+ * taking a reference (the BPF kfuncs' *_id calls): the xarray is read
+ * under RCU, and a filter is freed only a grace period after it left it.
+ * Ids are handed out cyclically, so a destroyed filter's id does not come
+ * back soon and stale ids fail rather than reach a new filter.
+ */
+static DEFINE_XARRAY_ALLOC1(kbloom_ids);
+static u32 kbloom_next_id;		/* under kbloom_lock */
 static u32 kbloom_count;		/* under kbloom_lock */
 static atomic64_t kbloom_mem_used = ATOMIC64_INIT(0);
 static atomic_t kbloom_live = ATOMIC_INIT(0);	/* filters + generations */
@@ -685,6 +695,42 @@ void kbloom_filter_put(struct kbloom_filter *filter)
 }
 
 /**
+ * kbloom_filter_by_id_rcu() - the filter of this id, without a reference
+ * @id: its number (sysfs "id").
+ *
+ * Under rcu_read_lock(); the filter stays valid memory until it is
+ * dropped. A filter destroyed meanwhile answers -ENOENT to the API calls.
+ *
+ * Return: the filter, or NULL.
+ */
+struct kbloom_filter *kbloom_filter_by_id_rcu(u32 id)
+{
+	RCU_LOCKDEP_WARN(!rcu_read_lock_held(), "kbloom id lookup outside RCU");
+	return xa_load(&kbloom_ids, id);
+}
+
+/**
+ * kbloom_filter_id() - a filter's id, looked up by name
+ * @name: its name.
+ *
+ * Any context.
+ *
+ * Return: the id (positive), or -ENOENT.
+ */
+int kbloom_filter_id(const char *name)
+{
+	struct kbloom_filter *filter;
+	int id = -ENOENT;
+
+	rcu_read_lock();
+	filter = kbloom_find_rcu(name);
+	if (filter && !READ_ONCE(filter->dead))
+		id = filter->id;
+	rcu_read_unlock();
+	return id;
+}
+
+/**
  * kbloom_get() - look a filter up by name and take a reference
  * @name: the filter's name.
  *
@@ -1155,8 +1201,18 @@ int kbloom_filter_add_gen(const char *name, struct kbloom_gen *gen,
 		ret = -EDQUOT;
 		goto err_unlock;
 	}
+	/*
+	 * Reserve the id (a NULL entry reads as no filter), so that sysfs
+	 * can show it; the filter is stored once it is linked.
+	 */
+	ret = xa_alloc_cyclic(&kbloom_ids, &filter->id, NULL,
+			      XA_LIMIT(1, INT_MAX), &kbloom_next_id,
+			      GFP_KERNEL_ACCOUNT);
+	if (ret < 0)
+		goto err_unlock;
 	ret = kbloom_sysfs_add(filter);
 	if (ret) {
+		xa_erase(&kbloom_ids, filter->id);
 		mutex_unlock(&kbloom_lock);
 		/*
 		 * The kobject owns the filter now and its release frees it
@@ -1167,6 +1223,9 @@ int kbloom_filter_add_gen(const char *name, struct kbloom_gen *gen,
 		return ret;
 	}
 	hash_add_rcu(kbloom_table, &filter->node, kbloom_name_hash(name));
+	/* Into the reserved slot: no allocation, so it cannot fail. */
+	WARN_ON_ONCE(xa_is_err(xa_store(&kbloom_ids, filter->id, filter,
+					GFP_KERNEL_ACCOUNT)));
 	WRITE_ONCE(kbloom_count, kbloom_count + 1);
 	if (gen->win)
 		kbloom_window_start(gen->win);
@@ -1311,6 +1370,7 @@ static void kbloom_filter_unlink(struct kbloom_filter *filter)
 	WRITE_ONCE(filter->dead, true);
 	mutex_unlock(&filter->lock);
 	hash_del_rcu(&filter->node);
+	xa_erase(&kbloom_ids, filter->id);
 	WRITE_ONCE(kbloom_count, kbloom_count - 1);
 	kobject_uevent(&filter->kobj, KOBJ_REMOVE);
 	/* Under the lock, so a new filter of this name can reuse the dir. */

@@ -108,6 +108,8 @@ struct kbloom_totals {
  *	table holds one reference, every user of the filter another.
  * @node: in the name table; RCU readers look filters up through it.
  * @free_work: frees the filter a grace period after the last reference.
+ * @id: its number, 1 to INT_MAX, for lookups without a reference (sysfs
+ *	"id", the BPF kfuncs); not reused until the ids wrap.
  * @name: NUL-terminated name.
  */
 struct kbloom_filter {
@@ -121,6 +123,7 @@ struct kbloom_filter {
 	struct kobject kobj;
 	struct hlist_node node;
 	struct rcu_work free_work;
+	u32 id;
 	char name[KBLOOM_NAME_MAX];
 };
 
@@ -198,6 +201,8 @@ bool kbloom_occ_crossed(struct kbloom_occupancy __percpu *occ, u64 set,
 
 struct kbloom_filter *kbloom_filter_get(const char *name);
 void kbloom_filter_put(struct kbloom_filter *filter);
+struct kbloom_filter *kbloom_filter_by_id_rcu(u32 id);
+int kbloom_filter_id(const char *name);
 int kbloom_filter_add_gen(const char *name, struct kbloom_gen *gen,
 			  const struct kbloom_params *p,
 			  struct kbloom_filter **filterp);

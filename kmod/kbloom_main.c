@@ -6,6 +6,7 @@
 #include <linux/module.h>
 #include <linux/moduleparam.h>
 
+#include "kbloom_bpf.h"
 #include "kbloom_dev.h"
 #include "kbloom_filter.h"
 #include "kbloom_kunit.h"
@@ -41,6 +42,8 @@ static int __init kbloom_init(void)
 	ret = kbloom_sysfs_init();
 	if (ret)
 		goto err_filter;
+	/* Cannot fail: without kfuncs, the rest works (sysfs "kfuncs"). */
+	kbloom_bpf_init();
 	/* Last: once the device exists, ioctls can arrive. */
 	ret = kbloom_dev_init();
 	if (ret)

@@ -22,6 +22,7 @@
 #include <linux/kobject.h>
 #include <linux/sysfs.h>
 
+#include "kbloom_bpf.h"
 #include "kbloom_filter.h"
 #include "kbloom_sysfs.h"
 
@@ -118,6 +119,14 @@ static ssize_t rules_show(struct kobject *kobj, struct kobj_attribute *attr,
 
 static struct kobj_attribute kbloom_attr_rules = __ATTR_RO(rules);
 
+static ssize_t id_show(struct kobject *kobj, struct kobj_attribute *attr,
+		       char *buf)
+{
+	return sysfs_emit(buf, "%u\n", to_filter(kobj)->id);
+}
+
+static struct kobj_attribute kbloom_attr_id = __ATTR_RO(id);
+
 static struct attribute *kbloom_filter_attrs[] = {
 	&kbloom_attr_bits.attr,
 	&kbloom_attr_hashes.attr,
@@ -131,6 +140,7 @@ static struct attribute *kbloom_filter_attrs[] = {
 	&kbloom_attr_bits_set.attr,
 	&kbloom_attr_saturated.attr,
 	&kbloom_attr_rules.attr,
+	&kbloom_attr_id.attr,
 	&kbloom_attr_window_ms.attr,
 	&kbloom_attr_generations.attr,
 	&kbloom_attr_rotations.attr,
@@ -165,7 +175,14 @@ static ssize_t memory_budget_show(struct kobject *kobj,
 	return sysfs_emit(buf, "%llu\n", kbloom_memory_budget());
 }
 
+static ssize_t kfuncs_show(struct kobject *kobj, struct kobj_attribute *attr,
+			   char *buf)
+{
+	return sysfs_emit(buf, "%s\n", kbloom_bpf_status());
+}
+
 static struct kobj_attribute kbloom_attr_filter_count = __ATTR_RO(filter_count);
+static struct kobj_attribute kbloom_attr_kfuncs = __ATTR_RO(kfuncs);
 static struct kobj_attribute kbloom_attr_memory_used = __ATTR_RO(memory_used);
 static struct kobj_attribute kbloom_attr_memory_budget =
 	__ATTR_RO(memory_budget);
@@ -174,6 +191,7 @@ static struct attribute *kbloom_global_attrs[] = {
 	&kbloom_attr_filter_count.attr,
 	&kbloom_attr_memory_used.attr,
 	&kbloom_attr_memory_budget.attr,
+	&kbloom_attr_kfuncs.attr,
 	NULL
 };
 

@@ -929,6 +929,46 @@ static void kbloom_registry_pin_blocks_destroy(struct kunit *test)
 }
 
 /*
+ * Ids (the BPF kfuncs' reference-free lookup): one per live filter, found
+ * under RCU, gone at destroy, not handed to the next filter of the name.
+ */
+static void kbloom_registry_ids(struct kunit *test)
+{
+	struct kbloom_filter *f, *g;
+	int id, id2;
+
+	KUNIT_ASSERT_EQ(test, kbloom_filter_create("kunit_id",
+						   &kbloom_test_params, &f),
+			0);
+	id = kbloom_filter_id("kunit_id");
+	KUNIT_ASSERT_GT(test, id, 0);
+	KUNIT_EXPECT_EQ(test, id, (int)f->id);
+	rcu_read_lock();
+	KUNIT_EXPECT_PTR_EQ(test, kbloom_filter_by_id_rcu(id), f);
+	rcu_read_unlock();
+	KUNIT_EXPECT_EQ(test, kbloom_filter_id("kunit_no_such"), -ENOENT);
+	KUNIT_EXPECT_EQ(test, kbloom_filter_destroy("kunit_id"), 0);
+	rcu_read_lock();
+	KUNIT_EXPECT_TRUE(test, !kbloom_filter_by_id_rcu(id));
+	rcu_read_unlock();
+	KUNIT_EXPECT_EQ(test, kbloom_filter_id("kunit_id"), -ENOENT);
+	/* The name again: a new filter, a new id. */
+	KUNIT_ASSERT_EQ(test, kbloom_filter_create("kunit_id",
+						   &kbloom_test_params, &g),
+			0);
+	id2 = kbloom_filter_id("kunit_id");
+	KUNIT_EXPECT_GT(test, id2, 0);
+	KUNIT_EXPECT_NE(test, id2, id);
+	rcu_read_lock();
+	KUNIT_EXPECT_PTR_EQ(test, kbloom_filter_by_id_rcu(id2), g);
+	KUNIT_EXPECT_TRUE(test, !kbloom_filter_by_id_rcu(id));
+	rcu_read_unlock();
+	KUNIT_EXPECT_EQ(test, kbloom_filter_destroy("kunit_id"), 0);
+	kbloom_filter_put(g);
+	kbloom_filter_put(f);
+}
+
+/*
  * "bits set" and "saturated" are counters kept by the operations, never a
  * scan: after any mix of adds, test-and-adds, removes, a merge and a
  * clear, they equal a full count of the storage.
@@ -999,6 +1039,7 @@ static struct kunit_case kbloom_registry_cases[] = {
 	KUNIT_CASE(kbloom_registry_like_shares_seed),
 	KUNIT_CASE(kbloom_registry_replace_is_atomic),
 	KUNIT_CASE(kbloom_registry_pin_blocks_destroy),
+	KUNIT_CASE(kbloom_registry_ids),
 	KUNIT_CASE(kbloom_registry_occupancy_is_exact),
 	{}
 };

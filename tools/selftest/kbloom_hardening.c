@@ -1093,7 +1093,7 @@ TEST_F(sysfs, modes)
 		{ "memory_bytes", 0444 }, { "memory_charged", 0444 },
 		{ "rules", 0444 }, { "hash_scheme", 0444 },
 		{ "window_ms", 0444 }, { "generations", 0444 },
-		{ "rotations", 0444 },
+		{ "rotations", 0444 }, { "id", 0444 },
 	};
 	static const char *const filters[] = { SS_P, SS_C };
 	char path[160];
@@ -1119,7 +1119,7 @@ TEST_F(sysfs, modes)
 TEST_F(sysfs, values)
 {
 	struct kbloom_info info;
-	u64 v;
+	u64 v, w;
 
 	ASSERT_EQ(0, kb_info(self->fd, SS_C, &info));
 	ASSERT_EQ(0, filter_attr(SS_C, "bits", &v));
@@ -1136,6 +1136,13 @@ TEST_F(sysfs, values)
 	EXPECT_EQ(info.memory_bytes, v);
 	ASSERT_EQ(0, filter_attr(SS_C, "rules", &v));
 	EXPECT_EQ(0ULL, v);	/* no in-kernel user pins it */
+	/* Ids: positive, below 2^31, one per filter. */
+	ASSERT_EQ(0, filter_attr(SS_C, "id", &v));
+	ASSERT_EQ(0, filter_attr(SS_P, "id", &w));
+	EXPECT_GT(v, 0ULL);
+	EXPECT_LT(v, 1ULL << 31);
+	EXPECT_GT(w, 0ULL);
+	EXPECT_NE(v, w);
 }
 
 static void sysfs_nobody(int fd, int *out)
