@@ -8,6 +8,8 @@
 #                         tools/xtables/libxt_bloom.so if libxtables-dev is
 #                         installed. Needs build-essential, the kernel
 #                         headers and zlib1g-dev.
+#   make BTF=1            the same, the modules with BTF (which kbloom's BPF
+#                         kfuncs need): see BTF below
 #   make install          all that (DESTDIR, PREFIX; see below); make uninstall
 #   make check            the test command (tools/check.sh)
 #   make dkms-check       dkms add/build/install/remove in a scratch tree
@@ -60,13 +62,40 @@ MODDIR = $(DESTDIR)/lib/modules/$(KVER)/$(INSTALL_MOD_DIR)
 SIG_KEY := $(shell sed -n 's/^CONFIG_MODULE_SIG_KEY="\(.*\)"/\1/p' $(KDIR)/.config 2>/dev/null)
 NOSIGN := $(if $(SIG_KEY),$(if $(wildcard $(if $(filter /%,$(SIG_KEY)),,$(KDIR)/)$(SIG_KEY)),,CONFIG_MODULE_SIG_ALL=))
 
+# ---- module BTF ------------------------------------------------------------
+# BTF=1: build the modules with BTF, without which kbloom's BPF kfuncs do
+# not register. kbuild gives external modules BTF only if KDIR has vmlinux
+# and resolve_btfids, which Debian's headers do not: tools/btf-kdir.sh
+# makes a private copy of KDIR with both (the target kernel's BTF, from
+# /boot/vmlinuz-KVER) and the modules are built against that, in
+# $(KBLOOM_CACHE)/btf-kdir/KVER (~/.cache/kbloom/btf-kdir/KVER) unless
+# BTF_KDIR=DIR. Needs dwarves (pahole), libelf-dev and linux-source-X.Y.
+BTF ?=
+BTF_KDIR ?=
+BUILT_KO := $(MODULES:=.ko)
+
 all: modules bloomctl xtables
 
 no-kdir:
 	@test -n "$(KDIR)" || { echo "no kernel build directory: apt-get install linux-headers-$$(uname -r), or make KDIR=DIR" >&2; exit 1; }
 
+# With BTF=1, a .ko from a build without BTF is up to date for kbuild,
+# which would neither relink it nor add BTF: it is removed first. Then every
+# module must have come out with BTF.
 modules: no-kdir
+ifeq ($(BTF),1)
+	@kdir=$$(bash tools/btf-kdir.sh $(KDIR) $(BTF_KDIR)) || exit; \
+	for ko in $(BUILT_KO); do \
+		if [ -f $$ko ] && ! readelf -S $$ko | grep ' \.BTF ' > /dev/null; then rm -f $$ko; fi; \
+	done; \
+	echo "$(MAKE) -C $$kdir M=$(CURDIR) W=1 modules"; \
+	$(MAKE) -C "$$kdir" M=$(CURDIR) W=1 modules || exit; \
+	for ko in $(BUILT_KO); do \
+		readelf -S $$ko | grep ' \.BTF ' > /dev/null || { echo "$$ko: no BTF (.BTF section)" >&2; exit 1; }; \
+	done
+else
 	$(MAKE) -C $(KDIR) M=$(CURDIR) W=1 modules
+endif
 
 # Only the dynamically linked bloomctl: the static and 32-bit variants are
 # the tests' (make tools).
@@ -90,7 +119,8 @@ tools:
 install: install-modules install-tools
 
 # depmod only for the running system: with DESTDIR, whoever installs the
-# staged files runs it (the packages' postinst, or by hand).
+# staged files runs it (the packages' postinst, or by hand). With BTF=1 the
+# modules are built with BTF first; installing them needs nothing of it.
 install-modules: modules
 	$(MAKE) -C $(KDIR) M=$(CURDIR) INSTALL_MOD_PATH=$(abspath $(DESTDIR)) \
 		INSTALL_MOD_DIR=$(INSTALL_MOD_DIR) DEPMOD=true $(NOSIGN) modules_install

@@ -19,7 +19,11 @@ pkgs=(build-essential gcc-multilib bc bison flex libelf-dev libssl-dev
       iptables libxtables-dev nftables pkgconf
       # make bench's peers and plot (tools/native): libbloom, the BPF
       # bloom map through libbpf and a bpftool skeleton, gnuplot
-      libbloom-dev libbpf-dev bpftool gnuplot-nox)
+      libbloom-dev libbpf-dev bpftool gnuplot-nox
+      # the kfuncs (tools/btf-kdir.sh, tools/bpf): pahole for module BTF;
+      # the XDP examples link libbpf statically, with libelf's and zlib's
+      # archives (libelf-dev, zlib1g-dev above)
+      dwarves)
 
 missing=()
 for p in "${pkgs[@]}"; do

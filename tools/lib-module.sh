@@ -17,6 +17,12 @@
 # kernels (or different mutants) never share objects. kbuild's output goes
 # to OUTDIR/build.log, not to the terminal; the modules end up in
 # OUTDIR/kmod/ (kbloom.ko, xt_bloom.ko).
+#
+# With KBLOOM_BTF=1 in the environment, the modules are built with BTF
+# (which kbloom's BPF kfuncs need), against kbloom_btf_kdir KDIR:
+#
+#   KBLOOM_BTF=1 kbloom_build_module KDIR OUTDIR
+#   kbloom_build_module "$(kbloom_btf_kdir KDIR)" OUTDIR     # the same
 
 # The repository, whoever sources this file and from wherever.
 kbloom_top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -40,14 +46,39 @@ kbloom_module_tree() {
 		-o -name modules.order -o -name Module.symvers \) -delete
 }
 
+# kbloom_btf_kdir KDIR: print the kernel build directory to build against
+# for modules with BTF: tools/btf-kdir.sh's private copy of KDIR with the
+# target kernel's vmlinux BTF and resolve_btfids, which Debian's headers
+# lack (made once, in $KBLOOM_CACHE/btf-kdir/RELEASE, as make BTF=1 does),
+# or KDIR itself if it has them (a kernel built here). Its messages on
+# stderr; fails (status 2) saying what is missing.
+kbloom_btf_kdir() {
+	bash "$kbloom_top/tools/btf-kdir.sh" "$1"
+}
+
 # kbloom_module_make KDIR OUTDIR [VAR=VALUE...]: build the tree in OUTDIR
 # against the kernel build directory KDIR with W=1 (and the make variables
 # given, such as KBLOOM_APIBENCH=m); kbuild's output in OUTDIR/build.log.
+# KBLOOM_BTF=1: against kbloom_btf_kdir KDIR, and every module must come
+# out with BTF.
 kbloom_module_make() {
-	local kdir=$1 out
+	local kdir=$1 out ko
 	out=$(cd "$2" && pwd) || return
 	shift 2
-	make -C "$kdir" M="$out" W=1 -j"$(nproc)" "$@" modules > "$out/build.log" 2>&1
+	: > "$out/build.log"
+	if [ "${KBLOOM_BTF:-}" = 1 ]; then
+		kdir=$(kbloom_btf_kdir "$kdir" 2>> "$out/build.log") || return
+	fi
+	make -C "$kdir" M="$out" W=1 -j"$(nproc)" "$@" modules >> "$out/build.log" 2>&1 || return
+	if [ "${KBLOOM_BTF:-}" = 1 ]; then
+		for ko in "$out"/kmod/*.ko; do
+			# Not grep -q: under pipefail (check.sh) its early exit
+			# can fail the pipeline with readelf's SIGPIPE.
+			readelf -S "$ko" | grep ' \.BTF ' > /dev/null && continue
+			echo "kbloom_module_make: ${ko#"$out"/}: no BTF (.BTF section)" >> "$out/build.log"
+			return 1
+		done
+	fi
 }
 
 # kbloom_build_module KDIR OUTDIR: both. Returns make's status.

@@ -156,7 +156,7 @@ man_pages_clean() {
 
 for f in "$s/dkms.conf" "$s/Kbuild" "$s/kmod/Kbuild" "$s/kmod/kbloom_main.c" \
 	"$s/kmod/kbloom.h" "$s/kmod/xt_bloom.c" "$s/include/uapi/linux/kbloom.h" \
-	"$s/include/uapi/linux/netfilter/xt_bloom.h" \
+	"$s/include/uapi/linux/netfilter/xt_bloom.h" "$s/tools/btf-kdir.sh" \
 	/usr/share/doc/kbloom-dkms/copyright; do
 	check "kbloom-dkms has $f" has "$scratch/dkms.files" "$f"
 done

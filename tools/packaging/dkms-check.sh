@@ -44,11 +44,14 @@ before=$(system_state)
 
 scratch=$(mktemp -d "${TMPDIR:-/tmp}/kbloom-dkms.XXXXXX")
 trap 'rm -rf "$scratch"' EXIT
-# A source tree as a user has it: the module sources, dkms.conf, and the
-# changelog dkms.conf takes the version from. Nothing built in it.
+# A source tree as a user has it: the module sources, dkms.conf, the
+# script its PRE_BUILD runs (module BTF), and the changelog dkms.conf takes
+# the version from. Nothing built in it.
 src=$scratch/kbloom
 kbloom_module_tree "$src"
 cp "$pkg_top/dkms.conf" "$src/"
+mkdir -p "$src/tools"
+cp -p "$pkg_top/tools/btf-kdir.sh" "$src/tools/"
 mkdir -p "$src/debian"
 cp "$pkg_top/debian/changelog" "$src/debian/"
 
@@ -85,15 +88,35 @@ dkms_build() {
 	return "$rc"
 }
 
+# has_btf MODULE: MODULE (perhaps compressed, as DKMS leaves it for kernels
+# whose modules are) has a .BTF section.
+has_btf() {
+	case "$1" in
+	*.xz) xz -dc "$1" ;;
+	*.zst) zstd -dc "$1" ;;
+	*.gz) gzip -dc "$1" ;;
+	*) cat "$1" ;;
+	esac > "$scratch/has-btf.ko" && readelf -S "$scratch/has-btf.ko" | grep ' \.BTF ' > /dev/null
+}
+
 if step "dkms add (the source tree, as 'dkms add .')" "${dkms[@]}" add "$src" &&
    step "dkms build -k $kver" dkms_build; then
 	built=$scratch/var-lib-dkms/kbloom/$version/$kver/$arch/module
+	# BTF when btf-kdir.sh could make it (dwarves, libelf-dev,
+	# linux-source, the kernel image), else its reason in the log.
+	no_btf=$(grep -m1 'building without module BTF' "$log")
 	for m in kbloom xt_bloom; do
 		f=$(find "$built" -name "$m.ko*" 2>/dev/null | head -n 1)
 		if [ -n "$f" ] && modinfo -F vermagic "$f" | grep -q "^$kver "; then
 			ok "dkms built $m.ko for $kver"
 		else
 			not_ok "dkms built $m.ko for $kver (in $built)"
+			continue
+		fi
+		if [ -n "$no_btf" ]; then
+			ok "$m.ko has BTF # SKIP $(grep -m1 -B1 'building without module BTF' "$log" | head -n 1)"
+		else
+			check "$m.ko has BTF (a .BTF section), as the kfuncs need" has_btf "$f"
 		fi
 	done
 	if step "dkms install -k $kver (into the scratch install tree)" \
