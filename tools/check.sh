@@ -151,6 +151,15 @@ make -s -C "$top/tools/selftest" >/dev/null || fail "building kbloom_selftest"
 make -s -C "$top/tools/stress" >/dev/null || fail "building the stress tools (tools/stress)"
 # The iptables extension, checked and unchecked (tests.d/packets.sh).
 make -s -C "$top/tools/xtables" >/dev/null || fail "building the iptables extension (tools/xtables)"
+# The XDP examples and their loader (tests.d/bpf.sh). The program on BPF
+# bloom maps runs here too, on this machine's own kernel.
+if make -s -C "$top/tools/bpf" >/dev/null; then
+	say "XDP example on BPF maps, natively (tools/bpf/test-native.sh)"
+	"$top/tools/bpf/test-native.sh" "$top/tools/bpf/kbloom_xdp" > "$build/bpf-native.log" 2>&1
+	count_tap "$build/bpf-native.log" "XDP example, native" $?
+else
+	fail "building the XDP examples (tools/bpf)"
+fi
 
 # Each kernel's module is built out of its own copy of the tree
 # (kbloom_build_module, tools/lib-module.sh), so builds never share objects.
@@ -159,7 +168,13 @@ stock_kdir=$(find /usr/src -maxdepth 1 -name "linux-headers-*-amd64" | sort -V |
 stock_image=/boot/vmlinuz-${stock_kdir#/usr/src/linux-headers-}
 
 say "static checks against $stock_kdir"
-if kbloom_build_module "$stock_kdir" "$build/stock"; then
+# With BTF (tools/btf-kdir.sh), so that the kfuncs register and
+# tests.d/bpf.sh can load programs that call them; the same module with
+# its .BTF section cut off is the one without kfuncs.
+if KBLOOM_BTF=1 kbloom_build_module "$stock_kdir" "$build/stock"; then
+	objcopy --remove-section .BTF "$build/stock/kmod/kbloom.ko" \
+		"$build/stock/kmod/kbloom-nobtf.ko"
+	pass "module builds with BTF (make BTF=1: the target kernel's BTF, resolve_btfids)"
 	if grep -E -q 'warning:|error:' "$build/stock/build.log"; then
 		cat "$build/stock/build.log"; fail "module builds warning-free with W=1"
 	else
@@ -229,6 +244,12 @@ vm_files() { # MODULE_DIR
 	# where iptables looks for it, and the extension built without its
 	# checks, so that the kernel's own refusals can be reached.
 	[ -f "$1/kmod/xt_bloom.ko" ] && echo "$1/kmod/xt_bloom.ko:lib/kbloom/xt_bloom.ko"
+	# The kfuncs (tests.d/bpf.sh): the loader with its programs, and a
+	# kbloom.ko without BTF, where there is one.
+	[ -f "$top/tools/bpf/kbloom_xdp" ] && echo "$top/tools/bpf/kbloom_xdp:bin/kbloom_xdp"
+	echo "$top/tools/bpf/test-kfunc.sh:lib/kbloom/test-kfunc.sh"
+	[ -f "$top/tools/bpf/kbloom_udpflows" ] && echo "$top/tools/bpf/kbloom_udpflows:bin/kbloom_udpflows"
+	[ -f "$1/kmod/kbloom-nobtf.ko" ] && echo "$1/kmod/kbloom-nobtf.ko:lib/kbloom/kbloom-nobtf.ko"
 	if [ -f "$top/tools/xtables/libxt_bloom.so" ]; then
 		x=$(pkg-config --variable=xtlibdir xtables 2>/dev/null) ||
 			x=/usr/lib/x86_64-linux-gnu/xtables

@@ -8,8 +8,9 @@
 # either gives a fresh build and an unchanged pair is never rebuilt.
 #
 # Usage: kernel.sh [--variant debug|kcsan] [--extract-only]
-#   debug (default): allnoconfig + debug.config (KASAN, lockdep, ...), in
-#          debug-<hash>;
+#   debug (default): allnoconfig + debug.config (KASAN, lockdep, ...) +
+#          bpf.config (BPF, BTF for vmlinux and modules), in debug-<hash of
+#          the two>;
 #   kcsan: allnoconfig + debug.config without its CONFIG_KASAN* lines +
 #          kcsan.config (whose options replace debug.config's), in
 #          kcsan-<hash of that composed fragment and the tarball>; the
@@ -37,7 +38,9 @@ done
 # The variant's config fragment: the file merge_config.sh gets.
 case "$variant" in
 debug)
-	fragment=$here/debug.config
+	fragment=$(mktemp)
+	trap 'rm -f "$fragment"' EXIT
+	cat "$here/debug.config" "$here/bpf.config" > "$fragment"
 	;;
 kcsan)
 	# debug.config minus KASAN and minus every option kcsan.config sets,
@@ -69,8 +72,6 @@ kcsan)
 	;;
 esac
 
-# The default variant's key is the hash of debug.config itself, as it has
-# always been: an existing debug build stays cached.
 key=$( { cat "$fragment"; stat -c '%s %Y' "$tarball"; } | sha256sum | cut -c1-16)
 src=$cache/linux-source-6.1
 out=$cache/$variant-$key

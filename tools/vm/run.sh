@@ -57,7 +57,9 @@ packet_tools() { # ROOT IMAGE
 	xtlib=$(pkg-config --variable=xtlibdir xtables 2>/dev/null) ||
 		xtlib=/usr/lib/x86_64-linux-gnu/xtables
 	mkdir -p "$r/sbin" "$r/run" "$r/etc" "$r/usr/sbin" "$r/lib/modules"
-	for b in /usr/sbin/xtables-nft-multi /usr/sbin/xtables-legacy-multi /usr/sbin/nft; do
+	# bpftool too, for the kfunc tests (tests.d/bpf.sh).
+	for b in /usr/sbin/xtables-nft-multi /usr/sbin/xtables-legacy-multi /usr/sbin/nft \
+		 /usr/sbin/bpftool; do
 		[ -x "$b" ] || continue
 		cp "$b" "$r/usr/sbin/"
 		elf+=("$b")
@@ -77,9 +79,9 @@ packet_tools() { # ROOT IMAGE
 			done
 		done
 	fi
-	if [ -x /usr/sbin/nft ]; then
-		ln -sf /usr/sbin/nft "$r/sbin/nft"
-	fi
+	for b in nft bpftool; do
+		if [ -x "/usr/sbin/$b" ]; then ln -sf "/usr/sbin/$b" "$r/sbin/$b"; fi
+	done
 	if [ -d "$xtlib" ]; then
 		mkdir -p "$r$xtlib"
 		for x in libxt_standard libxt_udp libxt_tcp libxt_comment libxt_recent \
@@ -119,7 +121,7 @@ packet_tools() { # ROOT IMAGE
 	}
 	for m in crc32c_generic libcrc32c x_tables xt_tcpudp ip_tables iptable_filter \
 		 ip6_tables ip6table_filter nfnetlink nf_tables nft_compat \
-		 xt_comment xt_recent veth pktgen; do
+		 xt_comment xt_recent veth pktgen sch_ingress cls_bpf; do
 		add_mod "$m"
 	done
 }
@@ -131,6 +133,14 @@ for pair in "$@"; do
 	src=${pair%%:*} dst=${pair#*:}
 	mkdir -p "$root/$(dirname "$dst")"
 	cp "$src" "$root/$dst"
+	# A dynamically linked program brings its shared libraries.
+	if file -b "$src" | grep -q 'dynamically linked'; then
+		for l in $(ldd "$src" | awk '/=> \// { print $3 } /^\t\// { print $1 }'); do
+			[ -e "$root$l" ] && continue
+			mkdir -p "$root$(dirname "$l")"
+			cp -L "$l" "$root$l"
+		done
+	fi
 done
 (cd "$root" && find . | cpio -o -H newc --quiet | gzip -1) > "$dir/initramfs.cpio.gz"
 

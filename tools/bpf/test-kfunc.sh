@@ -1,0 +1,230 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# Tests of the kfunc program (kbloom_xdp.bpf.c) on a kernel running
+# kbloom.ko with its kfuncs (built with BTF: /sys/kernel/bloom/kfuncs says
+# "available"): in the VM. Through BPF_PROG_TEST_RUN on crafted packets:
+#  - the verifier refuses a program that leaks a reference (leak-check);
+#  - by reference, by id (ids from bpf_kbloom_id() or from sysfs): the
+#    allow-list drops unknown sources, the 5-tuple test-and-add tells new
+#    flows from seen ones, and the keys the program adds are the keys
+#    bloomctl builds from text (bloomctl query finds them);
+#  - a filter destroyed under a loaded program: -ENOENT, counted as an
+#    error; a dropped packet if it was the allow-list (unless
+#    --fail-open); created again, it is found again by name, not by its
+#    old id;
+#  - bench of the three (by reference, by id, BPF bloom map).
+# Leaves no filter behind (it uses kbxdp_allow and kbxdp_flows). POSIX sh.
+#
+# Usage: test-kfunc.sh path/to/kbloom_xdp [path/to/bloomctl]
+# Without the kfuncs it skips, unless KBLOOM_REQUIRE_KFUNCS=1.
+# Prints "ok N - ..." or "not ok N - ..." per check, then
+# "P passed, F failed, S skipped".
+
+set -u
+
+if [ $# -lt 1 ] || [ ! -x "$1" ]; then
+	echo "usage: $0 path/to/kbloom_xdp [path/to/bloomctl]" >&2
+	exit 2
+fi
+XDP=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
+BLOOMCTL=${2:-$(command -v bloomctl)}
+exec </dev/null
+
+tmp=$(mktemp -d) || exit 2
+A=kbxdp_allow
+F=kbxdp_flows
+cleanup() {
+	"$BLOOMCTL" destroy "$A" >/dev/null 2>&1
+	"$BLOOMCTL" destroy "$F" >/dev/null 2>&1
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+trap 'exit 2' INT TERM
+
+n=0
+passed=0
+failed=0
+skipped=0
+
+result() {
+	n=$((n + 1))
+	if [ "$1" = 0 ]; then
+		echo "ok $n - $2"
+		passed=$((passed + 1))
+	else
+		echo "not ok $n - $2"
+		failed=$((failed + 1))
+		[ -s "$tmp/out" ] && sed 's/^/#   out: /' "$tmp/out" | head -30
+		[ -s "$tmp/err" ] && sed 's/^/#   err: /' "$tmp/err" | head -30
+	fi
+}
+
+kfuncs=$(cat /sys/kernel/bloom/kfuncs 2>/dev/null)
+if [ "$kfuncs" != available ] || [ -z "$BLOOMCTL" ]; then
+	why="kbloom's kfuncs: ${kfuncs:-no kbloom.ko}; bloomctl: ${BLOOMCTL:-none}"
+	if [ "${KBLOOM_REQUIRE_KFUNCS:-0}" = 1 ]; then
+		: >"$tmp/out"; : >"$tmp/err"
+		result 1 "kfuncs and bloomctl available ($why)"
+		echo "1..$n"
+echo "$passed passed, $failed failed, $skipped skipped"
+		exit 1
+	fi
+	echo "ok 1 - # SKIP $why"
+	echo "1..1"
+	echo "0 passed, 0 failed, 1 skipped"
+	exit 0
+fi
+
+run() {
+	"$XDP" "$@" >"$tmp/out" 2>"$tmp/err"
+	rc=$?
+}
+
+bc() {
+	"$BLOOMCTL" "$@" >"$tmp/out" 2>"$tmp/err"
+	rc=$?
+}
+
+expect() { # STATUS DESC ARGS...
+	want=$1 desc=$2
+	shift 2
+	run "$@"
+	[ "$rc" = "$want" ]
+	result $? "$desc (exit $want, got $rc)"
+}
+
+# line SPEC VERDICT COUNTERS...: SPEC's line in $tmp/out, exactly.
+line() {
+	want="$1: $2"
+	shift 2
+	for c in "$@"; do
+		want="$want $c"
+	done
+	grep -qxF -- "$want" "$tmp/out"
+	result $? "$mode: $want"
+}
+
+fresh() { # (re)create both filters, the allow-list holding 10.0.0.1
+	"$BLOOMCTL" destroy "$A" >/dev/null 2>&1
+	"$BLOOMCTL" destroy "$F" >/dev/null 2>&1
+	"$BLOOMCTL" create "$A" --capacity 1000 --fpr 0.001 >/dev/null &&
+	"$BLOOMCTL" create "$F" --capacity 100000 --fpr 0.001 >/dev/null &&
+	"$BLOOMCTL" add "$A" --key saddr --flow 10.0.0.1 \
+		--flow 2001:db8::1 >/dev/null
+}
+
+U4='udp 10.0.0.1:1000 > 10.0.0.2:53'
+U6='udp [2001:db8::1]:1000 > [2001:db8::2]:53'
+FIELDS=saddr,daddr,proto,sport,dport
+
+# ---- the verifier -----------------------------------------------------------
+
+mode=leak
+expect 0 "leak-check: the verifier refuses a leaked reference" leak-check
+grep -q "Unreleased reference" "$tmp/out"
+result $? "leak-check: refused for its 'Unreleased reference'"
+
+# ---- verdicts and keys, each way of reaching a filter -----------------------
+
+for mode in "--by-ref" "--by-id" "--by-id --ids-from sysfs"; do
+	fresh
+	result $? "$mode: filters $A and $F created"
+	# shellcheck disable=SC2086 # $mode is options
+	run test-run $mode --allow "$A" --flows "$F" \
+		--pkt "$U4" --pkt "$U4" \
+		--pkt 'udp 10.0.0.3:1000 > 10.0.0.2:53' \
+		--pkt "$U4 frag=8" \
+		--pkt 'tcp [2001:db8::1]:40000 > [2001:db8::2]:443 ext=hop,dst' \
+		--pkt "$U6" --pkt 'arp' \
+		--pkt "$U4 trunc=36"
+	[ "$rc" = 0 ]
+	result $? "$mode: test-run (exit 0, got $rc)"
+	line "$U4" XDP_PASS passed+1 new_flows+1
+	grep -c "^$U4: XDP_PASS passed+1 seen_flows+1\$" "$tmp/out" |
+		grep -qx 1
+	result $? "$mode: $U4 again: seen"
+	line 'udp 10.0.0.3:1000 > 10.0.0.2:53' XDP_DROP dropped+1
+	line "$U4 frag=8" XDP_PASS passed+1 new_flows+1
+	line 'tcp [2001:db8::1]:40000 > [2001:db8::2]:443 ext=hop,dst' XDP_PASS passed+1 new_flows+1
+	line "$U6" XDP_PASS passed+1 new_flows+1
+	line arp XDP_PASS passed+1
+	line "$U4 trunc=36" XDP_DROP dropped+1 malformed+1
+	case "$mode" in
+	--by-id*)
+		ids="ids: allow $(cat /sys/kernel/bloom/filters/$A/id), flows $(cat /sys/kernel/bloom/filters/$F/id)"
+		grep -qF "$ids" "$tmp/out"
+		result $? "$mode: the program uses the filters' sysfs ids ($ids)"
+		;;
+	esac
+	# What the program added is what bloomctl builds from text.
+	bc query "$F" --key $FIELDS --flow 10.0.0.1,10.0.0.2,udp,1000,53 \
+		--flow 10.0.0.1,10.0.0.2,udp,0,0 \
+		--flow 2001:db8::1,2001:db8::2,tcp,40000,443 \
+		--flow 2001:db8::1,2001:db8::2,udp,1000,53
+	result $rc "$mode: bloomctl query finds the program's 5-tuples"
+	bc query "$F" --key $FIELDS --flow 10.0.0.3,10.0.0.2,udp,1000,53
+	[ "$rc" = 1 ]
+	result $? "$mode: a dropped packet's 5-tuple was not added"
+done
+
+# ---- a filter destroyed under the program -----------------------------------
+
+mode=--by-id
+fresh
+run test-run --by-id --allow "$A" --flows "$F" --pkt "$U4" \
+	--pkt "exec $BLOOMCTL destroy $F" --pkt "$U4" \
+	--pkt "exec $BLOOMCTL create $F --capacity 1000 --fpr 0.01" \
+	--pkt "$U4"
+[ "$rc" = 0 ]
+result $? "$mode: test-run with the flow filter destroyed, then created again"
+# Once an error (destroyed), then once more (the new filter has a new id).
+grep -c "^$U4: XDP_PASS passed+1 errors+1\$" "$tmp/out" | grep -qx 2
+result $? "$mode: destroyed: -ENOENT, an error, the packet passes; recreated: its old id still fails"
+
+mode=--by-ref
+fresh
+run test-run --by-ref --allow "$A" --flows "$F" --pkt "$U4" \
+	--pkt "exec $BLOOMCTL destroy $F" --pkt "$U4" \
+	--pkt "exec $BLOOMCTL create $F --capacity 1000 --fpr 0.01" \
+	--pkt "$U4"
+grep -c "^$U4: XDP_PASS passed+1 new_flows+1\$" "$tmp/out" | grep -qx 2
+result $? "$mode: recreated, the filter is found by name again: a new flow in it"
+grep -c "^$U4: XDP_PASS passed+1 errors+1\$" "$tmp/out" | grep -qx 1
+result $? "$mode: destroyed: an error, the packet passes"
+
+for mode in --by-ref --by-id; do
+	fresh
+	run test-run $mode --allow "$A" --flows "$F" --pkt "$U4" \
+		--pkt "exec $BLOOMCTL destroy $A" --pkt "$U4"
+	line "$U4" XDP_DROP dropped+1 errors+1
+	fresh
+	run test-run $mode --fail-open --allow "$A" --flows "$F" \
+		--pkt "$U4" --pkt "exec $BLOOMCTL destroy $A" --pkt "$U4"
+	line "$U4" XDP_PASS passed+1 seen_flows+1 errors+1
+done
+
+mode=--by-id
+"$BLOOMCTL" destroy "$F" >/dev/null 2>&1
+expect 1 "--by-id: a missing filter stops the load" test-run --by-id --flows "$F"
+grep -qF "filter '$F': no such filter" "$tmp/err"
+result $? "--by-id: the missing filter is named"
+expect 1 "--by-id --ids-from sysfs: a missing filter stops the load" \
+	test-run --by-id --ids-from sysfs --flows "$F"
+grep -qF "filter '$F': no such filter" "$tmp/err"
+result $? "--by-id --ids-from sysfs: the missing filter is named"
+
+# ---- bench ------------------------------------------------------------------
+
+fresh
+mode=bench
+expect 0 "bench: by reference, by id, BPF map" bench --allow "$A" --flows "$F" \
+	--packets 20000 --flows-count 100 --clear
+for p in "kbloom kfuncs, by reference" "kbloom kfuncs, by id" "BPF bloom map"; do
+	grep -Eq "^$p.* 100 +19900 +0 +0\$" "$tmp/out"
+	result $? "bench: $p: 100 new flows, 19900 seen"
+done
+
+echo "1..$n"
+echo "$passed passed, $failed failed, $skipped skipped"
+[ "$failed" = 0 ]
