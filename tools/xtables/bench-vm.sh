@@ -8,7 +8,9 @@
 # - kbloom's ioctls (batched, one key per call, by name and on a handle)
 #   against one bpf() per key on a BPF bloom map of the same KEYS keys,
 #   and kbloom's in-kernel API (kbloom_apibench.ko) against a BPF program
-#   doing the same lookups (tools/vm/tests.d/bench.sh).
+#   doing the same lookups (tools/vm/tests.d/bench.sh);
+# - bloomctl's key input against wc -l, and the XDP example on kbloom's
+#   kfuncs against the same program on a BPF bloom map (bench.sh).
 # A benchmark, not a test: under software emulation the ratios mean more
 # than the rates.
 #   [KEYS=N] tools/xtables/bench-vm.sh [FLOWS]   (default 100000 each)
@@ -24,12 +26,14 @@ xtlib=$(pkg-config --variable=xtlibdir xtables)
 
 # shellcheck source=tools/lib-module.sh
 . "$top/tools/lib-module.sh"
-kbloom_build_module "$kdir" "$build/mod" KBLOOM_APIBENCH=m ||
+# With BTF: the XDP example calls kbloom's kfuncs (tools/btf-kdir.sh).
+KBLOOM_BTF=1 kbloom_build_module "$kdir" "$build/mod" KBLOOM_APIBENCH=m ||
 	{ cat "$build/mod/build.log"; exit 1; }
 make -s -C "$top/tools/bloomctl" bloomctl.static
 make -s -C "$top/tools/xtables"
 make -s -C "$top/tools/stress" kbloom_ioctl_bench
 make -s -C "$top/tools/native" kbloom_bench
+make -s -C "$top/tools/bpf"
 
 # make bench's BPF peer runs in the VM as built here, with its libraries.
 bench_libs=()
@@ -40,12 +44,13 @@ done
 
 rc=0
 "$top/tools/vm/run.sh" --kernel "$image" --dir "$build" --mode only --mem 3G \
-	--append "kbloom_only=run_packets_bench,run_ioctl_bench,run_api_bench,run_input_bench kbloom_packets_bench=$flows kbloom_bench_keys=$keys" \
+	--append "kbloom_only=run_packets_bench,run_ioctl_bench,run_api_bench,run_input_bench,run_xdp_bench kbloom_packets_bench=$flows kbloom_bench_keys=$keys" \
 	"$build/mod/kmod/kbloom.ko:lib/kbloom/kbloom.ko" \
 	"$build/mod/kmod/xt_bloom.ko:lib/kbloom/xt_bloom.ko" \
 	"$top/tools/bloomctl/bloomctl.static:bin/bloomctl" \
 	"$top/tools/stress/kbloom_ioctl_bench:bin/kbloom_ioctl_bench" \
 	"$top/tools/native/kbloom_bench:bin/kbloom_bench" "${bench_libs[@]}" \
+	"$top/tools/bpf/kbloom_xdp:bin/kbloom_xdp" \
 	"$build/mod/kmod/kbloom_apibench.ko:lib/kbloom/kbloom_apibench.ko" \
 	"$top/tools/xtables/libxt_bloom.so:${xtlib#/}/libxt_bloom.so" || rc=$?
 tr -d '\r' < "$build/tests.log" | grep -E '^(# bench|not ok|vm:)'

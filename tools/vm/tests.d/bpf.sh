@@ -12,7 +12,8 @@
 #    leaked reference, filters destroyed under a loaded program;
 #  - real traffic: UDP flows over a veth pair (tests.d/packets.sh's
 #    pk_setup) through the program in generic XDP mode: exact new-flow
-#    counts, and the filter holds every flow the program saw;
+#    counts (up to the few other packets on the link), and the filter
+#    holds every one of the flows sent, with the kernel's key bytes;
 #  - rmmod kbloom is refused while a program that calls the kfuncs is
 #    attached (to lo), and works once it is detached;
 #  - the same kbloom.ko without its .BTF section loads and says the
@@ -56,9 +57,13 @@ bpf_traffic() {
 	echo "# kfuncs: $((N * R)) datagrams through the XDP program in $(($(now_ms) - t0)) ms"
 	kbloom_xdp stats -j vb0 > /tmp/bpf.stats 2>&1
 	sed 's/^/# /' /tmp/bpf.stats
-	pk_eq "kfuncs traffic: exactly $N new flows counted" "$(bpf_counter new_flows)" $N
-	pk_eq "kfuncs traffic: and $((N * (R - 1))) datagrams of flows seen before" \
-		"$(bpf_counter seen_flows)" $((N * (R - 1)))
+	# Other packets cross vb0 too (ARP, IPv6 neighbour discovery and
+	# MLD from the namespace): each may be a flow of its own, never more.
+	x=$(($(bpf_counter passed) - N * R))
+	pk_in "kfuncs traffic: $N new flows counted, plus at most the $x other packets'" \
+		"$(bpf_counter new_flows)" $N $((N + x))
+	pk_in "kfuncs traffic: $((N * (R - 1))) datagrams of flows seen before, plus at most the $x others" \
+		"$(bpf_counter seen_flows)" $((N * (R - 1))) $((N * (R - 1) + x))
 	pk_eq "kfuncs traffic: no error" "$(bpf_counter errors)" 0
 	# The 5-tuple keys of the flows sent, as xt_bloom and bloomctl build
 	# them: the program's are the same bytes.
