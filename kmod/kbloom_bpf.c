@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * BPF kfuncs: XDP, tc (sched_cls) and syscall programs test, add and
- * remove keys in kbloom's filters, the same filters bloomctl fills and
- * iptables rules check. tools/bpf/kbloom.bpf.h declares them for programs.
+ * BPF kfuncs: XDP and tc (sched_cls) programs test, add and remove keys
+ * in kbloom's filters, the same filters bloomctl fills and iptables rules
+ * check; syscall programs may only look filters up and test keys.
+ * tools/bpf/kbloom.bpf.h declares them for programs.
  *
  * Two ways to reach a filter:
  *
@@ -35,6 +36,8 @@
 #include <linux/bpf.h>
 #include <linux/btf.h>
 #include <linux/btf_ids.h>
+#include <linux/irq_work.h>
+#include <linux/llist.h>
 #include <linux/module.h>
 #include <linux/rcupdate.h>
 #include <linux/string.h>
@@ -64,6 +67,8 @@ static const char kbloom_bpf_refused[] =
 	"unavailable: the kernel did not accept kbloom.ko's BTF (built for another kernel?)";
 static const char kbloom_bpf_failed[] =
 	"unavailable: registering the kfuncs failed";
+static const char kbloom_bpf_partial[] =
+	"unavailable: registering the kfuncs failed for some program types";
 
 /*
  * The kfunc definition API changed after 6.1; these follow it back. Before
@@ -77,6 +82,20 @@ static const char kbloom_bpf_failed[] =
 #define BTF_KFUNCS_START(name) BTF_SET8_START(name)
 #define BTF_KFUNCS_END(name) BTF_SET8_END(name)
 #endif
+
+/* Last references dropped in NMI context, put from an irq_work. */
+static LLIST_HEAD(kbloom_bpf_nmi_puts);
+
+static void kbloom_bpf_nmi_put_fn(struct irq_work *work)
+{
+	struct llist_node *list = llist_del_all(&kbloom_bpf_nmi_puts);
+	struct kbloom_filter *filter, *next;
+
+	llist_for_each_entry_safe(filter, next, list, nmi_put)
+		kbloom_filter_put(filter);
+}
+
+static DEFINE_IRQ_WORK(kbloom_bpf_nmi_work, kbloom_bpf_nmi_put_fn);
 
 /*
  * A name from a program: its bytes up to the first NUL, or all @sz of
@@ -140,10 +159,28 @@ __bpf_kfunc struct kbloom_filter *bpf_kbloom_get(const char *name,
 /**
  * bpf_kbloom_put() - drop a reference taken by bpf_kbloom_get()
  * @filter: the filter.
+ *
+ * Also the destructor of a filter kept in a map as a kptr, which runs
+ * wherever the map's element is replaced or deleted: in NMI context too,
+ * from a tracing program. The last put frees the filter through
+ * queue_rcu_work(), which NMI must not call: there, it is handed to an
+ * irq_work instead.
  */
 __bpf_kfunc void bpf_kbloom_put(struct kbloom_filter *filter)
 {
-	kbloom_filter_put(filter);
+	if (likely(!in_nmi())) {
+		kbloom_filter_put(filter);
+		return;
+	}
+	/* Not the last reference: dropping it frees nothing. */
+	if (refcount_dec_not_one(&filter->kobj.kref.refcount))
+		return;
+	/*
+	 * The last one, which the list now owns: nobody else can drop it,
+	 * so a filter is never on the list twice.
+	 */
+	llist_add(&filter->nmi_put, &kbloom_bpf_nmi_puts);
+	irq_work_queue(&kbloom_bpf_nmi_work);
 }
 
 /**
@@ -294,9 +331,27 @@ BTF_ID_FLAGS(func, bpf_kbloom_test_and_add_id)
 BTF_ID_FLAGS(func, bpf_kbloom_remove_id)
 BTF_KFUNCS_END(kbloom_kfunc_ids)
 
+/*
+ * Syscall programs read only: loading one takes CAP_BPF alone, while
+ * changing a filter through /dev/bloom takes root, and an XDP or tc
+ * program CAP_NET_ADMIN as well.
+ */
+BTF_KFUNCS_START(kbloom_kfunc_ro_ids)
+BTF_ID_FLAGS(func, bpf_kbloom_get, KF_ACQUIRE | KF_RET_NULL)
+BTF_ID_FLAGS(func, bpf_kbloom_put, KF_RELEASE)
+BTF_ID_FLAGS(func, bpf_kbloom_query, KF_TRUSTED_ARGS)
+BTF_ID_FLAGS(func, bpf_kbloom_id)
+BTF_ID_FLAGS(func, bpf_kbloom_query_id)
+BTF_KFUNCS_END(kbloom_kfunc_ro_ids)
+
 static const struct btf_kfunc_id_set kbloom_kfunc_set = {
 	.owner = THIS_MODULE,
 	.set = &kbloom_kfunc_ids,
+};
+
+static const struct btf_kfunc_id_set kbloom_kfunc_ro_set = {
+	.owner = THIS_MODULE,
+	.set = &kbloom_kfunc_ro_ids,
 };
 
 /*
@@ -309,13 +364,17 @@ BTF_ID(struct, kbloom_filter)
 BTF_ID(func, bpf_kbloom_put)
 
 /*
- * Program types that may call them. Not tracing: a tracing program can
- * run in NMI context, where the statistics' per-CPU update is not safe.
+ * Program types that may call them, and which. Not tracing: a tracing
+ * program can run in NMI context, where the statistics' per-CPU update
+ * is not safe.
  */
-static const enum bpf_prog_type kbloom_bpf_types[] = {
-	BPF_PROG_TYPE_XDP,
-	BPF_PROG_TYPE_SCHED_CLS,
-	BPF_PROG_TYPE_SYSCALL,
+static const struct {
+	enum bpf_prog_type type;
+	const struct btf_kfunc_id_set *set;
+} kbloom_bpf_types[] = {
+	{ BPF_PROG_TYPE_XDP, &kbloom_kfunc_set },
+	{ BPF_PROG_TYPE_SCHED_CLS, &kbloom_kfunc_set },
+	{ BPF_PROG_TYPE_SYSCALL, &kbloom_kfunc_ro_set },
 };
 
 /**
@@ -359,15 +418,28 @@ void kbloom_bpf_init(void)
 		return;
 	}
 	for (i = 0; i < ARRAY_SIZE(kbloom_bpf_types); i++) {
-		ret = register_btf_kfunc_id_set(kbloom_bpf_types[i],
-						&kbloom_kfunc_set);
+		ret = register_btf_kfunc_id_set(kbloom_bpf_types[i].type,
+						kbloom_bpf_types[i].set);
 		if (ret) {
-			kbloom_bpf_why = kbloom_bpf_failed;
+			/* Sets cannot be unregistered: say so. */
+			kbloom_bpf_why = i ? kbloom_bpf_partial :
+					     kbloom_bpf_failed;
 			pr_warn("kfuncs: %s (error %d)\n", kbloom_bpf_why, ret);
 			return;
 		}
 	}
 	kbloom_bpf_why = "available";
+}
+
+/**
+ * kbloom_bpf_uninit() - wait for the last puts handed over from NMI
+ *
+ * A map that held a filter as a kptr holds kbloom.ko too, but may have
+ * let it go (and the module be unloading) before the irq_work has run.
+ */
+void kbloom_bpf_uninit(void)
+{
+	irq_work_sync(&kbloom_bpf_nmi_work);
 }
 
 #else /* !(CONFIG_BPF_SYSCALL && CONFIG_DEBUG_INFO_BTF_MODULES) */
@@ -382,6 +454,10 @@ void kbloom_bpf_init(void)
 	kbloom_bpf_why = IS_ENABLED(CONFIG_BPF_SYSCALL) ?
 			 kbloom_bpf_no_mod_btf : kbloom_bpf_no_bpf;
 	pr_info("kfuncs: %s\n", kbloom_bpf_why);
+}
+
+void kbloom_bpf_uninit(void)
+{
 }
 
 #endif

@@ -10,6 +10,7 @@
 struct kbloom_filter;
 
 void kbloom_bpf_init(void);
+void kbloom_bpf_uninit(void);
 const char *kbloom_bpf_status(void);
 
 /*

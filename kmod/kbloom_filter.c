@@ -1222,10 +1222,13 @@ int kbloom_filter_add_gen(const char *name, struct kbloom_gen *gen,
 		kobject_put(&filter->kobj);
 		return ret;
 	}
-	hash_add_rcu(kbloom_table, &filter->node, kbloom_name_hash(name));
-	/* Into the reserved slot: no allocation, so it cannot fail. */
+	/*
+	 * Into the reserved slot: no allocation, so it cannot fail. Before
+	 * the name: whoever finds the filter by name can use its id.
+	 */
 	WARN_ON_ONCE(xa_is_err(xa_store(&kbloom_ids, filter->id, filter,
 					GFP_KERNEL_ACCOUNT)));
+	hash_add_rcu(kbloom_table, &filter->node, kbloom_name_hash(name));
 	WRITE_ONCE(kbloom_count, kbloom_count + 1);
 	if (gen->win)
 		kbloom_window_start(gen->win);

@@ -8,6 +8,7 @@
 
 #include <linux/kobject.h>
 #include <linux/list.h>
+#include <linux/llist.h>
 #include <linux/mutex.h>
 #include <linux/percpu.h>
 #include <linux/rcupdate.h>
@@ -110,6 +111,8 @@ struct kbloom_totals {
  * @free_work: frees the filter a grace period after the last reference.
  * @id: its number, 1 to INT_MAX, for lookups without a reference (sysfs
  *	"id", the BPF kfuncs); not reused until the ids wrap.
+ * @nmi_put: a last reference dropped in NMI context waits here for an
+ *	irq_work to drop it (bpf_kbloom_put()).
  * @name: NUL-terminated name.
  */
 struct kbloom_filter {
@@ -123,6 +126,7 @@ struct kbloom_filter {
 	struct kobject kobj;
 	struct hlist_node node;
 	struct rcu_work free_work;
+	struct llist_node nmi_put;
 	u32 id;
 	char name[KBLOOM_NAME_MAX];
 };

@@ -66,6 +66,8 @@ static void __exit kbloom_exit(void)
 	kbloom_kunit_exit();
 	/* No fd is open (they pin the module), so no ioctl is running. */
 	kbloom_dev_uninit();
+	/* Puts handed over from NMI (kbloom_bpf.c) reach the filters. */
+	kbloom_bpf_uninit();
 	/* Filters' directories live under the sysfs root: them first. */
 	kbloom_filter_uninit();
 	kbloom_sysfs_uninit();

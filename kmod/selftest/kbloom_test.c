@@ -952,6 +952,9 @@ static void kbloom_registry_ids(struct kunit *test)
 	KUNIT_EXPECT_TRUE(test, !kbloom_filter_by_id_rcu(id));
 	rcu_read_unlock();
 	KUNIT_EXPECT_EQ(test, kbloom_filter_id("kunit_id"), -ENOENT);
+	/* Still held: valid memory, but destroyed for every call. */
+	KUNIT_EXPECT_EQ(test, kbloom_query(f, "k", 1), -ENOENT);
+	kbloom_filter_put(f);
 	/* The name again: a new filter, a new id. */
 	KUNIT_ASSERT_EQ(test, kbloom_filter_create("kunit_id",
 						   &kbloom_test_params, &g),
@@ -965,7 +968,6 @@ static void kbloom_registry_ids(struct kunit *test)
 	rcu_read_unlock();
 	KUNIT_EXPECT_EQ(test, kbloom_filter_destroy("kunit_id"), 0);
 	kbloom_filter_put(g);
-	kbloom_filter_put(f);
 }
 
 /*

@@ -21,17 +21,20 @@
 
 KBLOOM_CHECKS="$KBLOOM_CHECKS run_bpf"
 
-# bpf_tap: test-kfunc.sh's TAP lines, counted here as ours.
+# bpf_tap: test-kfunc.sh's TAP lines, counted here as ours; its plan is
+# checked against them, so that a script that died half-way fails.
 bpf_tap() {
+	bt_res=0 bt_plan=
 	while IFS= read -r line; do
 		case "$line" in
-		"ok "*"# SKIP"*) ok "kfuncs: ${line#* - }" ;;
-		"ok "*) ok "kfuncs: ${line#* - }" ;;
-		"not ok "*) not_ok "kfuncs: ${line#* - }" ;;
-		1..*) ;;	# our own plan counts them
+		"ok "*) ok "kfuncs: ${line#* - }"; bt_res=$((bt_res + 1)) ;;
+		"not ok "*) not_ok "kfuncs: ${line#* - }"; bt_res=$((bt_res + 1)) ;;
+		1..*) bt_plan=${line#1..} ;;	# our own plan counts them
 		*) echo "$line" ;;
 		esac
 	done
+	check "kfuncs: test-kfunc.sh ran to its end (plan 1..${bt_plan:-none}, $bt_res results)" \
+		[ "${bt_plan:-x}" = "$bt_res" ]
 }
 
 # bpf_counter NAME: counter NAME of `kbloom_xdp stats -j` in /tmp/bpf.stats.
@@ -83,8 +86,12 @@ bpf_traffic() {
 # (tests.d/packets.sh's xt_bloom is gone by then).
 bpf_rmmod() {
 	bloomctl create xdplo --capacity 1000 --fpr 0.01 >/dev/null
+	br0=$(cat /sys/module/kbloom/refcnt)
 	check_exit 0 "kfuncs: attach the program to lo (generic XDP)" \
 		kbloom_xdp attach --by-ref --flows xdplo --generic lo
+	br1=$(cat /sys/module/kbloom/refcnt)
+	check "kfuncs: the attached program holds kbloom.ko (refcnt $br0 -> $br1)" \
+		[ "$br1" -gt "$br0" ]
 	check "kfuncs: rmmod kbloom is refused while it is attached" \
 		sh -c '! rmmod kbloom 2>/dev/null && [ -d /sys/module/kbloom ]'
 	check_exit 0 "kfuncs: detach it" kbloom_xdp detach lo
@@ -114,11 +121,15 @@ run_bpf() {
 		check "kfuncs: kbloom's BTF has bpf_kbloom_get and struct kbloom_filter" \
 			sh -c "grep -q \"FUNC 'bpf_kbloom_get'\" /tmp/bpf.btf && grep -q \"STRUCT 'kbloom_filter'\" /tmp/bpf.btf"
 		rm -f /tmp/bpf.btf
+	else
+		ok "kfuncs: kbloom's BTF # SKIP no bpftool in the initramfs"
 	fi
 	KBLOOM_REQUIRE_KFUNCS=1 sh "$L/test-kfunc.sh" "$(command -v kbloom_xdp)" \
 		"$(command -v bloomctl)" > /tmp/bpf.tap 2>&1
+	bt_rc=$?
 	# Not a pipe: the counts must stay in this shell.
 	bpf_tap < /tmp/bpf.tap
+	check "kfuncs: test-kfunc.sh exit status 0 ($bt_rc)" [ "$bt_rc" = 0 ]
 	rm -f /tmp/bpf.tap
 	if pk_setup; then
 		bpf_traffic
