@@ -26,8 +26,10 @@
 # it finds, and an older pahole cannot encode what the kernel expects.
 #
 # Usage: btf-kdir.sh [options] KDIR [OUTDIR]
-#   OUTDIR             default $KBLOOM_CACHE/btf-kdir/RELEASE
-#                      ($KBLOOM_CACHE: default ~/.cache/kbloom)
+#   OUTDIR             a symbolic link to the copy, which is made beside it;
+#                      default $KBLOOM_CACHE/btf-kdir/RELEASE
+#                      ($KBLOOM_CACHE: default ~/.cache/kbloom, /root's
+#                      without HOME, as DKMS runs from systemd)
 #   --vmlinux FILE     the target's BTF: raw BTF, a vmlinux ELF with a .BTF
 #                      section, or a compressed kernel image (vmlinuz)
 #   --ksrc DIR         kernel sources to build resolve_btfids from (default:
@@ -35,24 +37,27 @@
 #                      tree; /usr/src/linux-source-X.Y; the tools/ part of
 #                      /usr/src/linux-source-X.Y.tar.*)
 #   --cache DIR        where resolve_btfids and the sources it is built from
-#                      are kept (default $KBLOOM_CACHE)
+#                      are kept (default $KBLOOM_CACHE; not in /usr/src)
 #   --fallback         if something is missing, say so and print KDIR itself
 #                      (a build without module BTF) instead of failing: DKMS
 #   --link LINK        also make LINK a symbolic link to the directory printed
 #                      (DKMS's PRE_BUILD runs this, and its MAKE uses LINK)
 #
-# Prints the directory to build against on stdout, everything else on
-# stderr. Exit 2 (unless --fallback) names what is missing and the Debian
-# package that provides it. OUTDIR is reused while it was made from the
-# same KDIR, .config and BTF source (its stamp, .kbloom-btf-kdir). A KDIR
-# that already has both (a full kernel build) is printed as it is.
+# Prints the directory to build against on stdout (the copy's own path,
+# not OUTDIR's), everything else on stderr. Exit 2 (unless --fallback)
+# names what is missing and the Debian package that provides it. The copy
+# is reused while it was made from the same KDIR, .config and BTF source
+# (its stamp, .kbloom-btf-kdir). A KDIR that already has both (a full
+# kernel build) is printed as it is.
 set -euo pipefail
 # Inside $(...) too (resolve_btfids, src_tree): a failure there must end
 # the script, not be followed by the next command.
 shopt -s inherit_errexit
 
 me=btf-kdir.sh
-cache=${KBLOOM_CACHE:-$HOME/.cache/kbloom}
+# Its default is worked out after the options: HOME may be unset (DKMS
+# from systemd or unattended-upgrades), and --cache must work then.
+cache=
 vmlinux_opt=
 ksrc_opt=
 fallback=
@@ -84,6 +89,9 @@ on_exit() {
 }
 trap on_exit EXIT
 
+# Their words never include "warning:" or "error:": lib-module.sh puts
+# them in build.log, where tools/check.sh takes either for the compiler's
+# (only a failed resolve_btfids build shows its log, and fails anyway).
 die() { echo "$me: $*" >&2; exit 2; }
 note() { echo "$me: $*" >&2; }
 
@@ -120,6 +128,15 @@ kdir=${args[0]}
 # one tree, and one cached copy.
 kdir=$(cd "$kdir" && pwd -P)
 
+# ${HOME:-/root}: not set -u's end when HOME is unset (DKMS from systemd
+# runs as root).
+cache=${cache:-${KBLOOM_CACHE:-${HOME:-/root}/.cache/kbloom}}
+cache=$(realpath -m "$cache")
+case "$cache/" in
+"$kdir"/*) die "--cache $cache is inside $kdir, which is never written" ;;
+/usr/src/*) die "--cache $cache is in /usr/src, which is never written" ;;
+esac
+
 # The target's release. Debian's include/config/kernel.release holds the
 # upstream version (6.1.192), not the release (6.1.0-57-amd64), so
 # utsrelease.h comes first.
@@ -148,7 +165,7 @@ if [ -z "$pahole_want" ] || [ "$pahole_want" = 0 ]; then
 elif [ "$pahole_have" -lt "$pahole_want" ]; then
 	die "pahole $pahole_str is older than the $pahole_want_str $release was built with (CONFIG_PAHOLE_VERSION=$pahole_want): apt-get install dwarves (>= $pahole_want_str)"
 elif [ "$pahole_have" -gt "$pahole_want" ]; then
-	note "warning: pahole $pahole_str is newer than the $pahole_want_str $release was built with: if the kernel drops the module's BTF (dmesg: 'failed to validate module [kbloom] BTF'), build with pahole $pahole_want_str"
+	note "pahole $pahole_str is newer than the $pahole_want_str $release was built with: if the kernel drops the module's BTF (dmesg: 'failed to validate module [kbloom] BTF'), build with pahole $pahole_want_str"
 fi
 
 # A KDIR that has both already (a full kernel build with BTF): nothing to add.
@@ -159,7 +176,9 @@ if [ -f "$kdir/vmlinux" ] && [ -x "$kdir/tools/bpf/resolve_btfids/resolve_btfids
 fi
 
 out=${args[1]:-$cache/btf-kdir/$release}
-out=$(realpath -m "$out")
+# Only the directory it is in made physical: OUTDIR itself is a link this
+# script made, not to be resolved into the copy it points to.
+out=$(realpath -m "$(dirname "$out")")/$(basename "$out")
 case "$out/" in
 "$kdir"/*) die "$out is inside $kdir, which is never written" ;;
 /usr/src/*) die "$out is in /usr/src, which is never written" ;;
@@ -181,12 +200,16 @@ fi
 stamp_want=$(printf 'btf-kdir 1\nkdir %s\nconfig %s\nbtf %s %s\n' "$kdir" \
 	"$(sha256sum < "$kdir/.config" | cut -d' ' -f1)" \
 	"$btf_src" "$(sha256sum < "$btf_src" | cut -d' ' -f1)")
+# cached: OUTDIR is a copy for stamp_want; cur, the copy's own path, is
+# what to print. A copy is never changed once OUTDIR points to it, so cur
+# stays what was checked whatever a concurrent run does to OUTDIR.
 cached() {
-	[ -f "$out/.kbloom-btf-kdir" ] && [ "$(cat "$out/.kbloom-btf-kdir")" = "$stamp_want" ] &&
-		[ -s "$out/vmlinux" ] && [ -x "$out/tools/bpf/resolve_btfids/resolve_btfids" ]
+	cur=$(readlink -m "$out")
+	[ -f "$cur/.kbloom-btf-kdir" ] && [ "$(cat "$cur/.kbloom-btf-kdir")" = "$stamp_want" ] &&
+		[ -s "$cur/vmlinux" ] && [ -x "$cur/tools/bpf/resolve_btfids/resolve_btfids" ]
 }
 if cached; then
-	finish "$out"
+	finish "$cur"
 	exit 0
 fi
 
@@ -199,15 +222,26 @@ mkdir -p "$(dirname "$out")" "$cache"
 # One maker at a time per OUTDIR (make -j, check.sh and a shell at once).
 exec 8> "$out.lock"
 flock 8
-if cached; then finish "$out"; exit 0; fi
+if cached; then finish "$cur"; exit 0; fi
 need readelf binutils
 need objcopy binutils
-# The new copy is made beside OUTDIR and renamed into place, so OUTDIR is
-# either the old complete copy or the new one, never half of one.
-rm -rf "$out".new.*
-work=$(mktemp -d "$out.new.XXXXXX")
+# The new copy is made in a directory of its own beside OUTDIR, and OUTDIR,
+# a symbolic link, is renamed over to point to it: OUTDIR is the old
+# complete copy or the new one, never half of one, and the old one stays
+# (until the next replacement) for a build that was given it before.
+work=$(mktemp -d "$out.tree.XXXXXX")
 
 # ---- the kernel sources: resolve_btfids, extract-vmlinux ------------------
+# lock_cache: hold $cache/.lock until the (sub)shell ends. What is made in
+# the cache (btf-src-*, resolve_btfids-*) is shared by runs for every
+# OUTDIR, and tools/vm/kernel.sh unpacks linux-source-X.Y there under the
+# same lock. Not to be taken twice in one (sub)shell: a second open of the
+# file would wait for the first.
+lock_cache() {
+	exec 9> "$cache/.lock"
+	flock 9
+}
+
 # src_tree: a tree with tools/bpf/resolve_btfids in it, or empty.
 src_tree() {
 	local t d
@@ -230,6 +264,7 @@ src_tree() {
 	# Only what resolve_btfids (with libbpf and libsubcmd) and
 	# extract-vmlinux are built from: 6 MB of the 140 MB tarball.
 	d=$cache/btf-src-$(stat -c '%n %s %Y' "$t" | sha256sum | cut -c1-16)
+	[ -f "$d/.kbloom-extracted" ] || lock_cache
 	if [ ! -f "$d/.kbloom-extracted" ]; then
 		note "unpacking the tools/ part of $t"
 		rm -rf "$d"
@@ -273,6 +308,11 @@ resolve_btfids() {
 			die "no <gelf.h> to build resolve_btfids: apt-get install libelf-dev"
 		printf '#include <zlib.h>\n' | gcc -E -x c - -o /dev/null 2>/dev/null ||
 			die "no <zlib.h> to build resolve_btfids: apt-get install zlib1g-dev"
+		# Only after sources, whose src_tree takes the lock in a
+		# subshell of its own: holding it here, that would wait forever.
+		lock_cache
+	fi
+	if [ ! -x "$dir/resolve_btfids" ]; then
 		note "building resolve_btfids from $src"
 		rm -rf "$dir.build"
 		mkdir -p "$dir.build"
@@ -378,8 +418,32 @@ rm -f "$copy/vmlinux"
 make_vmlinux "$btf_src" "$copy/vmlinux"
 chmod 0644 "$copy/vmlinux"
 printf '%s\n' "$stamp_want" > "$copy/.kbloom-btf-kdir"
+rm -f "$work/vmlinux.elf" "$work/extract.log"
+# mktemp's 0700 was for while it was being made.
+chmod 0755 "$work"
 
-rm -rf "$out"
-mv "$copy" "$out"
-note "$out: vmlinux ($(stat -c %s "$out/vmlinux") bytes of BTF from $btf_src), resolve_btfids"
-finish "$out"
+# ---- in place: OUTDIR -> OUTDIR.tree.XXXXXX/kdir ---------------------------
+# keep: the copy OUTDIR points to now, which a build may be using.
+keep=
+if [ -L "$out" ]; then
+	keep=$(readlink "$out")
+	keep=${keep%%/*}
+elif [ -d "$out" ]; then
+	# A directory, which a link cannot be renamed over: empty, or a copy
+	# an older btf-kdir.sh made there. Set aside as a replaced copy is.
+	keep=$(mktemp -d "$out.tree.XXXXXX")
+	mv -T "$out" "$keep"
+	keep=${keep##*/}
+fi
+ln -sfn "${work##*/}/kdir" "$out.link"
+mv -T "$out.link" "$out"
+new=$work
+work=
+# Older copies, and what runs that were killed left (this one holds the
+# lock for OUTDIR: no other is making one).
+for t in "$out".tree.*; do
+	case "${t##*/}" in "${new##*/}"|"$keep") continue ;; esac
+	rm -rf "$t"
+done
+note "$out: vmlinux ($(stat -c %s "$new/kdir/vmlinux") bytes of BTF from $btf_src), resolve_btfids"
+finish "$new/kdir"

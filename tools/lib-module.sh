@@ -67,6 +67,8 @@ kbloom_module_make() {
 	shift 2
 	: > "$out/build.log"
 	if [ "${KBLOOM_BTF:-}" = 1 ]; then
+		# Its messages with kbuild's, which they explain; they never
+		# say "warning:" or "error:", which check.sh looks for here.
 		kdir=$(kbloom_btf_kdir "$kdir" 2>> "$out/build.log") || return
 	fi
 	make -C "$kdir" M="$out" W=1 -j"$(nproc)" "$@" modules >> "$out/build.log" 2>&1 || return

@@ -80,10 +80,12 @@ step() {
 check "dkms.conf gives PACKAGE_VERSION $version (debian/changelog's)" \
 	bash -c '. "$1/dkms.conf" && [ "$PACKAGE_NAME/$PACKAGE_VERSION" = "kbloom/$2" ]' \
 	_ "$src" "$version"
-# dkms build, and kbuild's output in the log whatever happens.
+# dkms build [OPTION...], and kbuild's output in the log whatever happens.
+# Without HOME, as DKMS runs from systemd or unattended-upgrades when a
+# kernel is installed.
 dkms_build() {
 	local rc=0 make_log=$scratch/var-lib-dkms/kbloom/$version/build/make.log
-	"${dkms[@]}" build -m kbloom -v "$version" -k "$kver" || rc=$?
+	env -u HOME "${dkms[@]}" build -m kbloom -v "$version" -k "$kver" "$@" || rc=$?
 	[ -f "$make_log" ] && cat "$make_log"
 	return "$rc"
 }
@@ -98,6 +100,8 @@ has_btf() {
 	*) cat "$1" ;;
 	esac > "$scratch/has-btf.ko" && readelf -S "$scratch/has-btf.ko" | grep ' \.BTF ' > /dev/null
 }
+# built_without_btf [MODULE]: there is a MODULE, and it has no BTF.
+built_without_btf() { [ -n "${1:-}" ] && ! has_btf "$1"; }
 
 if step "dkms add (the source tree, as 'dkms add .')" "${dkms[@]}" add "$src" &&
    step "dkms build -k $kver" dkms_build; then
@@ -127,6 +131,16 @@ if step "dkms add (the source tree, as 'dkms add .')" "${dkms[@]}" add "$src" &&
 		done
 	fi
 	"${dkms[@]}" status >> "$log" 2>&1
+	# A PRE_BUILD that made no .btf/kdir (here: not executable, which DKMS
+	# only warns about): MAKE[0] falls back to the headers, a module
+	# without BTF rather than none.
+	chmod -x "$scratch/usr-src/kbloom-$version/tools/btf-kdir.sh"
+	if step "dkms build --force without PRE_BUILD (against the headers)" \
+		dkms_build --force; then
+		f=$(find "$built" -name "kbloom.ko*" 2>/dev/null | head -n 1)
+		check "dkms built kbloom.ko for $kver, without BTF" \
+			built_without_btf "$f"
+	fi
 fi
 step "dkms remove kbloom/$version --all" \
 	"${dkms[@]}" remove --no-depmod -m kbloom -v "$version" --all
