@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * kbloom for BPF programs: the kfuncs of kbloom.ko (kmod/kbloom_bpf.c),
- * callable from XDP, tc (sched_cls) and syscall programs, and the flow
- * keys of packets, byte for byte the keys that the bloom iptables match
- * (kmod/xt_bloom.c) and `bloomctl --key FIELDS --flow VALUES` build, so
- * that one filter serves all three.
+ * callable from XDP and tc (sched_cls) programs, and those that change
+ * nothing (get, put, query, id, query_id) from syscall programs, which
+ * the verifier refuses the others; and the flow keys of packets, byte
+ * for byte the keys that the bloom iptables match (kmod/xt_bloom.c) and
+ * `bloomctl --key FIELDS --flow VALUES` build, so that one filter serves
+ * all three.
  *
  * Built with the uapi headers only (<linux/bpf.h>, not vmlinux.h): the
  * programs must load on the 6.1 kernels the module targets, whatever

@@ -7,7 +7,11 @@
  * crafted packets with BPF_PROG_TEST_RUN (test-run), so that tests see
  * verdicts and counters without traffic; benchmarks the two side by side
  * (bench); and checks that the verifier refuses a program that leaks a
- * filter reference (leak-check).
+ * filter reference (leak-check). kfunc runs one call of any of the kfuncs
+ * from an XDP, tc or syscall program (kbloom_kfunc_test.bpf.c) and prints
+ * its answer; kfunc-syscall-refused checks that the verifier refuses the
+ * kfuncs that change filters to syscall programs
+ * (kbloom_kfunc_refused.bpf.c).
  *
  * Exit status: 0 done, 1 runtime error, 2 usage error.
  */
@@ -34,7 +38,10 @@
 #include <bpf/libbpf.h>
 #include <linux/kbloom.h>
 
+/* First: the skeletons want its union kbloom_bpf_name. */
 #include "kbloom_xdp.h"
+#include "kbloom_kfunc_refused.skel.h"
+#include "kbloom_kfunc_test.skel.h"
 #include "kbloom_xdp.skel.h"
 #include "kbloom_xdp_leak.skel.h"
 #include "kbloom_xdp_map.skel.h"
@@ -76,7 +83,14 @@ struct options {
 	bool ipv6;
 	bool clear;
 	bool only_kfunc;
+	/* kfunc */
+	int kf_op;		/* enum kbloom_kfunc_op */
+	int kf_prog;		/* KF_XDP, KF_TC or KF_SYSCALL */
+	uint32_t kf_id;		/* --id: this id, not the name's */
+	int64_t kf_len;		/* --len, or -1: the key's bytes */
 };
+
+enum { KF_XDP, KF_TC, KF_SYSCALL };
 
 enum { BY_DEFAULT, BY_REF, BY_ID };
 
@@ -1510,47 +1524,230 @@ static int cmd_bench(struct options *o)
 	return failed ? EXIT_RUNTIME : 0;
 }
 
-/* ---- leak-check -------------------------------------------------------- */
+/* ---- programs the verifier must refuse --------------------------------- */
 
-static int cmd_leak_check(void)
+/* Set when expect_refused() could not even reach the verifier. */
+static bool refused_unchecked;
+
+/*
+ * Load @obj, which the verifier must refuse for @must (a phrase of its
+ * log): 0 if it did, printing the log's line; else EXIT_RUNTIME, with the
+ * log and why. @what names the program.
+ */
+static int expect_refused(struct bpf_object *obj, const char *what,
+			  const char *must)
 {
-	struct kbloom_xdp_leak *s;
 	static char log[1 << 20];
+	const char *line;
 	int err;
 
-	s = kbloom_xdp_leak__open();
-	if (!s) {
-		errmsg("opening kbloom_xdp_leak: %s", strerror(errno));
-		return EXIT_RUNTIME;
-	}
 	capture = log;
 	capture_cap = sizeof(log);
 	capture_len = 0;
 	log[0] = '\0';
-	err = kbloom_xdp_leak__load(s);
+	err = bpf_object__load(obj);
 	capture = NULL;
-	kbloom_xdp_leak__destroy(s);
 	if (!err) {
-		errmsg("kbloom_xdp_leak: the verifier accepted a program that leaks a filter reference");
+		errmsg("%s: the verifier accepted it; it must refuse it: %s",
+		       what, must);
 		return EXIT_RUNTIME;
 	}
-	if (strstr(log, "Unreleased reference")) {
-		const char *line = strstr(log, "Unreleased reference");
-
-		printf("kbloom_xdp_leak: refused as it must be: %.*s\n",
+	line = strstr(log, must);
+	if (line) {
+		printf("%s: refused as it must be: %.*s\n", what,
 		       (int)strcspn(line, "\n"), line);
 		return 0;
 	}
 	fputs(log, stderr);
 	if (!strstr(log, "BEGIN PROG LOAD LOG")) {
 		/* libbpf stopped before the verifier: no kfuncs, say. */
-		errmsg("kbloom_xdp_leak: not loaded, so not checked: %s",
+		errmsg("%s: not loaded, so not checked: %s", what,
 		       strerror(-err));
 		kfuncs_hint();
+		refused_unchecked = true;
 	} else {
-		errmsg("kbloom_xdp_leak: refused, but not for its unreleased reference");
+		errmsg("%s: refused, but not with '%s'", what, must);
 	}
 	return EXIT_RUNTIME;
+}
+
+/* ---- leak-check -------------------------------------------------------- */
+
+static int cmd_leak_check(void)
+{
+	struct kbloom_xdp_leak *s;
+	int ret;
+
+	s = kbloom_xdp_leak__open();
+	if (!s) {
+		errmsg("opening kbloom_xdp_leak: %s", strerror(errno));
+		return EXIT_RUNTIME;
+	}
+	ret = expect_refused(s->obj, "kbloom_xdp_leak", "Unreleased reference");
+	kbloom_xdp_leak__destroy(s);
+	return ret;
+}
+
+/* ---- kfunc-syscall-refused --------------------------------------------- */
+
+/*
+ * Each program of kbloom_kfunc_refused, kb_X, alone: a syscall program
+ * calling bpf_kbloom_X, which changes a filter.
+ */
+static int cmd_syscall_refused(void)
+{
+	char must[128], what[128];
+	struct kbloom_kfunc_refused *s;
+	struct bpf_program *prog, *p;
+	int i, j, n, ret = 0;
+
+	s = kbloom_kfunc_refused__open();
+	if (!s) {
+		errmsg("opening kbloom_kfunc_refused: %s", strerror(errno));
+		return EXIT_RUNTIME;
+	}
+	n = 0;
+	bpf_object__for_each_program(prog, s->obj)
+		n++;
+	kbloom_kfunc_refused__destroy(s);
+	for (i = 0; i < n; i++) {
+		s = kbloom_kfunc_refused__open();
+		if (!s) {
+			errmsg("opening kbloom_kfunc_refused: %s",
+			       strerror(errno));
+			return EXIT_RUNTIME;
+		}
+		prog = NULL;
+		j = 0;
+		bpf_object__for_each_program(p, s->obj) {
+			bpf_program__set_autoload(p, j == i);
+			if (j++ == i)
+				prog = p;
+		}
+		if (!prog)
+			break;
+		snprintf(what, sizeof(what), "kbloom_kfunc_refused %s",
+			 bpf_program__name(prog));
+		snprintf(must, sizeof(must),
+			 "calling kernel function bpf_kbloom_%s is not allowed",
+			 bpf_program__name(prog) + 3 /* "kb_" */);
+		if (expect_refused(s->obj, what, must))
+			ret = EXIT_RUNTIME;
+		kbloom_kfunc_refused__destroy(s);
+		/* No kfuncs at all: the others would say the same. */
+		if (refused_unchecked)
+			break;
+	}
+	return ret;
+}
+
+/* ---- kfunc ------------------------------------------------------------- */
+
+static const char *const kf_ops[] = { KBLOOM_KFUNC_OPS };
+static const char *const kf_progs[] = { "xdp", "tc", "syscall" };
+
+/*
+ * One call of a kfunc, from the program o->kf_prog, run once: prints the
+ * kfunc's answer. @key: @key_len bytes, zero-padded to o->kf_len.
+ */
+static int cmd_kfunc(const struct options *o, const char *name,
+		     const unsigned char *key, size_t key_len)
+{
+	struct kbloom_kfunc_args args = { .ret = INT32_MIN };
+	LIBBPF_OPTS(bpf_test_run_opts, run, .repeat = 1);
+	struct kbloom_kfunc_test *s;
+	struct bpf_program *prog, *p;
+	struct pkt pkt;
+	char err[128];
+	int fd, ret = EXIT_RUNTIME;
+
+	s = kbloom_kfunc_test__open_opts(&open_opts);
+	if (!s) {
+		errmsg("opening kbloom_kfunc_test: %s", strerror(errno));
+		return EXIT_RUNTIME;
+	}
+	set_name(&s->rodata->filter_name, name);
+	s->rodata->op = o->kf_op;
+	s->rodata->by_id = o->by == BY_ID;
+	s->bss->id = o->kf_id;
+	memcpy(s->bss->key, key, key_len);
+	s->bss->key_len = o->kf_len >= 0 ? (uint32_t)o->kf_len : key_len;
+	s->bss->result = INT32_MIN;
+	prog = o->kf_prog == KF_TC ? s->progs.kbloom_kfunc_tc :
+	       o->kf_prog == KF_SYSCALL ? s->progs.kbloom_kfunc_syscall :
+	       s->progs.kbloom_kfunc_xdp;
+	bpf_object__for_each_program(p, s->obj)
+		bpf_program__set_autoload(p, p == prog);
+	ret = kbloom_kfunc_test__load(s);
+	if (ret) {
+		errmsg("loading kbloom_kfunc_test's %s program: %s",
+		       kf_progs[o->kf_prog], strerror(-ret));
+		kfuncs_hint();
+		ret = EXIT_RUNTIME;
+		goto out;
+	}
+	ret = EXIT_RUNTIME;
+	fd = bpf_program__fd(prog);
+	if (o->kf_prog == KF_SYSCALL) {
+		/* No packet, no repeat: a context, copied back. */
+		run.repeat = 0;
+		run.ctx_in = &args;
+		run.ctx_size_in = sizeof(args);
+		if (bpf_prog_test_run_opts(fd, &run)) {
+			errmsg("BPF_PROG_TEST_RUN of the syscall program: %s",
+			       strerror(errno));
+			goto out;
+		}
+		if (args.runs != 1 || args.ret != s->bss->result) {
+			errmsg("the syscall program's context says %d (run %u times), .bss %d",
+			       args.ret, args.runs, s->bss->result);
+			goto out;
+		}
+	} else {
+		/* A packet, any: the kfunc's arguments are in .bss. */
+		if (pkt_build("udp 10.0.0.1:1000 > 10.0.0.2:53", &pkt, err,
+			      sizeof(err))) {
+			errmsg("building a packet: %s", err);
+			goto out;
+		}
+		run.data_in = pkt.buf;
+		run.data_size_in = pkt.len;
+		if (bpf_prog_test_run_opts(fd, &run)) {
+			errmsg("BPF_PROG_TEST_RUN of the %s program: %s",
+			       kf_progs[o->kf_prog], strerror(errno));
+			goto out;
+		}
+	}
+	if (s->bss->runs != 1) {
+		errmsg("the %s program ran %u times, not once",
+		       kf_progs[o->kf_prog], s->bss->runs);
+		goto out;
+	}
+	if (verbose && o->by == BY_ID && !o->kf_id)
+		errmsg("bpf_kbloom_id(\"%s\"): %d", name, s->bss->id_ret);
+	printf("%d\n", s->bss->result);
+	ret = 0;
+out:
+	kbloom_kfunc_test__destroy(s);
+	return ret;
+}
+
+/* KEY-HEX: pairs of hex digits, 1 to KBLOOM_KFUNC_KEY_BUF bytes. */
+static int parse_hex(const char *s, unsigned char *key, size_t *len)
+{
+	size_t n = strlen(s), i;
+
+	if (!n || n % 2 || n / 2 > KBLOOM_KFUNC_KEY_BUF)
+		return -1;
+	for (i = 0; i < n; i += 2) {
+		if (!isxdigit((unsigned char)s[i]) ||
+		    !isxdigit((unsigned char)s[i + 1]))
+			return -1;
+		key[i / 2] = (unsigned char)strtoul((char[]){ s[i], s[i + 1], 0 },
+						    NULL, 16);
+	}
+	*len = n / 2;
+	return 0;
 }
 
 /* ---- main -------------------------------------------------------------- */
@@ -1564,11 +1761,23 @@ static void usage(FILE *f)
 	      "       " ME " bench [PROGRAM OPTIONS] [--kfunc] [--packets N] [--flows-count M]\n"
 	      "                  [--distinct] [--ipv6] [--clear] [-j]\n"
 	      "       " ME " leak-check\n"
+	      "       " ME " kfunc OP [--by-id|--id N] [--tc|--syscall] [--len N] FILTER [KEY-HEX]\n"
+	      "       " ME " kfunc-syscall-refused\n"
 	      "\n"
 	      "Attach the kbloom XDP example to DEV, print its counters, detach it; run it\n"
 	      "on crafted packets (test-run: verdicts and counter changes), or benchmark it\n"
 	      "against the same program on BPF bloom filter maps (bench); check that the\n"
 	      "verifier refuses a program that leaks a filter reference (leak-check).\n"
+	      "\n"
+	      "kfunc: one call of a kfunc on filter FILTER, from a program run once with\n"
+	      "BPF_PROG_TEST_RUN; prints the kfunc's answer: 1 or 0 (query, test-and-add),\n"
+	      "0 (add, remove), or -errno (-22 EINVAL: length not 1 to 4096; -2 ENOENT: no\n"
+	      "such filter, or remove of an absent key; -95 EOPNOTSUPP: remove on a filter\n"
+	      "that is not counting). OP: query, add, test-and-add, remove (of KEY-HEX, its\n"
+	      "bytes in hex), get (bpf_kbloom_get() then bpf_kbloom_put(): 1 found, 0 not),\n"
+	      "id (bpf_kbloom_id()). kfunc-syscall-refused: check that the verifier refuses\n"
+	      "syscall programs the kfuncs that change filters (add, test-and-add, remove,\n"
+	      "and their _id forms).\n"
 	      "\n"
 	      "Program options:\n"
 	      "  --map              the program on BPF bloom filter maps (kbloom_xdp_map),\n"
@@ -1614,6 +1823,13 @@ static void usage(FILE *f)
 	      "                     turn; default: each flow's packet repeated N/M times\n"
 	      "  --ipv6             bench: IPv6 packets\n"
 	      "  --clear            bench: clear filter --flows before each kfunc run\n"
+	      "  --by-id            kfunc: by the filter's id, from bpf_kbloom_id() in the\n"
+	      "                     same run (default: by reference, bpf_kbloom_get()/put())\n"
+	      "  --id N             kfunc: by id N, as given (a destroyed filter's, say)\n"
+	      "  --tc               kfunc: from a tc (sched_cls) program; default XDP\n"
+	      "  --syscall          kfunc: from a syscall program: query, get, id only\n"
+	      "  --len N            kfunc: the key length handed to the kfunc, 0 to 4104\n"
+	      "                     (default: KEY-HEX's bytes; the bytes past them are 0)\n"
 	      "  -v, --verbose      libbpf's debug messages\n"
 	      "\n"
 	      "Exit status: 0 done, 1 error, 2 usage error.\n", f);
@@ -1624,7 +1840,7 @@ enum {
 	OPT_FLOWS, OPT_ALLOW_ADDR, OPT_FAIL_OPEN, OPT_CAPACITY, OPT_FPR,
 	OPT_GENERIC, OPT_NATIVE, OPT_FORCE, OPT_SHOW_KEYS, OPT_PKT,
 	OPT_KFUNC, OPT_PACKETS, OPT_FLOWS_COUNT, OPT_DISTINCT, OPT_IPV6,
-	OPT_CLEAR,
+	OPT_CLEAR, OPT_TC, OPT_SYSCALL, OPT_LEN, OPT_ID,
 };
 
 static const struct option long_opts[] = {
@@ -1649,6 +1865,10 @@ static const struct option long_opts[] = {
 	{ "distinct", no_argument, NULL, OPT_DISTINCT },
 	{ "ipv6", no_argument, NULL, OPT_IPV6 },
 	{ "clear", no_argument, NULL, OPT_CLEAR },
+	{ "tc", no_argument, NULL, OPT_TC },
+	{ "syscall", no_argument, NULL, OPT_SYSCALL },
+	{ "len", required_argument, NULL, OPT_LEN },
+	{ "id", required_argument, NULL, OPT_ID },
 	{ "json", no_argument, NULL, 'j' },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
@@ -1656,10 +1876,11 @@ static const struct option long_opts[] = {
 };
 
 enum cmd { CMD_ATTACH, CMD_STATS, CMD_DETACH, CMD_TEST_RUN, CMD_BENCH,
-	   CMD_LEAK_CHECK };
+	   CMD_LEAK_CHECK, CMD_KFUNC, CMD_SYSCALL_REFUSED };
 
 static const char *const cmd_names[] = {
 	"attach", "stats", "detach", "test-run", "bench", "leak-check",
+	"kfunc", "kfunc-syscall-refused",
 };
 
 /* Which commands take which options: a bit per command. */
@@ -1674,6 +1895,14 @@ static unsigned int opt_cmds(int opt)
 		return C(ATTACH);
 	case OPT_FORCE:
 		return C(ATTACH) | C(DETACH);
+	case OPT_BY_REF:
+	case OPT_BY_ID:
+		return PROGRAM | C(KFUNC);
+	case OPT_TC:
+	case OPT_SYSCALL:
+	case OPT_LEN:
+	case OPT_ID:
+		return C(KFUNC);
 	case OPT_SHOW_KEYS:
 	case OPT_PKT:
 		return C(TEST_RUN);
@@ -1709,7 +1938,11 @@ int main(int argc, char **argv)
 		.fpr = 0.01,
 		.packets = 1000000,
 		.nr_flows = 1000,
+		.kf_len = -1,
 	};
+	unsigned char *kf_key = NULL;
+	size_t kf_key_len = 0;
+	const char *kf_name = NULL;
 	enum cmd cmd = CMD_ATTACH;
 	unsigned char addr[16];
 	const char *dev = NULL;
@@ -1830,6 +2063,26 @@ int main(int argc, char **argv)
 		case OPT_CLEAR:
 			o.clear = true;
 			break;
+		case OPT_TC:
+		case OPT_SYSCALL:
+			if (o.kf_prog != KF_XDP &&
+			    o.kf_prog != (opt == OPT_TC ? KF_TC : KF_SYSCALL))
+				return usage_err("%s", "--tc and --syscall: choose one");
+			o.kf_prog = opt == OPT_TC ? KF_TC : KF_SYSCALL;
+			break;
+		case OPT_LEN:
+			if (parse_u64(optarg, 0, KBLOOM_KFUNC_KEY_BUF, &v))
+				return usage_err("--len: '%s' is not 0 to 4104",
+						 optarg);
+			o.kf_len = (int64_t)v;
+			break;
+		case OPT_ID:
+			if (parse_u64(optarg, 1, INT32_MAX, &v))
+				return usage_err("--id: '%s' is not 1 to 2147483647",
+						 optarg);
+			o.kf_id = (uint32_t)v;
+			o.by = BY_ID;
+			break;
 		case 'j':
 			o.json = true;
 			break;
@@ -1855,7 +2108,45 @@ int main(int argc, char **argv)
 		return usage_err("%s", "--flows-count is more than --packets");
 	if (cmd == CMD_BENCH && o.clear && !o.flows)
 		return usage_err("%s", "--clear needs --flows NAME");
-	if (cmd == CMD_ATTACH || cmd == CMD_STATS || cmd == CMD_DETACH) {
+	if (cmd == CMD_KFUNC) {
+		/* OP FILTER [KEY-HEX] */
+		if (argc - optind < 2 || argc - optind > 3)
+			return usage_err("%s", "kfunc: OP FILTER [KEY-HEX] expected");
+		for (i = 0; i < (int)ARRAY_LEN(kf_ops); i++)
+			if (!strcmp(argv[optind], kf_ops[i]))
+				break;
+		if (i == (int)ARRAY_LEN(kf_ops))
+			return usage_err("kfunc: '%s' is not query, add, test-and-add, remove, get or id",
+					 argv[optind]);
+		o.kf_op = i;
+		kf_name = argv[optind + 1];
+		if (!name_ok(kf_name))
+			return usage_err("'%s' is not a filter name (1 to 31 of A-Z a-z 0-9 _ . -, not starting with .)",
+					 kf_name);
+		if (o.kf_op == KBLOOM_KFUNC_GET || o.kf_op == KBLOOM_KFUNC_ID) {
+			if (argc - optind == 3)
+				return usage_err("kfunc %s: no key", kf_ops[o.kf_op]);
+			if (o.kf_len >= 0)
+				return usage_err("kfunc %s: no key, no --len", kf_ops[o.kf_op]);
+			if (o.by == BY_ID)
+				return usage_err("kfunc %s: by name, not by id", kf_ops[o.kf_op]);
+		} else {
+			if (argc - optind != 3)
+				return usage_err("kfunc %s: KEY-HEX expected", kf_ops[o.kf_op]);
+			kf_key = calloc(1, KBLOOM_KFUNC_KEY_BUF);
+			if (!kf_key) {
+				errmsg("%s", strerror(errno));
+				return EXIT_RUNTIME;
+			}
+			if (parse_hex(argv[optind + 2], kf_key, &kf_key_len))
+				return usage_err("kfunc: '%s' is not a key in hex (1 to 4104 bytes)",
+						 argv[optind + 2]);
+		}
+		if (o.kf_prog == KF_SYSCALL && o.kf_op != KBLOOM_KFUNC_QUERY &&
+		    o.kf_op != KBLOOM_KFUNC_GET && o.kf_op != KBLOOM_KFUNC_ID)
+			return usage_err("kfunc %s: syscall programs may only query, get and id (kfunc-syscall-refused checks that the others are refused)",
+					 kf_ops[o.kf_op]);
+	} else if (cmd == CMD_ATTACH || cmd == CMD_STATS || cmd == CMD_DETACH) {
 		if (optind != argc - 1)
 			return usage_err("%s: one device expected", cmd_names[cmd]);
 		dev = argv[optind];
@@ -1880,6 +2171,10 @@ int main(int argc, char **argv)
 		return cmd_bench(&o);
 	case CMD_LEAK_CHECK:
 		return cmd_leak_check();
+	case CMD_KFUNC:
+		return cmd_kfunc(&o, kf_name, kf_key, kf_key_len);
+	case CMD_SYSCALL_REFUSED:
+		return cmd_syscall_refused();
 	}
 	return EXIT_USAGE;
 }

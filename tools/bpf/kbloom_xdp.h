@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * What the XDP examples (kbloom_xdp.bpf.c on kbloom's kfuncs,
- * kbloom_xdp_map.bpf.c on BPF bloom filter maps) share with their loader
- * kbloom_xdp.c: the counters and the sizes of the map programs' values.
+ * kbloom_xdp_map.bpf.c on BPF bloom filter maps) and the kfunc test
+ * programs (kbloom_kfunc_test.bpf.c) share with their loader kbloom_xdp.c:
+ * the counters, the sizes of the map programs' values, the operations.
  */
 #ifndef __KBLOOM_XDP_H
 #define __KBLOOM_XDP_H
@@ -65,6 +66,36 @@ struct kbloom_xdp_keys {
 	__u32 flow_len;
 	__u8 allow[KBLOOM_XDP_FLOW_SIZE];
 	__u8 flow[KBLOOM_XDP_FLOW_SIZE];
+};
+
+/*
+ * kbloom_kfunc_test.bpf.c, the test programs of `kbloom_xdp kfunc`: one
+ * kfunc call chosen by the loader. The key buffer is larger than the
+ * largest key, so that a length the verifier accepts (within the buffer)
+ * can still be one the kfunc refuses (-EINVAL).
+ */
+#define KBLOOM_KFUNC_KEY_BUF	(KBLOOM_KEY_MAX + 8)
+
+enum kbloom_kfunc_op {
+	KBLOOM_KFUNC_QUERY,		/* bpf_kbloom_query(_id) */
+	KBLOOM_KFUNC_ADD,		/* bpf_kbloom_add(_id) */
+	KBLOOM_KFUNC_TEST_AND_ADD,	/* bpf_kbloom_test_and_add(_id) */
+	KBLOOM_KFUNC_REMOVE,		/* bpf_kbloom_remove(_id) */
+	KBLOOM_KFUNC_GET,		/* bpf_kbloom_get(), bpf_kbloom_put() */
+	KBLOOM_KFUNC_ID,		/* bpf_kbloom_id() */
+};
+
+/* The names of the operations, in the order of the enum. */
+#define KBLOOM_KFUNC_OPS \
+	"query", "add", "test-and-add", "remove", "get", "id"
+
+/*
+ * The context of the syscall program's BPF_PROG_TEST_RUN: it writes the
+ * kfunc's answer there too, and the kernel copies it back.
+ */
+struct kbloom_kfunc_args {
+	__s32 ret;
+	__u32 runs;
 };
 
 #endif /* __KBLOOM_XDP_H */

@@ -13,8 +13,15 @@
 #    error; a dropped packet if it was the allow-list (unless
 #    --fail-open); created again, it is found again by name, not by its
 #    old id;
+#  - every kfunc, through `kbloom_xdp kfunc` (kbloom_kfunc_test.bpf.c):
+#    add, test-and-add, query, remove, by reference and by id, from XDP
+#    and from tc programs: the answers (1, 0, -ENOENT, -EOPNOTSUPP,
+#    -EINVAL), bloomctl finding the keys added, sysfs "adds" counting
+#    them; syscall programs may query, get/put and id, and the verifier
+#    refuses them the kfuncs that change filters (kfunc-syscall-refused);
 #  - bench of the three (by reference, by id, BPF bloom map).
-# Leaves no filter behind (it uses kbxdp_allow and kbxdp_flows). POSIX sh.
+# Leaves no filter behind (it uses kbxdp_allow, kbxdp_flows, kbxdp_kf and
+# kbxdp_kfc). POSIX sh.
 #
 # Usage: test-kfunc.sh path/to/kbloom_xdp [path/to/bloomctl]
 # Without the kfuncs it skips, unless KBLOOM_REQUIRE_KFUNCS=1.
@@ -34,9 +41,12 @@ exec </dev/null
 tmp=$(mktemp -d) || exit 2
 A=kbxdp_allow
 F=kbxdp_flows
+K=kbxdp_kf
+C=kbxdp_kfc
 cleanup() {
-	"$BLOOMCTL" destroy "$A" >/dev/null 2>&1
-	"$BLOOMCTL" destroy "$F" >/dev/null 2>&1
+	for f in "$A" "$F" "$K" "$C"; do
+		"$BLOOMCTL" destroy "$f" >/dev/null 2>&1
+	done
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -188,6 +198,8 @@ run test-run --by-ref --allow "$A" --flows "$F" --pkt "$U4" \
 	--pkt "exec $BLOOMCTL destroy $F" --pkt "$U4" \
 	--pkt "exec $BLOOMCTL create $F --capacity 1000 --fpr 0.01" \
 	--pkt "$U4"
+[ "$rc" = 0 ]
+result $? "$mode: test-run with the flow filter destroyed, then created again (exit 0, got $rc)"
 grep -c "^$U4: XDP_PASS passed+1 new_flows+1\$" "$tmp/out" | grep -qx 2
 result $? "$mode: recreated, the filter is found by name again: a new flow in it"
 grep -c "^$U4: XDP_PASS passed+1 errors+1\$" "$tmp/out" | grep -qx 1
@@ -213,6 +225,106 @@ expect 1 "--by-id --ids-from sysfs: a missing filter stops the load" \
 	test-run --by-id --ids-from sysfs --flows "$F"
 grep -qF "filter '$F': no such filter" "$tmp/err"
 result $? "--by-id --ids-from sysfs: the missing filter is named"
+
+# ---- each kfunc, from XDP, tc and syscall programs --------------------------
+
+# kf WANT ARGS...: `kbloom_xdp kfunc ARGS` runs and prints WANT, the
+# kfunc's answer.
+kf() {
+	want=$1
+	shift
+	run kfunc "$@"
+	got=$(cat "$tmp/out")
+	[ "$rc" = 0 ] && [ "$got" = "$want" ]
+	result $? "kfunc $*: $want (exit $rc, got ${got:-nothing})"
+}
+
+# adds NAME: sysfs "adds" of filter NAME.
+adds() {
+	cat "/sys/kernel/bloom/filters/$1/adds"
+}
+
+mode=kfunc
+"$BLOOMCTL" destroy "$K" >/dev/null 2>&1
+"$BLOOMCTL" destroy "$C" >/dev/null 2>&1
+"$BLOOMCTL" create "$K" --capacity 1000 --fpr 0.01 >/dev/null &&
+	"$BLOOMCTL" create "$C" --capacity 1000 --fpr 0.01 --counting >/dev/null
+result $? "kfunc: filters $K and $C (counting) created"
+adds0=$(adds "$K")
+# Each program type and way of reaching a filter, a key of its own.
+i=0
+for prog in "" --tc; do
+	for by in "" --by-id; do
+		i=$((i + 1))
+		k=6b660$i
+		w="${prog:---xdp} ${by:---by-ref}"
+		# shellcheck disable=SC2086 # $prog and $by are options
+		{
+		kf 0 query $prog $by "$K" $k
+		kf 0 add $prog $by "$K" $k
+		kf 1 query $prog $by "$K" $k
+		bc query "$K" --hex $k
+		result $rc "$w: bloomctl query --hex finds the key the program added"
+		kf 0 test-and-add $prog $by "$K" ${k}ff
+		kf 1 test-and-add $prog $by "$K" ${k}ff
+		# The longest key there is; then one byte more, and none.
+		kf 0 add $prog $by "$K" ${k}ee --len 4096
+		kf 1 query $prog $by "$K" ${k}ee --len 4096
+		kf -22 add $prog $by "$K" ${k}dd --len 4097
+		kf -22 test-and-add $prog $by "$K" ${k}dd --len 4097
+		kf -22 query $prog $by "$K" ${k}dd --len 0
+		kf -22 remove $prog $by "$C" ${k}dd --len 4097
+		# Counting: removed, then absent; a plain filter cannot.
+		kf 0 add $prog $by "$C" $k
+		kf 1 query $prog $by "$C" $k
+		kf 0 remove $prog $by "$C" $k
+		kf 0 query $prog $by "$C" $k
+		kf -2 remove $prog $by "$C" $k
+		kf -95 remove $prog $by "$K" $k
+		kf -2 query $prog $by kbxdp_none $k
+		}
+	done
+	kf 1 get $prog "$K"
+	kf 0 get $prog kbxdp_none
+	kf "$(cat "/sys/kernel/bloom/filters/$K/id")" id $prog "$K"
+done
+# 4 ways x (add, 2 test-and-adds, the longest key): the refused ones
+# (-EINVAL, -EOPNOTSUPP) are not counted.
+adds1=$(adds "$K")
+[ "$((adds1 - adds0))" = 16 ]
+result $? "kfunc: sysfs adds of $K counts the programs' 16 adds ($adds0 -> $adds1)"
+bc query "$K" --hex 6b6601 6b6602 6b6603 6b6604 6b6601ff 6b6604ff
+result $rc "kfunc: bloomctl finds the keys of every program and way"
+
+# Syscall programs: what changes nothing, and nothing else.
+kf 1 query --syscall "$K" 6b6601
+kf 1 query --syscall "$K" 6b6604ff
+kf 0 query --syscall "$K" 6b66ff
+kf 1 query --syscall --by-id "$K" 6b6602
+kf 0 query --syscall --by-id "$K" 6b66ff
+kf -22 query --syscall "$K" 6b66 --len 4097
+kf -22 query --syscall --by-id "$K" 6b66 --len 0
+kf 1 get --syscall "$K"
+kf 0 get --syscall kbxdp_none
+kf "$(cat "/sys/kernel/bloom/filters/$K/id")" id --syscall "$K"
+kf -2 id --syscall kbxdp_none
+[ "$(adds "$K")" = "$adds1" ]
+result $? "kfunc --syscall: sysfs adds of $K unchanged ($adds1)"
+expect 0 "kfunc-syscall-refused: syscall programs may not change filters" \
+	kfunc-syscall-refused
+for f in add test_and_add remove add_id test_and_add_id remove_id; do
+	grep -qF "calling kernel function bpf_kbloom_$f is not allowed" "$tmp/out"
+	result $? "kfunc-syscall-refused: a syscall program calling bpf_kbloom_$f is refused at load"
+done
+
+# A destroyed filter: its id resolves no more, its name neither.
+kid=$(cat "/sys/kernel/bloom/filters/$K/id")
+"$BLOOMCTL" destroy "$K" >/dev/null
+for prog in "" --tc --syscall; do
+	kf -2 query $prog --id "$kid" "$K" 6b6601
+	kf -2 query $prog "$K" 6b6601
+done
+kf -2 add --tc --id "$kid" "$K" 6b6601
 
 # ---- bench ------------------------------------------------------------------
 

@@ -5,7 +5,9 @@
 # root use bpf() (5.18 or later: bpf_xdp_load_bytes):
 #  - the programs as built: the kfunc program calls the kfuncs, declares
 #    struct kbloom_filter as a STRUCT (libbpf refuses a FWD), and carries
-#    the GPL license kfuncs want;
+#    the GPL license kfuncs want; the kfunc test programs call all eleven
+#    kfuncs, their syscall program only those that change nothing, and
+#    the programs that must be refused the others;
 #  - kbloom_xdp's usage errors (exit 2) and runtime errors (exit 1, the
 #    object named);
 #  - the --map program (BPF bloom filter maps, the same keys, counters and
@@ -16,6 +18,8 @@
 #    (tools/bloomctl/fakedev.c logs them);
 #  - attach, stats, detach on a veth pair, if one can be made;
 #  - bench --map.
+# The program tests need root on Linux 5.18 or later, and are skipped
+# otherwise; there, a program that does not load is a failure.
 # POSIX sh: runs in the VM's busybox too.
 #
 # Usage: test-native.sh path/to/kbloom_xdp [path/to/bloomctl]
@@ -108,6 +112,43 @@ if command -v llvm-objdump >/dev/null 2>&1 && [ -f "$here/kbloom_xdp.bpf.o" ]; t
 else
 	skip "no llvm-objdump or no kbloom_xdp.bpf.o"
 fi
+# relocs OBJ: "SECTION KFUNC" per kfunc call of OBJ, sorted, unique.
+relocs() {
+	llvm-objdump -d -r "$1" 2>&1 | awk '
+		/^Disassembly of section / { s = $4; sub(/:$/, "", s) }
+		/R_BPF_64_32/ { print s, $NF }' | sort -u
+}
+RO="bpf_kbloom_get bpf_kbloom_put bpf_kbloom_query bpf_kbloom_id bpf_kbloom_query_id"
+RW="bpf_kbloom_add bpf_kbloom_test_and_add bpf_kbloom_remove bpf_kbloom_add_id bpf_kbloom_test_and_add_id bpf_kbloom_remove_id"
+if command -v llvm-objdump >/dev/null 2>&1 &&
+   [ -f "$here/kbloom_kfunc_test.bpf.o" ] &&
+   [ -f "$here/kbloom_kfunc_refused.bpf.o" ]; then
+	relocs "$here/kbloom_kfunc_test.bpf.o" >"$tmp/err"
+	: >"$tmp/out"
+	for sec in xdp tc; do
+		ok=0
+		for f in $RO $RW; do
+			grep -qx "$sec $f" "$tmp/err" || ok=1
+		done
+		result $ok "kbloom_kfunc_test.bpf.o: its $sec program calls all eleven kfuncs"
+	done
+	ok=0
+	for f in $RO; do
+		grep -qx "syscall $f" "$tmp/err" || ok=1
+	done
+	for f in $RW; do
+		grep -qx "syscall $f" "$tmp/err" && ok=1
+	done
+	result $ok "kbloom_kfunc_test.bpf.o: its syscall program calls the kfuncs that change nothing, and only those"
+	relocs "$here/kbloom_kfunc_refused.bpf.o" >"$tmp/err"
+	ok=0
+	for f in $RW; do
+		grep -qx "syscall $f" "$tmp/err" || ok=1
+	done
+	result $ok "kbloom_kfunc_refused.bpf.o: syscall programs call each kfunc that changes a filter"
+else
+	skip "no llvm-objdump or no kbloom_kfunc_test.bpf.o, kbloom_kfunc_refused.bpf.o"
+fi
 if command -v bpftool >/dev/null 2>&1 && [ -f "$here/kbloom_xdp.bpf.o" ]; then
 	bpftool btf dump file "$here/kbloom_xdp.bpf.o" >"$tmp/out" 2>"$tmp/err"
 	grep -q "STRUCT 'kbloom_filter'" "$tmp/out" &&
@@ -115,7 +156,8 @@ if command -v bpftool >/dev/null 2>&1 && [ -f "$here/kbloom_xdp.bpf.o" ]; then
 	result $? "struct kbloom_filter is a STRUCT in BTF (libbpf's prototype check refuses a FWD)"
 	grep -q "FUNC 'bpf_kbloom_get' type_id=[0-9]* linkage=extern" "$tmp/out"
 	result $? "bpf_kbloom_get is an extern function in BTF (a __ksym)"
-	for o in kbloom_xdp kbloom_xdp_map kbloom_xdp_leak; do
+	for o in kbloom_xdp kbloom_xdp_map kbloom_xdp_leak kbloom_kfunc_test \
+		 kbloom_kfunc_refused; do
 		llvm-objdump -s -j license "$here/$o.bpf.o" 2>/dev/null |
 			grep -q 'GPL'
 		result $? "$o.bpf.o: license GPL"
@@ -140,17 +182,65 @@ expect 2 "attach without a device" attach --map
 expect 2 "a test-run option on stats" stats --pkt arp lo
 expect 1 "stats of a device that does not exist" stats kbnosuch0
 err_has "device 'kbnosuch0': no such device" "the missing device is named"
+run help
+out_has "kfunc OP" "help lists kfunc"
+expect 2 "kfunc without arguments" kfunc
+expect 2 "kfunc of an unknown operation" kfunc frob f 01
+err_has "'frob' is not query, add" "the unknown operation is named"
+expect 2 "kfunc query without a key" kfunc query f
+expect 2 "kfunc: a key that is not hex" kfunc add f 0x1
+expect 2 "kfunc: a key of an odd number of digits" kfunc add f 012
+expect 2 "kfunc: --len past the key buffer" kfunc add f 01 --len 4105
+expect 2 "kfunc get takes no key" kfunc get f 01
+expect 2 "kfunc get is by name" kfunc get --by-id f
+expect 2 "kfunc: --tc and --syscall" kfunc query --tc --syscall f 01
+expect 2 "kfunc add --syscall: syscall programs may not change filters" \
+	kfunc add --syscall f 01
+err_has "syscall programs may only query, get and id" "... and says so"
+expect 2 "kfunc: --id 0" kfunc query --id 0 f 01
+expect 2 "kfunc: a kfunc option on test-run" test-run --map --tc
+if [ "$(cat /sys/kernel/bloom/kfuncs 2>/dev/null)" != available ]; then
+	expect 1 "kfunc without kbloom's kfuncs" kfunc query f 01
+	err_has "kbloom's kfuncs: " "... says why the kfuncs are missing"
+	expect 1 "kfunc-syscall-refused without kbloom's kfuncs" kfunc-syscall-refused
+	err_has "not loaded, so not checked" "... says it checked nothing"
+fi
 
 # ---- can this process run BPF programs at all? ------------------------------
 
-run test-run --map --pkt arp
-if [ "$rc" != 0 ]; then
-	sed 's/^/# /' "$tmp/err"
-	skip "bpf() is not allowed here (root on Linux 5.18 or later is needed): no program tests"
+# Decided from who and where we are, never from the program under test:
+# a program that the verifier came to refuse must fail, not skip.
+kver=$(uname -r)
+kmaj=${kver%%.*}
+kmin=${kver#*.}
+kmin=${kmin%%[!0-9]*}
+why=
+case "$kmaj.$kmin" in
+[0-9]*.[0-9]*) ;;
+*) why="Linux $kver: a version not understood" ;;
+esac
+if [ -n "$why" ]; then
+	:
+elif [ "$(id -u)" != 0 ]; then
+	why="not root"
+elif [ "$kmaj" -lt 5 ] || { [ "$kmaj" = 5 ] && [ "$kmin" -lt 18 ]; }; then
+	why="Linux $kver, before 5.18 (bpf_xdp_load_bytes)"
+fi
+if [ -n "$why" ]; then
+	skip "$why: no program tests (root on Linux 5.18 or later is needed)"
 	echo "1..$n"
-echo "$passed passed, $failed failed, $skipped skipped"
+	echo "$passed passed, $failed failed, $skipped skipped"
 	[ "$failed" = 0 ]
 	exit
+fi
+run test-run --map --pkt arp
+[ "$rc" = 0 ]
+result $? "root on Linux $kver: the map program loads and runs (exit 0, got $rc)"
+if [ "$rc" != 0 ]; then
+	# What follows needs it.
+	echo "1..$n"
+	echo "$passed passed, $failed failed, $skipped skipped"
+	exit 1
 fi
 
 # ---- verdicts, counters, keys -----------------------------------------------
