@@ -221,10 +221,13 @@ static const char *bloom_device(void)
 	return dev && *dev ? dev : "/dev/bloom";
 }
 
-/* Add @key to filter @name through the device, as bloomctl add would. */
-static int filter_add(const char *name, const unsigned char *key, int len)
+/*
+ * One ioctl on the device, about filter @name (@what says what was being
+ * done, for the error): 0, or -1 with the error said.
+ */
+static int filter_ioctl(const char *name, unsigned long cmd, void *arg,
+			const char *what)
 {
-	struct kbloom_key k;
 	int fd, ret = 0;
 
 	fd = open(bloom_device(), O_RDWR | O_CLOEXEC);
@@ -232,36 +235,33 @@ static int filter_add(const char *name, const unsigned char *key, int len)
 		errmsg("%s: %s", bloom_device(), strerror(errno));
 		return -1;
 	}
-	memset(&k, 0, sizeof(k));
-	strncpy(k.name, name, sizeof(k.name) - 1);
-	k.key = (uintptr_t)key;
-	k.len = len;
-	if (ioctl(fd, KBLOOM_IOC_ADD, &k)) {
-		errmsg("filter '%s': adding a key: %s", name, strerror(errno));
+	if (ioctl(fd, cmd, arg)) {
+		errmsg("filter '%s': %s: %s", name, what, strerror(errno));
 		ret = -1;
 	}
 	close(fd);
 	return ret;
 }
 
+/* Add @key to filter @name through the device, as bloomctl add would. */
+static int filter_add(const char *name, const unsigned char *key, int len)
+{
+	struct kbloom_key k;
+
+	memset(&k, 0, sizeof(k));
+	strncpy(k.name, name, sizeof(k.name) - 1);
+	k.key = (uintptr_t)key;
+	k.len = len;
+	return filter_ioctl(name, KBLOOM_IOC_ADD, &k, "adding a key");
+}
+
 static int filter_clear(const char *name)
 {
 	struct kbloom_name n;
-	int fd, ret = 0;
 
-	fd = open(bloom_device(), O_RDWR | O_CLOEXEC);
-	if (fd < 0) {
-		errmsg("%s: %s", bloom_device(), strerror(errno));
-		return -1;
-	}
 	memset(&n, 0, sizeof(n));
 	strncpy(n.name, name, sizeof(n.name) - 1);
-	if (ioctl(fd, KBLOOM_IOC_CLEAR, &n)) {
-		errmsg("filter '%s': clearing: %s", name, strerror(errno));
-		ret = -1;
-	}
-	close(fd);
-	return ret;
+	return filter_ioctl(name, KBLOOM_IOC_CLEAR, &n, "clearing");
 }
 
 /* A filter's id from /sys/kernel/bloom/filters/NAME/id; 0 on error. */
