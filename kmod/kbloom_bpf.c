@@ -112,28 +112,6 @@ static bool kbloom_bpf_name(char *buf, const char *name, u32 sz)
 	return true;
 }
 
-/*
- * The calls by id: one RCU lookup, then the in-kernel API, which checks
- * the length and whether the filter was destroyed. Programs run under
- * RCU already (syscall programs too, for their map accesses, but not
- * necessarily for us): the lock is taken here regardless, it is only a
- * preemption count. Inlined, so that @op is a direct call.
- */
-static __always_inline int
-kbloom_bpf_by_id(u32 id, const void *key, u32 len,
-		 int (*op)(struct kbloom_filter *, const void *, u32))
-{
-	struct kbloom_filter *filter;
-	int ret = -ENOENT;
-
-	rcu_read_lock();
-	filter = kbloom_filter_by_id_rcu(id);
-	if (filter)
-		ret = op(filter, key, len);
-	rcu_read_unlock();
-	return ret;
-}
-
 /* Newer kernels' marker around kfunc definitions (from 6.7). */
 #ifdef __bpf_kfunc_start_defs
 __bpf_kfunc_start_defs();
@@ -266,7 +244,7 @@ __bpf_kfunc int bpf_kbloom_id(const char *name, u32 name__sz)
  */
 __bpf_kfunc int bpf_kbloom_query_id(u32 id, const void *key, u32 key__sz)
 {
-	return kbloom_bpf_by_id(id, key, key__sz, kbloom_query);
+	return kbloom_filter_do_id(id, KBLOOM_OP_QUERY, key, key__sz);
 }
 
 /**
@@ -279,7 +257,7 @@ __bpf_kfunc int bpf_kbloom_query_id(u32 id, const void *key, u32 key__sz)
  */
 __bpf_kfunc int bpf_kbloom_add_id(u32 id, const void *key, u32 key__sz)
 {
-	return kbloom_bpf_by_id(id, key, key__sz, kbloom_add);
+	return kbloom_filter_do_id(id, KBLOOM_OP_ADD, key, key__sz);
 }
 
 /**
@@ -293,7 +271,7 @@ __bpf_kfunc int bpf_kbloom_add_id(u32 id, const void *key, u32 key__sz)
 __bpf_kfunc int bpf_kbloom_test_and_add_id(u32 id, const void *key,
 					   u32 key__sz)
 {
-	return kbloom_bpf_by_id(id, key, key__sz, kbloom_test_and_add);
+	return kbloom_filter_do_id(id, KBLOOM_OP_TEST_AND_ADD, key, key__sz);
 }
 
 /**
@@ -306,7 +284,7 @@ __bpf_kfunc int bpf_kbloom_test_and_add_id(u32 id, const void *key,
  */
 __bpf_kfunc int bpf_kbloom_remove_id(u32 id, const void *key, u32 key__sz)
 {
-	return kbloom_bpf_by_id(id, key, key__sz, kbloom_remove);
+	return kbloom_filter_do_id(id, KBLOOM_OP_REMOVE, key, key__sz);
 }
 
 #ifdef __bpf_kfunc_end_defs

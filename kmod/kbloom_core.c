@@ -107,6 +107,15 @@ u64 kbloom_hash64(const void *key, u32 len, const u32 seed[2])
 	return __kbloom_hash64(key, len, seed);
 }
 
+static __always_inline u64 __kbloom_siphash64(const void *key, u32 len,
+					      const u32 seed[4])
+{
+	siphash_key_t k = {{ (u64)seed[1] << 32 | seed[0],
+			     (u64)seed[3] << 32 | seed[2] }};
+
+	return siphash(key, len, &k);
+}
+
 /**
  * kbloom_siphash64() - SipHash-2-4 of a key
  * @key: the key bytes.
@@ -124,10 +133,7 @@ u64 kbloom_hash64(const void *key, u32 len, const u32 seed[2])
  */
 u64 kbloom_siphash64(const void *key, u32 len, const u32 seed[4])
 {
-	siphash_key_t k = {{ (u64)seed[1] << 32 | seed[0],
-			     (u64)seed[3] << 32 | seed[2] }};
-
-	return siphash(key, len, &k);
+	return __kbloom_siphash64(key, len, seed);
 }
 
 /* kbloom_core_hash(), inline for the batch loop, where a call per key shows. */
@@ -135,7 +141,7 @@ static __always_inline u64 kbloom_core_hash_inline(const struct kbloom_core *cor
 						   const void *key, u32 len)
 {
 	if (core->flags & KBLOOM_CORE_SIPHASH)
-		return kbloom_siphash64(key, len, core->seed);
+		return __kbloom_siphash64(key, len, core->seed);
 	return __kbloom_hash64(key, len, core->seed);
 }
 
@@ -538,11 +544,13 @@ static inline bool kbloom_core_block_bits(const struct kbloom_core *core)
 	       KBLOOM_CORE_BLOCKED;
 }
 
-static inline bool kbloom_block_key(const struct kbloom_core *core,
-				    enum kbloom_op op, const void *key,
-				    u32 len, struct kbloom_delta *d)
+/* Inline: the one-key path of a blocked filter is one call, not four. */
+static __always_inline bool kbloom_block_key(const struct kbloom_core *core,
+					     enum kbloom_op op,
+					     const void *key, u32 len,
+					     struct kbloom_delta *d)
 {
-	u64 h = kbloom_core_hash(core, key, len);
+	u64 h = kbloom_core_hash_inline(core, key, len);
 
 	return kbloom_block_do(core, op, kbloom_block_of(core, h), h, d);
 }
@@ -962,6 +970,22 @@ static inline bool kbloom_core_do_at(struct kbloom_core *core,
 	}
 }
 
+/*
+ * kbloom_core_do() on the filters that need positions, in a frame of its
+ * own: kernels built with CONFIG_INIT_STACK_ALL_ZERO zero the 256 bytes of
+ * positions on every call, which a blocked bit filter's one-key path,
+ * with no positions, must not pay.
+ */
+static noinline_for_stack bool
+kbloom_core_do_pos(struct kbloom_core *core, enum kbloom_op op,
+		   const void *key, u32 len, struct kbloom_delta *d)
+{
+	u64 pos[KBLOOM_CORE_MAX_HASHES];
+
+	kbloom_core_fill(core, key, len, pos);
+	return kbloom_core_do_at(core, op, pos, d);
+}
+
 /**
  * kbloom_core_do() - one operation on one key
  * @core: the filter.
@@ -976,13 +1000,9 @@ static inline bool kbloom_core_do_at(struct kbloom_core *core,
 bool kbloom_core_do(struct kbloom_core *core, enum kbloom_op op,
 		    const void *key, u32 len, struct kbloom_delta *d)
 {
-	u64 pos[KBLOOM_CORE_MAX_HASHES];
-
 	if (kbloom_core_block_bits(core))
 		return kbloom_block_key(core, op, key, len, d);
-
-	kbloom_core_fill(core, key, len, pos);
-	return kbloom_core_do_at(core, op, pos, d);
+	return kbloom_core_do_pos(core, op, key, len, d);
 }
 
 /*

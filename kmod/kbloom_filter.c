@@ -54,6 +54,16 @@ static DEFINE_HASHTABLE(kbloom_table, 8);
  * back soon and stale ids fail rather than reach a new filter.
  */
 static DEFINE_XARRAY_ALLOC1(kbloom_ids);
+/*
+ * And in front of it, one slot per id modulo KBLOOM_ID_SLOTS, so that a
+ * lookup is one load and one compare: the xarray walk is three calls and
+ * an RCU section of its own, more than the filter's own work per packet.
+ * A slot holds the first live filter whose id falls on it, set when the
+ * filter is published and cleared when it is unlinked (both under
+ * kbloom_lock); a filter whose slot was taken is found in the xarray.
+ */
+#define KBLOOM_ID_SLOTS		256
+static struct kbloom_filter __rcu *kbloom_id_slots[KBLOOM_ID_SLOTS];
 static u32 kbloom_next_id;		/* under kbloom_lock */
 static u32 kbloom_count;		/* under kbloom_lock */
 static atomic64_t kbloom_mem_used = ATOMIC64_INIT(0);
@@ -565,6 +575,23 @@ void kbloom_gen_params(struct kbloom_gen *gen, struct kbloom_params *p,
 	}
 }
 
+/* kbloom_gen_do(), inlined into the one-key calls below. */
+static __always_inline bool __kbloom_gen_do(struct kbloom_gen *gen,
+					    enum kbloom_op op,
+					    const void *key, u32 len)
+{
+	struct kbloom_delta d = {};
+	bool ret;
+
+	if (unlikely(gen->win))
+		return kbloom_window_do(gen->win, op, key, len);
+	ret = kbloom_core_do(&gen->core, op, key, len, &d);
+	/* Most adds change nothing once a key was seen: no call then. */
+	if (op != KBLOOM_OP_QUERY && (d.set | d.cleared | d.stuck | d.unstuck))
+		kbloom_occ_account(gen->occ, &d);
+	return ret;
+}
+
 /**
  * kbloom_gen_do() - run one operation on one key
  * @gen: the generation, under rcu_read_lock().
@@ -580,15 +607,7 @@ void kbloom_gen_params(struct kbloom_gen *gen, struct kbloom_params *p,
 bool kbloom_gen_do(struct kbloom_gen *gen, enum kbloom_op op, const void *key,
 		   u32 len)
 {
-	struct kbloom_delta d = {};
-	bool ret;
-
-	if (unlikely(gen->win))
-		return kbloom_window_do(gen->win, op, key, len);
-	ret = kbloom_core_do(&gen->core, op, key, len, &d);
-	if (op != KBLOOM_OP_QUERY)
-		kbloom_occ_account(gen->occ, &d);
-	return ret;
+	return __kbloom_gen_do(gen, op, key, len);
 }
 
 /**
@@ -694,6 +713,47 @@ void kbloom_filter_put(struct kbloom_filter *filter)
 		kobject_put(&filter->kobj);
 }
 
+/* Its slot if the filter holds it (ids are set before publication). */
+static __always_inline struct kbloom_filter *kbloom_id_lookup_rcu(u32 id)
+{
+	struct kbloom_filter *filter;
+
+	filter = rcu_dereference_check(kbloom_id_slots[id % KBLOOM_ID_SLOTS],
+				       rcu_read_lock_any_held());
+	if (likely(filter && filter->id == id))
+		return filter;
+	return xa_load(&kbloom_ids, id);
+}
+
+/* Publish @filter, found by id from now on. kbloom_lock held. */
+static void kbloom_id_publish(struct kbloom_filter *filter)
+{
+	struct kbloom_filter __rcu **slot =
+		&kbloom_id_slots[filter->id % KBLOOM_ID_SLOTS];
+
+	lockdep_assert_held(&kbloom_lock);
+	/* Into the reserved entry: no allocation, so it cannot fail. */
+	WARN_ON_ONCE(xa_is_err(xa_store(&kbloom_ids, filter->id, filter,
+					GFP_KERNEL_ACCOUNT)));
+	if (!rcu_access_pointer(*slot))
+		rcu_assign_pointer(*slot, filter);
+}
+
+/*
+ * Unpublish @filter: not found by id from now on; readers that found it
+ * still hold valid memory until a grace period. kbloom_lock held.
+ */
+static void kbloom_id_unpublish(struct kbloom_filter *filter)
+{
+	struct kbloom_filter __rcu **slot =
+		&kbloom_id_slots[filter->id % KBLOOM_ID_SLOTS];
+
+	lockdep_assert_held(&kbloom_lock);
+	if (rcu_access_pointer(*slot) == filter)
+		RCU_INIT_POINTER(*slot, NULL);
+	xa_erase(&kbloom_ids, filter->id);
+}
+
 /**
  * kbloom_filter_by_id_rcu() - the filter of this id, without a reference
  * @id: its number (sysfs "id").
@@ -706,7 +766,7 @@ void kbloom_filter_put(struct kbloom_filter *filter)
 struct kbloom_filter *kbloom_filter_by_id_rcu(u32 id)
 {
 	RCU_LOCKDEP_WARN(!rcu_read_lock_held(), "kbloom id lookup outside RCU");
-	return xa_load(&kbloom_ids, id);
+	return kbloom_id_lookup_rcu(id);
 }
 
 /**
@@ -888,6 +948,50 @@ static inline int kbloom_api_check(struct kbloom_filter *filter, u32 len)
 	return 0;
 }
 
+/*
+ * One key, under rcu_read_lock(): what the one-key calls share, inlined
+ * into each, so that a call from a packet path (a kfunc, a netfilter
+ * match) is one call into the filter, not a chain of them. Adds and
+ * lookups count in the statistics; removes do not.
+ *
+ * Return: as the calls: 0 for add and remove, the result bit for query
+ * and test-and-add; -EINVAL, -ENOENT; -EOPNOTSUPP (remove, not counting).
+ */
+static __always_inline int kbloom_filter_do_rcu(struct kbloom_filter *filter,
+						enum kbloom_op op,
+						const void *key, u32 len)
+{
+	struct kbloom_gen *gen;
+	bool ret;
+	int err;
+
+	err = kbloom_api_check(filter, len);
+	if (unlikely(err))
+		return err;
+	gen = kbloom_filter_gen(filter);
+	if (op == KBLOOM_OP_REMOVE) {
+		if (!(gen->core.flags & KBLOOM_CORE_COUNTING))
+			return -EOPNOTSUPP;
+		return __kbloom_gen_do(gen, op, key, len) ? 0 : -ENOENT;
+	}
+	ret = __kbloom_gen_do(gen, op, key, len);
+	kbloom_filter_account(filter, op != KBLOOM_OP_QUERY,
+			      op != KBLOOM_OP_ADD, op != KBLOOM_OP_ADD && ret);
+	return op == KBLOOM_OP_ADD ? 0 : ret;
+}
+
+static __always_inline int kbloom_filter_do(struct kbloom_filter *filter,
+					    enum kbloom_op op,
+					    const void *key, u32 len)
+{
+	int ret;
+
+	rcu_read_lock();
+	ret = kbloom_filter_do_rcu(filter, op, key, len);
+	rcu_read_unlock();
+	return ret;
+}
+
 /**
  * kbloom_add() - insert a key
  * @filter: a filter held with kbloom_get().
@@ -901,16 +1005,7 @@ static inline int kbloom_api_check(struct kbloom_filter *filter, u32 len)
  */
 int kbloom_add(struct kbloom_filter *filter, const void *key, u32 len)
 {
-	int ret;
-
-	ret = kbloom_api_check(filter, len);
-	if (unlikely(ret))
-		return ret;
-	rcu_read_lock();
-	kbloom_gen_do(kbloom_filter_gen(filter), KBLOOM_OP_ADD, key, len);
-	rcu_read_unlock();
-	kbloom_filter_account(filter, 1, 0, 0);
-	return 0;
+	return kbloom_filter_do(filter, KBLOOM_OP_ADD, key, len);
 }
 EXPORT_SYMBOL_NS_GPL(kbloom_add, KBLOOM);
 
@@ -927,18 +1022,7 @@ EXPORT_SYMBOL_NS_GPL(kbloom_add, KBLOOM);
  */
 int kbloom_query(struct kbloom_filter *filter, const void *key, u32 len)
 {
-	bool hit;
-	int ret;
-
-	ret = kbloom_api_check(filter, len);
-	if (unlikely(ret))
-		return ret;
-	rcu_read_lock();
-	hit = kbloom_gen_do(kbloom_filter_gen(filter), KBLOOM_OP_QUERY, key,
-			    len);
-	rcu_read_unlock();
-	kbloom_filter_account(filter, 0, 1, hit);
-	return hit;
+	return kbloom_filter_do(filter, KBLOOM_OP_QUERY, key, len);
 }
 EXPORT_SYMBOL_NS_GPL(kbloom_query, KBLOOM);
 
@@ -957,18 +1041,7 @@ EXPORT_SYMBOL_NS_GPL(kbloom_query, KBLOOM);
 int kbloom_test_and_add(struct kbloom_filter *filter, const void *key,
 			u32 len)
 {
-	bool seen;
-	int ret;
-
-	ret = kbloom_api_check(filter, len);
-	if (unlikely(ret))
-		return ret;
-	rcu_read_lock();
-	seen = kbloom_gen_do(kbloom_filter_gen(filter), KBLOOM_OP_TEST_AND_ADD,
-			     key, len);
-	rcu_read_unlock();
-	kbloom_filter_account(filter, 1, 1, seen);
-	return seen;
+	return kbloom_filter_do(filter, KBLOOM_OP_TEST_AND_ADD, key, len);
 }
 EXPORT_SYMBOL_NS_GPL(kbloom_test_and_add, KBLOOM);
 
@@ -988,22 +1061,43 @@ EXPORT_SYMBOL_NS_GPL(kbloom_test_and_add, KBLOOM);
  */
 int kbloom_remove(struct kbloom_filter *filter, const void *key, u32 len)
 {
-	struct kbloom_gen *gen;
-	int ret;
-
-	ret = kbloom_api_check(filter, len);
-	if (unlikely(ret))
-		return ret;
-	rcu_read_lock();
-	gen = kbloom_filter_gen(filter);
-	if (!(gen->core.flags & KBLOOM_CORE_COUNTING))
-		ret = -EOPNOTSUPP;
-	else if (!kbloom_gen_do(gen, KBLOOM_OP_REMOVE, key, len))
-		ret = -ENOENT;
-	rcu_read_unlock();
-	return ret;
+	return kbloom_filter_do(filter, KBLOOM_OP_REMOVE, key, len);
 }
 EXPORT_SYMBOL_NS_GPL(kbloom_remove, KBLOOM);
+
+/**
+ * kbloom_filter_do_id() - one operation on one key of the filter of an id
+ * @id: the filter's id (sysfs "id").
+ * @op: the operation.
+ * @key: the key bytes.
+ * @len: its length, 1 to KBLOOM_KEY_MAX.
+ *
+ * kbloom_add(), kbloom_query(), kbloom_test_and_add() or kbloom_remove()
+ * on the filter of this id, found without a reference: one call, one RCU
+ * section, for the BPF kfuncs' *_id calls. Any context, never sleeps.
+ *
+ * Return: as the call of @op; -ENOENT also if no filter has this id.
+ */
+int kbloom_filter_do_id(u32 id, enum kbloom_op op, const void *key, u32 len)
+{
+	struct kbloom_filter *filter;
+	int ret = -ENOENT;
+
+	/*
+	 * An RCU-sched section, preemption off: since the RCU flavours were
+	 * consolidated (4.20) it is a read-side section that call_rcu() and
+	 * synchronize_rcu(), which free filters and generations, wait for,
+	 * as they do for rcu_read_lock(). It is inline, where a preemptible
+	 * kernel's rcu_read_lock() and rcu_read_unlock() are two calls: a
+	 * fifth of a packet's lookup under emulation.
+	 */
+	rcu_read_lock_sched();
+	filter = kbloom_id_lookup_rcu(id);
+	if (filter)
+		ret = kbloom_filter_do_rcu(filter, op, key, len);
+	rcu_read_unlock_sched();
+	return ret;
+}
 
 /*
  * The batch calls: check every length first (nothing is done if one is
@@ -1222,12 +1316,8 @@ int kbloom_filter_add_gen(const char *name, struct kbloom_gen *gen,
 		kobject_put(&filter->kobj);
 		return ret;
 	}
-	/*
-	 * Into the reserved slot: no allocation, so it cannot fail. Before
-	 * the name: whoever finds the filter by name can use its id.
-	 */
-	WARN_ON_ONCE(xa_is_err(xa_store(&kbloom_ids, filter->id, filter,
-					GFP_KERNEL_ACCOUNT)));
+	/* Before the name: whoever finds the filter by name can use its id. */
+	kbloom_id_publish(filter);
 	hash_add_rcu(kbloom_table, &filter->node, kbloom_name_hash(name));
 	WRITE_ONCE(kbloom_count, kbloom_count + 1);
 	if (gen->win)
@@ -1373,7 +1463,7 @@ static void kbloom_filter_unlink(struct kbloom_filter *filter)
 	WRITE_ONCE(filter->dead, true);
 	mutex_unlock(&filter->lock);
 	hash_del_rcu(&filter->node);
-	xa_erase(&kbloom_ids, filter->id);
+	kbloom_id_unpublish(filter);
 	WRITE_ONCE(kbloom_count, kbloom_count - 1);
 	kobject_uevent(&filter->kobj, KOBJ_REMOVE);
 	/* Under the lock, so a new filter of this name can reuse the dir. */

@@ -159,10 +159,13 @@ struct kbloom_params {
 	bool rotate_at_fill;
 };
 
-/* The current generation, for the hot path: under rcu_read_lock(). */
+/*
+ * The current generation, for the hot path: under rcu_read_lock(), or any
+ * RCU read-side section (bh or preemption off), which the frees wait for.
+ */
 static inline struct kbloom_gen *kbloom_filter_gen(struct kbloom_filter *f)
 {
-	return rcu_dereference(f->gen);
+	return rcu_dereference_check(f->gen, rcu_read_lock_any_held());
 }
 
 /* The current generation's core, for the hot path: under rcu_read_lock(). */
@@ -206,6 +209,7 @@ bool kbloom_occ_crossed(struct kbloom_occupancy __percpu *occ, u64 set,
 struct kbloom_filter *kbloom_filter_get(const char *name);
 void kbloom_filter_put(struct kbloom_filter *filter);
 struct kbloom_filter *kbloom_filter_by_id_rcu(u32 id);
+int kbloom_filter_do_id(u32 id, enum kbloom_op op, const void *key, u32 len);
 int kbloom_filter_id(const char *name);
 int kbloom_filter_add_gen(const char *name, struct kbloom_gen *gen,
 			  const struct kbloom_params *p,

@@ -275,17 +275,19 @@ static void kbloom_window_check_fill(struct kbloom_window *win,
  * @key: the key bytes.
  * @len: its length, at least 1.
  *
- * Under rcu_read_lock(); any context, lock-free, never sleeps. Add goes to
- * the newest generation; query asks all; test-and-add adds to the newest
- * and answers "seen" if any generation had the key; remove takes the key
- * from every generation in which it tests present.
+ * Under rcu_read_lock() or another RCU reader (bh or preemption off); any
+ * context, lock-free, never sleeps. Add goes to the newest generation;
+ * query asks all; test-and-add adds to the newest and answers "seen" if
+ * any generation had the key; remove takes the key from every generation
+ * in which it tests present.
  *
  * Return: the result bit, as kbloom_do().
  */
 bool kbloom_window_do(struct kbloom_window *win, enum kbloom_op op,
 		      const void *key, u32 len)
 {
-	struct kbloom_view *view = rcu_dereference(win->view);
+	struct kbloom_view *view = rcu_dereference_check(win->view,
+							 rcu_read_lock_any_held());
 	struct kbloom_slice *newest = view->s[0];
 	u64 pos[KBLOOM_CORE_MAX_HASHES];
 	struct kbloom_delta d = {};

@@ -88,19 +88,7 @@ extern int bpf_kbloom_test_and_add_id(__u32 id, const void *key,
 extern int bpf_kbloom_remove_id(__u32 id, const void *key,
 				__u32 key__sz) __ksym;
 
-/*
- * A filter name in .rodata, set by the loader before the program is
- * loaded: a union so that it can be copied to the stack eight bytes at a
- * time (see above for why it must be copied). Loaders define it too, for
- * their skeleton: hence the guard.
- */
-#ifndef __KBLOOM_BPF_NAME
-#define __KBLOOM_BPF_NAME
-union kbloom_bpf_name {
-	char s[KBLOOM_NAME_MAX];
-	__u64 w[KBLOOM_NAME_MAX / 8];
-};
-#endif
+#include "kbloom_bpf_name.h"
 
 static __always_inline void kbloom_name_copy(union kbloom_bpf_name *dst,
 					     const volatile union kbloom_bpf_name *src)

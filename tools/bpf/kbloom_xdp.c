@@ -333,6 +333,19 @@ static unsigned int map_hashes(double fpr)
 	return k < 1 ? 1 : k > 15 ? 15 : (unsigned int)k;
 }
 
+/*
+ * What kbloom_resolve found for filter @name (if the program uses one):
+ * false if an id, else true, having said why.
+ */
+static bool resolved_bad(const char *name, int ret)
+{
+	if (!name || ret > 0)
+		return false;
+	errmsg("filter '%s': %s", name,
+	       ret == -ENOENT ? "no such filter" : strerror(-ret));
+	return true;
+}
+
 static int load_kfunc(const struct options *o, bool by_id,
 		      struct loaded *l)
 {
@@ -378,20 +391,9 @@ static int load_kfunc(const struct options *o, bool by_id,
 			errmsg("running kbloom_resolve: %s", strerror(errno));
 			goto err;
 		}
-		if (o->allow && s->bss->allow_id_ret <= 0) {
-			errmsg("filter '%s': %s", o->allow,
-			       s->bss->allow_id_ret == -ENOENT ?
-			       "no such filter" :
-			       strerror(-s->bss->allow_id_ret));
+		if (resolved_bad(o->allow, s->bss->allow_id_ret) ||
+		    resolved_bad(o->flows, s->bss->flows_id_ret))
 			goto err;
-		}
-		if (o->flows && s->bss->flows_id_ret <= 0) {
-			errmsg("filter '%s': %s", o->flows,
-			       s->bss->flows_id_ret == -ENOENT ?
-			       "no such filter" :
-			       strerror(-s->bss->flows_id_ret));
-			goto err;
-		}
 	}
 	l->kf = s;
 	l->allow_id = s->bss->allow_id;
@@ -1440,23 +1442,59 @@ static int bench_one(const struct options *o, struct loaded *l,
 	return read_counters(l->counters_fd, r->counters);
 }
 
+/*
+ * The bench's runs: the kfunc program by reference and by id, the map
+ * program, and first the same parsing and counting with no filter at
+ * all, whose cost the others' "lookup" figures leave out.
+ */
+enum bench_run {
+	BENCH_NONE,
+	BENCH_BY_REF,
+	BENCH_BY_ID,
+	BENCH_MAP,
+	NR_BENCH_RUNS,
+};
+
+static int bench_load(const struct options *o, enum bench_run run,
+		      struct loaded *l)
+{
+	struct options none;
+
+	switch (run) {
+	case BENCH_NONE:
+		none = *o;
+		none.allow = NULL;
+		none.flows = NULL;
+		if (load_map(&none, l))
+			return -1;
+		snprintf(l->what, sizeof(l->what), "%s", "no filter (parsing only)");
+		return 0;
+	case BENCH_MAP:
+		return load_map(o, l);
+	default:
+		return (o->nr_allow_addrs && fill_allow_filter(o)) ||
+		       (o->clear && o->flows && filter_clear(o->flows)) ||
+		       load_kfunc(o, run == BENCH_BY_ID, l) ? -1 : 0;
+	}
+}
+
 static int cmd_bench(struct options *o)
 {
-	struct { bool map; bool by_id; } runs[3];
-	int nr_runs = 0, i, failed = 0, shown = 0;
+	bool want[NR_BENCH_RUNS] = { [BENCH_NONE] = true };
+	double ns[NR_BENCH_RUNS] = { 0 };
+	char what[NR_BENCH_RUNS][64];
 	const char *src = o->ipv6 ? BENCH_SRC6 : BENCH_SRC4;
 	const char *allow_addrs[1] = { src };
+	int failed = 0, shown = 0;
 	struct bench_result r;
+	enum bench_run run;
 	struct loaded l;
 
 	if (!o->map) {
-		if (o->by != BY_ID)
-			runs[nr_runs++] = (typeof(runs[0])){ false, false };
-		if (o->by != BY_REF)
-			runs[nr_runs++] = (typeof(runs[0])){ false, true };
+		want[BENCH_BY_REF] = o->by != BY_ID;
+		want[BENCH_BY_ID] = o->by != BY_REF;
 	}
-	if (!o->only_kfunc)
-		runs[nr_runs++] = (typeof(runs[0])){ true, false };
+	want[BENCH_MAP] = !o->only_kfunc;
 	/* The allow-lists hold the bench's source, else all would drop. */
 	if (o->allow) {
 		o->allow_addrs = allow_addrs;
@@ -1479,38 +1517,33 @@ static int cmd_bench(struct options *o)
 		       o->distinct ? "distinct" : "repeat");
 	}
 	fflush(stdout);
-	for (i = 0; i < nr_runs; i++) {
-		int err;
-
-		if (runs[i].map) {
-			err = load_map(o, &l);
-		} else {
-			err = (o->nr_allow_addrs && fill_allow_filter(o)) ||
-			      (o->clear && o->flows && filter_clear(o->flows)) ||
-			      load_kfunc(o, runs[i].by_id, &l);
-		}
-		if (err) {
+	for (run = 0; run < NR_BENCH_RUNS; run++) {
+		if (!want[run])
+			continue;
+		if (bench_load(o, run, &l)) {
 			failed++;
 			continue;
 		}
-		err = bench_one(o, &l, &r);
-		if (err) {
+		if (bench_one(o, &l, &r)) {
 			unload(&l);
 			failed++;
 			continue;
 		}
+		ns[run] = r.ns / r.packets;
+		snprintf(what[run], sizeof(what[run]), "%s", l.what);
 		if (o->json) {
 			printf("%s{\"program\":", shown++ ? "," : "");
 			json_str(stdout, l.what);
-			printf(",\"packets_per_s\":%.0f,\"ns_per_packet\":%.2f,\"wall_packets_per_s\":%.0f,\"counters\":",
-			       r.packets / r.ns * 1e9, r.ns / r.packets,
+			printf(",\"packets_per_s\":%.0f,\"ns_per_packet\":%.2f,\"lookup_ns_per_packet\":%.2f,\"wall_packets_per_s\":%.0f,\"counters\":",
+			       r.packets / r.ns * 1e9, ns[run],
+			       run && ns[BENCH_NONE] ? ns[run] - ns[BENCH_NONE] : 0,
 			       r.packets / r.wall_ns * 1e9);
 			print_counters_json(r.counters);
 			putchar('}');
 		} else {
 			printf("%-30s %12.0f %10.2f %12.0f %10llu %10llu %8llu %8llu\n",
-			       l.what, r.packets / r.ns * 1e9,
-			       r.ns / r.packets, r.packets / r.wall_ns * 1e9,
+			       l.what, r.packets / r.ns * 1e9, ns[run],
+			       r.packets / r.wall_ns * 1e9,
 			       (unsigned long long)r.counters[2],
 			       (unsigned long long)r.counters[3],
 			       (unsigned long long)r.counters[1],
@@ -1519,8 +1552,27 @@ static int cmd_bench(struct options *o)
 		fflush(stdout);
 		unload(&l);
 	}
-	if (o->json)
+	if (o->json) {
 		printf("]}\n");
+	} else if (ns[BENCH_NONE] > 0) {
+		/*
+		 * The filters' share: each program's time less the parsing
+		 * it shares with the others, and the map's share over it.
+		 */
+		printf("lookups alone (ns/packet less the %.2f of parsing only):\n",
+		       ns[BENCH_NONE]);
+		for (run = BENCH_BY_REF; run < NR_BENCH_RUNS; run++) {
+			double mine = ns[run] - ns[BENCH_NONE];
+			double map = ns[BENCH_MAP] - ns[BENCH_NONE];
+
+			if (ns[run] <= 0)
+				continue;
+			printf("  lookup, %-30s %10.2f ns", what[run], mine);
+			if (run != BENCH_MAP && ns[BENCH_MAP] > 0 && mine > 0)
+				printf("  %.2fx the map's lookup rate", map / mine);
+			putchar('\n');
+		}
+	}
 	return failed ? EXIT_RUNTIME : 0;
 }
 

@@ -11,14 +11,8 @@
 #include <linux/kbloom.h>
 #include <linux/types.h>
 
-/* A filter name in the programs' .rodata (kbloom.bpf.h has the same). */
-#ifndef __KBLOOM_BPF_NAME
-#define __KBLOOM_BPF_NAME
-union kbloom_bpf_name {
-	char s[KBLOOM_NAME_MAX];
-	__u64 w[KBLOOM_NAME_MAX / 8];
-};
-#endif
+/* A filter name in the programs' .rodata. */
+#include "kbloom_bpf_name.h"
 
 /*
  * The one value of the per-CPU array "kb_counters"; the loader sums the
