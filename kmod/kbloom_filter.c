@@ -54,16 +54,8 @@ static DEFINE_HASHTABLE(kbloom_table, 8);
  * back soon and stale ids fail rather than reach a new filter.
  */
 static DEFINE_XARRAY_ALLOC1(kbloom_ids);
-/*
- * And in front of it, one slot per id modulo KBLOOM_ID_SLOTS, so that a
- * lookup is one load and one compare: the xarray walk is three calls and
- * an RCU section of its own, more than the filter's own work per packet.
- * A slot holds the first live filter whose id falls on it, set when the
- * filter is published and cleared when it is unlinked (both under
- * kbloom_lock); a filter whose slot was taken is found in the xarray.
- */
-#define KBLOOM_ID_SLOTS		256
-static struct kbloom_filter __rcu *kbloom_id_slots[KBLOOM_ID_SLOTS];
+/* And in front of it, slots (kbloom_filter.h), written under kbloom_lock. */
+struct kbloom_filter __rcu *kbloom_id_slots[KBLOOM_ID_SLOTS];
 static u32 kbloom_next_id;		/* under kbloom_lock */
 static u32 kbloom_count;		/* under kbloom_lock */
 static atomic64_t kbloom_mem_used = ATOMIC64_INIT(0);
@@ -575,26 +567,9 @@ void kbloom_gen_params(struct kbloom_gen *gen, struct kbloom_params *p,
 	}
 }
 
-/* kbloom_gen_do(), inlined into the one-key calls below. */
-static __always_inline bool __kbloom_gen_do(struct kbloom_gen *gen,
-					    enum kbloom_op op,
-					    const void *key, u32 len)
-{
-	struct kbloom_delta d = {};
-	bool ret;
-
-	if (unlikely(gen->win))
-		return kbloom_window_do(gen->win, op, key, len);
-	ret = kbloom_core_do(&gen->core, op, key, len, &d);
-	/* Most adds change nothing once a key was seen: no call then. */
-	if (op != KBLOOM_OP_QUERY && (d.set | d.cleared | d.stuck | d.unstuck))
-		kbloom_occ_account(gen->occ, &d);
-	return ret;
-}
-
 /**
  * kbloom_gen_do() - run one operation on one key
- * @gen: the generation, under rcu_read_lock().
+ * @gen: the generation, in an RCU read-side section.
  * @op: the operation; KBLOOM_OP_REMOVE only on counting filters.
  * @key: the key bytes.
  * @len: its length, 1 to KBLOOM_KEY_MAX.
@@ -612,7 +587,7 @@ bool kbloom_gen_do(struct kbloom_gen *gen, enum kbloom_op op, const void *key,
 
 /**
  * kbloom_gen_do_batch() - run one operation on many keys
- * @gen: the generation, under rcu_read_lock().
+ * @gen: the generation, in an RCU read-side section.
  * @op: the operation; KBLOOM_OP_REMOVE only on counting filters.
  * @keys: the keys' bytes, back to back.
  * @lens: their lengths, each 1 to KBLOOM_KEY_MAX.
@@ -713,15 +688,9 @@ void kbloom_filter_put(struct kbloom_filter *filter)
 		kobject_put(&filter->kobj);
 }
 
-/* Its slot if the filter holds it (ids are set before publication). */
-static __always_inline struct kbloom_filter *kbloom_id_lookup_rcu(u32 id)
+/* kbloom_id_lookup_rcu()'s way when the slot holds another filter. */
+struct kbloom_filter *kbloom_id_lookup_xa(u32 id)
 {
-	struct kbloom_filter *filter;
-
-	filter = rcu_dereference_check(kbloom_id_slots[id % KBLOOM_ID_SLOTS],
-				       rcu_read_lock_any_held());
-	if (likely(filter && filter->id == id))
-		return filter;
 	return xa_load(&kbloom_ids, id);
 }
 
@@ -748,24 +717,42 @@ static void kbloom_id_unpublish(struct kbloom_filter *filter)
 	struct kbloom_filter __rcu **slot =
 		&kbloom_id_slots[filter->id % KBLOOM_ID_SLOTS];
 
+	struct kbloom_filter *other;
+	unsigned long id;
+
 	lockdep_assert_held(&kbloom_lock);
-	if (rcu_access_pointer(*slot) == filter)
-		RCU_INIT_POINTER(*slot, NULL);
 	xa_erase(&kbloom_ids, filter->id);
+	if (rcu_access_pointer(*slot) != filter)
+		return;
+	/*
+	 * Hand the slot to another live filter of the same id modulo
+	 * KBLOOM_ID_SLOTS, if there is one: else it would take the xarray's
+	 * way on every packet for as long as it lives. A walk of at most
+	 * max_filters entries, on destroy only.
+	 */
+	RCU_INIT_POINTER(*slot, NULL);
+	xa_for_each(&kbloom_ids, id, other) {
+		if (id % KBLOOM_ID_SLOTS == filter->id % KBLOOM_ID_SLOTS) {
+			rcu_assign_pointer(*slot, other);
+			break;
+		}
+	}
 }
 
 /**
  * kbloom_filter_by_id_rcu() - the filter of this id, without a reference
  * @id: its number (sysfs "id").
  *
- * Under rcu_read_lock(); the filter stays valid memory until it is
- * dropped. A filter destroyed meanwhile answers -ENOENT to the API calls.
+ * In an RCU read-side section (any flavour); the filter stays valid memory
+ * until it is dropped. A filter destroyed meanwhile answers -ENOENT to the
+ * API calls.
  *
  * Return: the filter, or NULL.
  */
 struct kbloom_filter *kbloom_filter_by_id_rcu(u32 id)
 {
-	RCU_LOCKDEP_WARN(!rcu_read_lock_held(), "kbloom id lookup outside RCU");
+	RCU_LOCKDEP_WARN(!rcu_read_lock_any_held(),
+			 "kbloom id lookup outside RCU");
 	return kbloom_id_lookup_rcu(id);
 }
 
@@ -895,30 +882,6 @@ bool kbloom_is_counting(struct kbloom_filter *filter)
 EXPORT_SYMBOL_NS_GPL(kbloom_is_counting, KBLOOM);
 
 /**
- * kbloom_filter_account() - count traffic in a filter's statistics
- * @filter: the filter.
- * @adds: keys added.
- * @queries: keys looked up.
- * @hits: lookups that answered "maybe present".
- *
- * Any context; this CPU's counters only.
- */
-void kbloom_filter_account(struct kbloom_filter *filter, u32 adds,
-			   u32 queries, u32 hits)
-{
-	struct kbloom_stats *s;
-	unsigned long flags;
-
-	s = get_cpu_ptr(filter->stats);
-	flags = u64_stats_update_begin_irqsave(&s->syncp);
-	u64_stats_add(&s->adds, adds);
-	u64_stats_add(&s->queries, queries);
-	u64_stats_add(&s->hits, hits);
-	u64_stats_update_end_irqrestore(&s->syncp, flags);
-	put_cpu_ptr(filter->stats);
-}
-
-/**
  * kbloom_filter_count_op() - count @n keys of one operation
  * @filter: the filter.
  * @op: the operation.
@@ -936,48 +899,6 @@ void kbloom_filter_count_op(struct kbloom_filter *filter, enum kbloom_op op,
 	kbloom_filter_account(filter, op != KBLOOM_OP_QUERY ? n : 0,
 			      op != KBLOOM_OP_ADD ? n : 0,
 			      op != KBLOOM_OP_ADD ? hits : 0);
-}
-
-/* What every in-kernel API call checks first: the length, then liveness. */
-static inline int kbloom_api_check(struct kbloom_filter *filter, u32 len)
-{
-	if (unlikely(!len || len > KBLOOM_KEY_MAX))
-		return -EINVAL;
-	if (unlikely(READ_ONCE(filter->dead)))
-		return -ENOENT;
-	return 0;
-}
-
-/*
- * One key, under rcu_read_lock(): what the one-key calls share, inlined
- * into each, so that a call from a packet path (a kfunc, a netfilter
- * match) is one call into the filter, not a chain of them. Adds and
- * lookups count in the statistics; removes do not.
- *
- * Return: as the calls: 0 for add and remove, the result bit for query
- * and test-and-add; -EINVAL, -ENOENT; -EOPNOTSUPP (remove, not counting).
- */
-static __always_inline int kbloom_filter_do_rcu(struct kbloom_filter *filter,
-						enum kbloom_op op,
-						const void *key, u32 len)
-{
-	struct kbloom_gen *gen;
-	bool ret;
-	int err;
-
-	err = kbloom_api_check(filter, len);
-	if (unlikely(err))
-		return err;
-	gen = kbloom_filter_gen(filter);
-	if (op == KBLOOM_OP_REMOVE) {
-		if (!(gen->core.flags & KBLOOM_CORE_COUNTING))
-			return -EOPNOTSUPP;
-		return __kbloom_gen_do(gen, op, key, len) ? 0 : -ENOENT;
-	}
-	ret = __kbloom_gen_do(gen, op, key, len);
-	kbloom_filter_account(filter, op != KBLOOM_OP_QUERY,
-			      op != KBLOOM_OP_ADD, op != KBLOOM_OP_ADD && ret);
-	return op == KBLOOM_OP_ADD ? 0 : ret;
 }
 
 static __always_inline int kbloom_filter_do(struct kbloom_filter *filter,
@@ -1064,40 +985,6 @@ int kbloom_remove(struct kbloom_filter *filter, const void *key, u32 len)
 	return kbloom_filter_do(filter, KBLOOM_OP_REMOVE, key, len);
 }
 EXPORT_SYMBOL_NS_GPL(kbloom_remove, KBLOOM);
-
-/**
- * kbloom_filter_do_id() - one operation on one key of the filter of an id
- * @id: the filter's id (sysfs "id").
- * @op: the operation.
- * @key: the key bytes.
- * @len: its length, 1 to KBLOOM_KEY_MAX.
- *
- * kbloom_add(), kbloom_query(), kbloom_test_and_add() or kbloom_remove()
- * on the filter of this id, found without a reference: one call, one RCU
- * section, for the BPF kfuncs' *_id calls. Any context, never sleeps.
- *
- * Return: as the call of @op; -ENOENT also if no filter has this id.
- */
-int kbloom_filter_do_id(u32 id, enum kbloom_op op, const void *key, u32 len)
-{
-	struct kbloom_filter *filter;
-	int ret = -ENOENT;
-
-	/*
-	 * An RCU-sched section, preemption off: since the RCU flavours were
-	 * consolidated (4.20) it is a read-side section that call_rcu() and
-	 * synchronize_rcu(), which free filters and generations, wait for,
-	 * as they do for rcu_read_lock(). It is inline, where a preemptible
-	 * kernel's rcu_read_lock() and rcu_read_unlock() are two calls: a
-	 * fifth of a packet's lookup under emulation.
-	 */
-	rcu_read_lock_sched();
-	filter = kbloom_id_lookup_rcu(id);
-	if (filter)
-		ret = kbloom_filter_do_rcu(filter, op, key, len);
-	rcu_read_unlock_sched();
-	return ret;
-}
 
 /*
  * The batch calls: check every length first (nothing is done if one is
@@ -1306,6 +1193,7 @@ int kbloom_filter_add_gen(const char *name, struct kbloom_gen *gen,
 		goto err_unlock;
 	ret = kbloom_sysfs_add(filter);
 	if (ret) {
+		/* Only reserved, not published: no slot to clear. */
 		xa_erase(&kbloom_ids, filter->id);
 		mutex_unlock(&kbloom_lock);
 		/*

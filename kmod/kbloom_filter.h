@@ -90,8 +90,8 @@ struct kbloom_totals {
 
 /**
  * struct kbloom_filter - a named filter
- * @gen: the current generation. Read under rcu_read_lock() on the hot path;
- *	code that sleeps while using it pins it with kbloom_gen_get().
+ * @gen: the current generation. Read in an RCU read-side section on the hot
+ *	path; code that sleeps while using it pins it with kbloom_gen_get().
  * @stats: per-CPU traffic counters.
  * @base: under @lock: what the counters held when the statistics were last
  *	started over (clear, image load), subtracted when they are read. The
@@ -168,7 +168,7 @@ static inline struct kbloom_gen *kbloom_filter_gen(struct kbloom_filter *f)
 	return rcu_dereference_check(f->gen, rcu_read_lock_any_held());
 }
 
-/* The current generation's core, for the hot path: under rcu_read_lock(). */
+/* The current generation's core, for the hot path: in an RCU reader. */
 static inline struct kbloom_core *kbloom_filter_core(struct kbloom_filter *f)
 {
 	return &kbloom_filter_gen(f)->core;
@@ -209,7 +209,6 @@ bool kbloom_occ_crossed(struct kbloom_occupancy __percpu *occ, u64 set,
 struct kbloom_filter *kbloom_filter_get(const char *name);
 void kbloom_filter_put(struct kbloom_filter *filter);
 struct kbloom_filter *kbloom_filter_by_id_rcu(u32 id);
-int kbloom_filter_do_id(u32 id, enum kbloom_op op, const void *key, u32 len);
 int kbloom_filter_id(const char *name);
 int kbloom_filter_add_gen(const char *name, struct kbloom_gen *gen,
 			  const struct kbloom_params *p,
@@ -225,8 +224,6 @@ int kbloom_filter_destroy(const char *name);
 int kbloom_filter_unlink_this(struct kbloom_filter *filter);
 void kbloom_filter_release(struct kobject *kobj);
 int kbloom_filter_clear(struct kbloom_filter *filter);
-void kbloom_filter_account(struct kbloom_filter *filter, u32 adds, u32 queries,
-			   u32 hits);
 void kbloom_filter_count_op(struct kbloom_filter *filter, enum kbloom_op op,
 			    u32 n, u32 hits);
 void kbloom_filter_totals(struct kbloom_filter *filter,
@@ -242,5 +239,151 @@ extern unsigned long kbloom_max_memory;
 extern bool kbloom_huge_pages;
 extern unsigned long kbloom_max_filter_bytes;
 extern unsigned int kbloom_max_filters;
+
+/* ---- the one-key path, inlined into the API calls and the kfuncs ---- */
+
+/*
+ * Filters by id modulo KBLOOM_ID_SLOTS, in front of the id xarray, so that
+ * a per-packet lookup by id is one load and one compare: the xarray walk
+ * is three calls and an RCU section of its own, more than the filter's
+ * own work. A slot holds the first live filter whose id falls on it, set
+ * when the filter is published and cleared when it is unlinked (both
+ * under the registry's lock); a filter whose slot was taken is found in
+ * the xarray.
+ */
+#define KBLOOM_ID_SLOTS		256
+extern struct kbloom_filter __rcu *kbloom_id_slots[KBLOOM_ID_SLOTS];
+struct kbloom_filter *kbloom_id_lookup_xa(u32 id);
+
+/* Its slot if the filter holds it (ids are set before publication). */
+static __always_inline struct kbloom_filter *kbloom_id_lookup_rcu(u32 id)
+{
+	struct kbloom_filter *filter;
+
+	filter = rcu_dereference_check(kbloom_id_slots[id % KBLOOM_ID_SLOTS],
+				       rcu_read_lock_any_held());
+	if (likely(filter && filter->id == id))
+		return filter;
+	return kbloom_id_lookup_xa(id);
+}
+
+/* kbloom_gen_do(), inlined into the one-key calls. */
+static __always_inline bool __kbloom_gen_do(struct kbloom_gen *gen,
+					    enum kbloom_op op,
+					    const void *key, u32 len)
+{
+	struct kbloom_delta d = {};
+	bool ret;
+
+	if (unlikely(gen->win))
+		return kbloom_window_do(gen->win, op, key, len);
+	ret = kbloom_core_do(&gen->core, op, key, len, &d);
+	/* Most adds change nothing once a key was seen: no call then. */
+	if (op != KBLOOM_OP_QUERY && (d.set | d.cleared | d.stuck | d.unstuck))
+		kbloom_occ_account(gen->occ, &d);
+	return ret;
+}
+
+/*
+ * kbloom_filter_account() - count traffic in a filter's statistics
+ * @filter: the filter.
+ * @adds: keys added.
+ * @queries: keys looked up.
+ * @hits: lookups that answered "maybe present".
+ *
+ * Any context; this CPU's counters only.
+ */
+static inline void kbloom_filter_account(struct kbloom_filter *filter,
+					 u32 adds, u32 queries, u32 hits)
+{
+	struct kbloom_stats *s;
+	unsigned long flags;
+
+	s = get_cpu_ptr(filter->stats);
+	flags = u64_stats_update_begin_irqsave(&s->syncp);
+	u64_stats_add(&s->adds, adds);
+	u64_stats_add(&s->queries, queries);
+	u64_stats_add(&s->hits, hits);
+	u64_stats_update_end_irqrestore(&s->syncp, flags);
+	put_cpu_ptr(filter->stats);
+}
+
+/* What every in-kernel API call checks first: the length, then liveness. */
+static inline int kbloom_api_check(struct kbloom_filter *filter, u32 len)
+{
+	if (unlikely(!len || len > KBLOOM_KEY_MAX))
+		return -EINVAL;
+	if (unlikely(READ_ONCE(filter->dead)))
+		return -ENOENT;
+	return 0;
+}
+
+/*
+ * One key, in an RCU read-side section: what the one-key calls share, inlined
+ * into each, so that a call from a packet path (a kfunc, a netfilter
+ * match) is one call into the filter, not a chain of them. Adds and
+ * lookups count in the statistics; removes do not.
+ *
+ * Return: as the calls: 0 for add and remove, the result bit for query
+ * and test-and-add; -EINVAL, -ENOENT; -EOPNOTSUPP (remove, not counting).
+ */
+static __always_inline int kbloom_filter_do_rcu(struct kbloom_filter *filter,
+						enum kbloom_op op,
+						const void *key, u32 len)
+{
+	struct kbloom_gen *gen;
+	bool ret;
+	int err;
+
+	err = kbloom_api_check(filter, len);
+	if (unlikely(err))
+		return err;
+	gen = kbloom_filter_gen(filter);
+	if (op == KBLOOM_OP_REMOVE) {
+		if (!(gen->core.flags & KBLOOM_CORE_COUNTING))
+			return -EOPNOTSUPP;
+		return __kbloom_gen_do(gen, op, key, len) ? 0 : -ENOENT;
+	}
+	ret = __kbloom_gen_do(gen, op, key, len);
+	kbloom_filter_account(filter, op != KBLOOM_OP_QUERY,
+			      op != KBLOOM_OP_ADD, op != KBLOOM_OP_ADD && ret);
+	return op == KBLOOM_OP_ADD ? 0 : ret;
+}
+
+/**
+ * kbloom_filter_do_id() - one operation on one key of the filter of an id
+ * @id: the filter's id (sysfs "id").
+ * @op: the operation.
+ * @key: the key bytes.
+ * @len: its length, 1 to KBLOOM_KEY_MAX.
+ *
+ * kbloom_add(), kbloom_query(), kbloom_test_and_add() or kbloom_remove()
+ * on the filter of this id, found without a reference, for the BPF
+ * kfuncs' *_id calls: inlined into each with its @op, one RCU section, a
+ * call into the core the only one. Any context, never sleeps.
+ *
+ * Return: as the call of @op; -ENOENT also if no filter has this id.
+ */
+static __always_inline int kbloom_filter_do_id(u32 id, enum kbloom_op op,
+					       const void *key, u32 len)
+{
+	struct kbloom_filter *filter;
+	int ret = -ENOENT;
+
+	/*
+	 * An RCU-sched section, preemption off: since the RCU flavours were
+	 * consolidated (4.20) it is a read-side section that call_rcu() and
+	 * synchronize_rcu(), which free filters and generations, wait for,
+	 * as they do for rcu_read_lock(). rcu_read_lock_sched() is inline,
+	 * where a preemptible kernel's rcu_read_lock() and rcu_read_unlock()
+	 * are two calls: a fifth of a packet's lookup under emulation.
+	 */
+	rcu_read_lock_sched();
+	filter = kbloom_id_lookup_rcu(id);
+	if (filter)
+		ret = kbloom_filter_do_rcu(filter, op, key, len);
+	rcu_read_unlock_sched();
+	return ret;
+}
 
 #endif /* _KBLOOM_FILTER_H */

@@ -971,6 +971,73 @@ static void kbloom_registry_ids(struct kunit *test)
 }
 
 /*
+ * Two live filters whose ids share a slot of the by-id lookup (ids
+ * modulo KBLOOM_ID_SLOTS): both are found, by the slot or the xarray,
+ * the by-id call reaches each, and when the slot's holder goes the other
+ * takes the slot over and is still found; the gone one is not.
+ */
+static void kbloom_registry_id_slots(struct kunit *test)
+{
+	struct kbloom_filter *x, *y, *t;
+	int i, hit;
+	u32 tid;
+
+	KUNIT_ASSERT_EQ(test, kbloom_filter_create("kunit_slot_x",
+						   &kbloom_test_params, &x),
+			0);
+	/* Ids are cyclic: burn ids until the next one falls on x's slot. */
+	for (i = 1; i < KBLOOM_ID_SLOTS; i++) {
+		KUNIT_ASSERT_EQ(test, kbloom_filter_create("kunit_slot_t",
+							   &kbloom_test_params,
+							   &t),
+				0);
+		tid = t->id;
+		KUNIT_ASSERT_EQ(test, kbloom_filter_destroy("kunit_slot_t"), 0);
+		kbloom_filter_put(t);
+		if ((tid + 1) % KBLOOM_ID_SLOTS == x->id % KBLOOM_ID_SLOTS)
+			break;
+	}
+	KUNIT_ASSERT_EQ(test, kbloom_filter_create("kunit_slot_y",
+						   &kbloom_test_params, &y),
+			0);
+	KUNIT_ASSERT_EQ(test, y->id % KBLOOM_ID_SLOTS, x->id % KBLOOM_ID_SLOTS);
+	KUNIT_ASSERT_NE(test, y->id, x->id);
+	rcu_read_lock();
+	KUNIT_EXPECT_PTR_EQ(test, kbloom_filter_by_id_rcu(x->id), x);
+	KUNIT_EXPECT_PTR_EQ(test, kbloom_filter_by_id_rcu(y->id), y);
+	rcu_read_unlock();
+	/* The kfuncs' call, on each: a key added to y is in y only. */
+	KUNIT_EXPECT_EQ(test, kbloom_filter_do_id(y->id, KBLOOM_OP_ADD, "k", 1),
+			0);
+	hit = kbloom_filter_do_id(y->id, KBLOOM_OP_QUERY, "k", 1);
+	KUNIT_EXPECT_EQ(test, hit, 1);
+	KUNIT_EXPECT_EQ(test, kbloom_filter_do_id(x->id, KBLOOM_OP_TEST_AND_ADD,
+						  "k", 1), 0);
+	KUNIT_EXPECT_EQ(test, kbloom_filter_do_id(x->id, KBLOOM_OP_QUERY,
+						  "k", 1), 1);
+	KUNIT_EXPECT_EQ(test, kbloom_filter_do_id(y->id, KBLOOM_OP_QUERY,
+						  "k", 0), -EINVAL);
+	/* x goes: y is still found, now by the slot; x's id is not. */
+	KUNIT_EXPECT_EQ(test, kbloom_filter_destroy("kunit_slot_x"), 0);
+	rcu_read_lock();
+	KUNIT_EXPECT_TRUE(test, !kbloom_filter_by_id_rcu(x->id));
+	KUNIT_EXPECT_PTR_EQ(test, kbloom_filter_by_id_rcu(y->id), y);
+	KUNIT_EXPECT_PTR_EQ(test,
+			    rcu_dereference(kbloom_id_slots[y->id % KBLOOM_ID_SLOTS]),
+			    y);
+	rcu_read_unlock();
+	KUNIT_EXPECT_EQ(test, kbloom_filter_do_id(x->id, KBLOOM_OP_QUERY,
+						  "k", 1), -ENOENT);
+	KUNIT_EXPECT_EQ(test, kbloom_filter_do_id(y->id, KBLOOM_OP_QUERY,
+						  "k", 1), 1);
+	kbloom_filter_put(x);
+	KUNIT_EXPECT_EQ(test, kbloom_filter_destroy("kunit_slot_y"), 0);
+	KUNIT_EXPECT_EQ(test, kbloom_filter_do_id(y->id, KBLOOM_OP_QUERY,
+						  "k", 1), -ENOENT);
+	kbloom_filter_put(y);
+}
+
+/*
  * "bits set" and "saturated" are counters kept by the operations, never a
  * scan: after any mix of adds, test-and-adds, removes, a merge and a
  * clear, they equal a full count of the storage.
@@ -1042,6 +1109,7 @@ static struct kunit_case kbloom_registry_cases[] = {
 	KUNIT_CASE(kbloom_registry_replace_is_atomic),
 	KUNIT_CASE(kbloom_registry_pin_blocks_destroy),
 	KUNIT_CASE(kbloom_registry_ids),
+	KUNIT_CASE(kbloom_registry_id_slots),
 	KUNIT_CASE(kbloom_registry_occupancy_is_exact),
 	{}
 };
