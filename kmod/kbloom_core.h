@@ -10,8 +10,13 @@
 #define _KBLOOM_CORE_H
 
 #ifdef __KERNEL__
+#include <linux/bitops.h>
 #include <linux/bits.h>
+#include <linux/jhash.h>
+#include <linux/math64.h>
+#include <linux/siphash.h>
 #include <linux/types.h>
+#include <asm/unaligned.h>
 #else
 #include "kbloom_native.h"
 #endif
@@ -193,5 +198,294 @@ u64 kbloom_fill_at(u64 nbits, u32 nhashes, u64 nkeys, u32 flags);
 u32 kbloom_window_fpr(u32 fpr_ppb, u32 generations);
 u64 kbloom_log2_q32(u64 x);
 u64 kbloom_exp_neg_q32(u64 x);
+
+/*
+ * ---- the one-key path of a blocked bit filter, inline ----
+ *
+ * The hash, the block and the bit tests, inline for whoever runs one key
+ * at a time on a packet path (kbloom_core_do_inline(): the API calls and
+ * the BPF kfuncs), as for the batch loops: there a call per key shows,
+ * and more so under emulation, where each call and return costs more
+ * than the hashing. Only the write of new bits, rare once keys repeat,
+ * stays out of line (kbloom_block_set()).
+ */
+
+/* The first @len (1 to 4) bytes at @k, little-endian, zero-padded. */
+static inline u32 kbloom_tail_le32(const u8 *k, u32 len)
+{
+	switch (len) {
+	case 1:
+		return k[0];
+	case 2:
+		return get_unaligned_le16(k);
+	case 3:
+		return get_unaligned_le16(k) | (u32)k[2] << 16;
+	default:
+		return get_unaligned_le32(k);
+	}
+}
+
+/* kbloom_hash64(), inline for the hot paths. */
+static __always_inline u64 __kbloom_hash64(const void *key, u32 len,
+					   const u32 seed[2])
+{
+	const u8 *k = key;
+	u32 a, b, c;
+
+	a = JHASH_INITVAL + len + seed[0];
+	b = a;
+	c = a + seed[1];
+
+	while (len > 12) {
+		a += get_unaligned_le32(k);
+		b += get_unaligned_le32(k + 4);
+		c += get_unaligned_le32(k + 8);
+		__jhash_mix(a, b, c);
+		len -= 12;
+		k += 12;
+	}
+
+	/*
+	 * The last 1 to 12 bytes. jhash's switch adds byte i of them into
+	 * word i / 4 at bits 8 * (i % 4): the little-endian words of the
+	 * zero-padded tail, added here a word at a time (the same sums, in
+	 * three loads instead of twelve).
+	 */
+	if (len >= 8) {
+		a += get_unaligned_le32(k);
+		b += get_unaligned_le32(k + 4);
+		if (len > 8)
+			c += kbloom_tail_le32(k + 8, len - 8);
+	} else if (len >= 4) {
+		a += get_unaligned_le32(k);
+		if (len > 4)
+			b += kbloom_tail_le32(k + 4, len - 4);
+	} else if (len) {
+		a += kbloom_tail_le32(k, len);
+	}
+	if (len)
+		__jhash_final(a, b, c);
+	/* len 0: nothing to mix; callers never pass empty keys. */
+	return (u64)b << 32 | c;
+}
+
+static __always_inline u64 __kbloom_siphash64(const void *key, u32 len,
+					      const u32 seed[4])
+{
+	siphash_key_t k = {{ (u64)seed[1] << 32 | seed[0],
+			     (u64)seed[3] << 32 | seed[2] }};
+
+	return siphash(key, len, &k);
+}
+
+/* kbloom_core_hash(), inline for the batch loop, where a call per key shows. */
+static __always_inline u64 kbloom_core_hash_inline(const struct kbloom_core *core,
+						   const void *key, u32 len)
+{
+	if (core->flags & KBLOOM_CORE_SIPHASH)
+		return __kbloom_siphash64(key, len, core->seed);
+	return __kbloom_hash64(key, len, core->seed);
+}
+
+/*
+ * Map a 64-bit hash onto [0, range) by multiply-high (Lemire's reduction):
+ * no division on the hot path, and range need not be a power of two. The
+ * result is floor(h * range / 2^64), always < range.
+ */
+static inline u64 kbloom_reduce(u64 h, u64 range)
+{
+	return mul_u64_u64_shr(h, range, 64);
+}
+
+/*
+ * The finaliser of MurmurHash3 (fmix64): a bijection of 64-bit words in
+ * which every output bit depends on every input bit.
+ */
+static inline u64 kbloom_mix64(u64 h)
+{
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdULL;
+	h ^= h >> 33;
+	h *= 0xc4ceb9fe1a85ec53ULL;
+	h ^= h >> 33;
+	return h;
+}
+
+/*
+ * Blocked layout: one cache line per key. The block comes from the hash by
+ * multiply-high, which is decided by its high-order bits; the positions
+ * inside it are log2(cells)-bit pieces of kbloom_mix64() of the hash (and
+ * of the hash plus the golden ratio, and so on, when one word runs out:
+ * 7 bit positions, or 9 counters, per word). So the k positions are
+ * independent and uniform within the block, with repetition, exactly the
+ * model kbloom_fpr_blocked_q62() computes the rate of; double hashing
+ * inside 512 bits would make them distinct, a different (and not simpler)
+ * formula, and cost as much as one multiply per position.
+ */
+struct kbloom_block_iter {
+	u64 h;		/* the hash, stepped by the golden ratio per word */
+	u64 r;		/* what is left of the current word */
+	unsigned int left;	/* its bits */
+};
+
+/* The next position inside the block, in [0, 1 << shift). */
+static inline unsigned int kbloom_block_next(struct kbloom_block_iter *it,
+					     unsigned int shift)
+{
+	unsigned int p;
+
+	if (it->left < shift) {
+		it->r = kbloom_mix64(it->h);
+		it->h += 0x9e3779b97f4a7c15ULL;
+		it->left = 64;
+	}
+	p = it->r & ((1U << shift) - 1);
+	it->r >>= shift;
+	it->left -= shift;
+	return p;
+}
+
+/*
+ * Blocked bit filters (not counting ones) skip the position array on the
+ * way that matters, the query: each of the k bits is tested in the
+ * block's word where it lies, without a branch per position (an absent
+ * key's first zero bit is a coin toss for the branch predictor), and the
+ * positions are generated in registers. An add first asks the same
+ * question, and writes nothing if the answer is yes.
+ */
+#define KBLOOM_BLOCK_LONGS	(KBLOOM_BLOCK_BYTES / sizeof(unsigned long))
+
+/* The block of hash @h in a filter of @nblocks blocks. */
+static __always_inline unsigned long *
+kbloom_block_at(const struct kbloom_core *core, u64 h, u64 nblocks)
+{
+	return core->bitmap + kbloom_reduce(h, nblocks) * KBLOOM_BLOCK_LONGS;
+}
+
+static inline unsigned long *kbloom_block_of(const struct kbloom_core *core,
+					     u64 h)
+{
+	return kbloom_block_at(core, h,
+			       core->nbits >> kbloom_block_shift(core->flags));
+}
+
+/* Bit 0 of the result is set if bit @p of the block is clear. */
+static __always_inline unsigned long
+kbloom_block_missing(const unsigned long *blk, unsigned int p)
+{
+	return ~READ_ONCE(blk[p / BITS_PER_LONG]) >> (p % BITS_PER_LONG);
+}
+
+/* Positions one word of kbloom_mix64() gives a blocked bit filter: 7. */
+#define KBLOOM_BLOCK_PER_MIX	(64 / KBLOOM_BLOCK_SHIFT)
+
+static __always_inline bool kbloom_block_query(const struct kbloom_core *core,
+					       const unsigned long *blk, u64 h)
+{
+	struct kbloom_block_iter it = { .h = h };
+	unsigned long missing = 0;
+	u64 r;
+	u32 i;
+
+	/*
+	 * The usual k (up to 7, for rates down to 0.5%): one word, and the
+	 * tests unrolled, no loop to run: a query is a few instructions a bit.
+	 */
+#define KBLOOM_BLOCK_TEST(n)						\
+	(missing |= kbloom_block_missing(blk,				\
+			(r >> ((n) * KBLOOM_BLOCK_SHIFT)) &		\
+			(BIT(KBLOOM_BLOCK_SHIFT) - 1)))
+	if (likely(core->nhashes <= KBLOOM_BLOCK_PER_MIX)) {
+		r = kbloom_mix64(h);
+		switch (core->nhashes) {
+		case 7:
+			KBLOOM_BLOCK_TEST(6);
+			fallthrough;
+		case 6:
+			KBLOOM_BLOCK_TEST(5);
+			fallthrough;
+		case 5:
+			KBLOOM_BLOCK_TEST(4);
+			fallthrough;
+		case 4:
+			KBLOOM_BLOCK_TEST(3);
+			fallthrough;
+		case 3:
+			KBLOOM_BLOCK_TEST(2);
+			fallthrough;
+		case 2:
+			KBLOOM_BLOCK_TEST(1);
+			fallthrough;
+		default:
+			KBLOOM_BLOCK_TEST(0);
+		}
+		return !(missing & 1);
+	}
+#undef KBLOOM_BLOCK_TEST
+	for (i = 0; i < core->nhashes; i++)
+		missing |= kbloom_block_missing(blk,
+				kbloom_block_next(&it, KBLOOM_BLOCK_SHIFT));
+	return !(missing & 1);
+}
+
+bool kbloom_block_set(const struct kbloom_core *core, unsigned long *blk,
+		      u64 h, struct kbloom_delta *d);
+
+/*
+ * One operation of a blocked bit filter on the key hashing to @h: query,
+ * add or test-and-add (remove is for counting filters, which never come
+ * here; callers check, kbloom_op_check()).
+ */
+static __always_inline bool kbloom_block_do(const struct kbloom_core *core,
+					    enum kbloom_op op,
+					    unsigned long *blk, u64 h,
+					    struct kbloom_delta *d)
+{
+	/* An add whose bits are all set writes nothing. */
+	if (kbloom_block_query(core, blk, h))
+		return op != KBLOOM_OP_ADD;
+	if (op == KBLOOM_OP_QUERY || op == KBLOOM_OP_REMOVE)
+		return false;
+	return kbloom_block_set(core, blk, h, d) &&
+	       op == KBLOOM_OP_TEST_AND_ADD;
+}
+
+/* Blocked bit filters take kbloom_block_do(); the others, positions. */
+static inline bool kbloom_core_block_bits(const struct kbloom_core *core)
+{
+	return (core->flags & (KBLOOM_CORE_BLOCKED | KBLOOM_CORE_COUNTING)) ==
+	       KBLOOM_CORE_BLOCKED;
+}
+
+/* Inline: the one-key path of a blocked filter is one call, not four. */
+static __always_inline bool kbloom_block_key(const struct kbloom_core *core,
+					     enum kbloom_op op,
+					     const void *key, u32 len,
+					     struct kbloom_delta *d)
+{
+	u64 h = kbloom_core_hash_inline(core, key, len);
+
+	return kbloom_block_do(core, op, kbloom_block_of(core, h), h, d);
+}
+
+/**
+ * kbloom_core_do_inline() - kbloom_core_do(), inline for a blocked filter
+ * @core: the filter.
+ * @op: the operation; KBLOOM_OP_REMOVE on counting filters only.
+ * @key: the key bytes.
+ * @len: its length, at least 1.
+ * @d: if not NULL, counts the transitions.
+ *
+ * Return: as kbloom_core_do().
+ */
+static __always_inline bool kbloom_core_do_inline(struct kbloom_core *core,
+						  enum kbloom_op op,
+						  const void *key, u32 len,
+						  struct kbloom_delta *d)
+{
+	if (likely(kbloom_core_block_bits(core)))
+		return kbloom_block_key(core, op, key, len, d);
+	return kbloom_core_do(core, op, key, len, d);
+}
 
 #endif /* _KBLOOM_CORE_H */

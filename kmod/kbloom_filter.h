@@ -277,7 +277,7 @@ static __always_inline bool __kbloom_gen_do(struct kbloom_gen *gen,
 
 	if (unlikely(gen->win))
 		return kbloom_window_do(gen->win, op, key, len);
-	ret = kbloom_core_do(&gen->core, op, key, len, &d);
+	ret = kbloom_core_do_inline(&gen->core, op, key, len, &d);
 	/* Most adds change nothing once a key was seen: no call then. */
 	if (op != KBLOOM_OP_QUERY && (d.set | d.cleared | d.stuck | d.unstuck))
 		kbloom_occ_account(gen->occ, &d);
