@@ -14,9 +14,10 @@
  * - By id: bpf_kbloom_id() (or sysfs "id") gives a filter's number once;
  *   the *_id calls find the filter by it on every call, with no reference
  *   and no atomic operation, in one RCU-sched section with the operation
- *   inlined (kbloom_filter_do_id()): a call into the core is the only
- *   call. Ids are not reused until they wrap at 2^31, so a destroyed
- *   filter's id fails with -ENOENT instead of reaching a newer filter.
+ *   inlined (kbloom_filter_do_id()): on a blocked filter no call at all
+ *   until new bits are written. Ids are not reused until they wrap at
+ *   2^31, so a destroyed filter's id fails with -ENOENT instead of
+ *   reaching a newer filter.
  *
  * Either way, destroying a filter is not refused because a program uses
  * it (programs do not pin filters the way iptables rules do): from then

@@ -716,7 +716,6 @@ static void kbloom_id_unpublish(struct kbloom_filter *filter)
 {
 	struct kbloom_filter __rcu **slot =
 		&kbloom_id_slots[filter->id % KBLOOM_ID_SLOTS];
-
 	struct kbloom_filter *other;
 	unsigned long id;
 

@@ -246,10 +246,10 @@ extern unsigned int kbloom_max_filters;
  * Filters by id modulo KBLOOM_ID_SLOTS, in front of the id xarray, so that
  * a per-packet lookup by id is one load and one compare: the xarray walk
  * is three calls and an RCU section of its own, more than the filter's
- * own work. A slot holds the first live filter whose id falls on it, set
- * when the filter is published and cleared when it is unlinked (both
- * under the registry's lock); a filter whose slot was taken is found in
- * the xarray.
+ * own work. A slot holds a live filter whose id falls on it: set when the
+ * filter is published if free, and when it is unlinked handed to another
+ * live filter of the slot or cleared (both under the registry's lock); a
+ * filter whose slot was taken is found in the xarray.
  */
 #define KBLOOM_ID_SLOTS		256
 extern struct kbloom_filter __rcu *kbloom_id_slots[KBLOOM_ID_SLOTS];
@@ -359,8 +359,9 @@ static __always_inline int kbloom_filter_do_rcu(struct kbloom_filter *filter,
  *
  * kbloom_add(), kbloom_query(), kbloom_test_and_add() or kbloom_remove()
  * on the filter of this id, found without a reference, for the BPF
- * kfuncs' *_id calls: inlined into each with its @op, one RCU section, a
- * call into the core the only one. Any context, never sleeps.
+ * kfuncs' *_id calls: inlined into each with its @op, one RCU section,
+ * and on a blocked filter no call until new bits are written. Any
+ * context, never sleeps.
  *
  * Return: as the call of @op; -ENOENT also if no filter has this id.
  */

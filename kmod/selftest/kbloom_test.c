@@ -978,39 +978,50 @@ static void kbloom_registry_ids(struct kunit *test)
  */
 static void kbloom_registry_id_slots(struct kunit *test)
 {
-	struct kbloom_filter *x, *y, *t;
-	int i, hit;
-	u32 tid;
+	struct kbloom_filter *x, *y = NULL, *t;
+	u32 tid, slot;
+	int i;
 
 	KUNIT_ASSERT_EQ(test, kbloom_filter_create("kunit_slot_x",
 						   &kbloom_test_params, &x),
 			0);
-	/* Ids are cyclic: burn ids until the next one falls on x's slot. */
+	slot = x->id % KBLOOM_ID_SLOTS;
+	/*
+	 * Ids are cyclic: burn ids until the next one falls on x's slot.
+	 * Failures below are EXPECTs and skip ahead, never an ASSERT that
+	 * would leave a reference held (and rmmod waiting for it).
+	 */
 	for (i = 1; i < KBLOOM_ID_SLOTS; i++) {
-		KUNIT_ASSERT_EQ(test, kbloom_filter_create("kunit_slot_t",
-							   &kbloom_test_params,
-							   &t),
-				0);
+		if (kbloom_filter_create("kunit_slot_t", &kbloom_test_params,
+					 &t)) {
+			KUNIT_FAIL(test, "creating filter %d failed", i);
+			goto out_x;
+		}
 		tid = t->id;
-		KUNIT_ASSERT_EQ(test, kbloom_filter_destroy("kunit_slot_t"), 0);
+		KUNIT_EXPECT_EQ(test, kbloom_filter_destroy("kunit_slot_t"), 0);
 		kbloom_filter_put(t);
-		if ((tid + 1) % KBLOOM_ID_SLOTS == x->id % KBLOOM_ID_SLOTS)
+		if ((tid + 1) % KBLOOM_ID_SLOTS == slot)
 			break;
 	}
-	KUNIT_ASSERT_EQ(test, kbloom_filter_create("kunit_slot_y",
-						   &kbloom_test_params, &y),
-			0);
-	KUNIT_ASSERT_EQ(test, y->id % KBLOOM_ID_SLOTS, x->id % KBLOOM_ID_SLOTS);
-	KUNIT_ASSERT_NE(test, y->id, x->id);
+	if (kbloom_filter_create("kunit_slot_y", &kbloom_test_params, &y)) {
+		KUNIT_FAIL(test, "creating kunit_slot_y failed");
+		goto out_x;
+	}
+	if (y->id % KBLOOM_ID_SLOTS != slot || y->id == x->id) {
+		KUNIT_FAIL(test, "ids %u and %u do not share a slot", x->id,
+			   y->id);
+		goto out_y;
+	}
 	rcu_read_lock();
 	KUNIT_EXPECT_PTR_EQ(test, kbloom_filter_by_id_rcu(x->id), x);
 	KUNIT_EXPECT_PTR_EQ(test, kbloom_filter_by_id_rcu(y->id), y);
+	KUNIT_EXPECT_PTR_EQ(test, rcu_dereference(kbloom_id_slots[slot]), x);
 	rcu_read_unlock();
 	/* The kfuncs' call, on each: a key added to y is in y only. */
 	KUNIT_EXPECT_EQ(test, kbloom_filter_do_id(y->id, KBLOOM_OP_ADD, "k", 1),
 			0);
-	hit = kbloom_filter_do_id(y->id, KBLOOM_OP_QUERY, "k", 1);
-	KUNIT_EXPECT_EQ(test, hit, 1);
+	KUNIT_EXPECT_EQ(test, kbloom_filter_do_id(y->id, KBLOOM_OP_QUERY,
+						  "k", 1), 1);
 	KUNIT_EXPECT_EQ(test, kbloom_filter_do_id(x->id, KBLOOM_OP_TEST_AND_ADD,
 						  "k", 1), 0);
 	KUNIT_EXPECT_EQ(test, kbloom_filter_do_id(x->id, KBLOOM_OP_QUERY,
@@ -1022,19 +1033,22 @@ static void kbloom_registry_id_slots(struct kunit *test)
 	rcu_read_lock();
 	KUNIT_EXPECT_TRUE(test, !kbloom_filter_by_id_rcu(x->id));
 	KUNIT_EXPECT_PTR_EQ(test, kbloom_filter_by_id_rcu(y->id), y);
-	KUNIT_EXPECT_PTR_EQ(test,
-			    rcu_dereference(kbloom_id_slots[y->id % KBLOOM_ID_SLOTS]),
-			    y);
+	KUNIT_EXPECT_PTR_EQ(test, rcu_dereference(kbloom_id_slots[slot]), y);
 	rcu_read_unlock();
 	KUNIT_EXPECT_EQ(test, kbloom_filter_do_id(x->id, KBLOOM_OP_QUERY,
 						  "k", 1), -ENOENT);
 	KUNIT_EXPECT_EQ(test, kbloom_filter_do_id(y->id, KBLOOM_OP_QUERY,
 						  "k", 1), 1);
-	kbloom_filter_put(x);
+out_y:
+	/* y goes too: its slot is empty, not left pointing at it. */
 	KUNIT_EXPECT_EQ(test, kbloom_filter_destroy("kunit_slot_y"), 0);
+	KUNIT_EXPECT_TRUE(test, !rcu_access_pointer(kbloom_id_slots[slot]));
 	KUNIT_EXPECT_EQ(test, kbloom_filter_do_id(y->id, KBLOOM_OP_QUERY,
 						  "k", 1), -ENOENT);
 	kbloom_filter_put(y);
+out_x:
+	kbloom_filter_destroy("kunit_slot_x");	/* -ENOENT if gone already */
+	kbloom_filter_put(x);
 }
 
 /*

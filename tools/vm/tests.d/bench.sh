@@ -102,8 +102,8 @@ run_input_bench() {
 # grace period) and, under emulation, has its code translated again,
 # which 40 repeats left as most of a packet's measured cost. kbloom_xdp
 # also runs the map program with its lookups left out (parsing and keys
-# only), and prints each one's lookups alone: its time less that one's. Needs kbloom.ko with BTF (bench-vm.sh
-# builds it so).
+# only), and prints each one's lookups alone: its time less that one's.
+# Needs kbloom.ko with BTF (bench-vm.sh builds it so).
 run_xdp_bench() {
 	xb_flows=${kbloom_xdp_flows:-5000}
 	xb_sent=$((xb_flows < 500 ? xb_flows : 500))
