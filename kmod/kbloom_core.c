@@ -275,14 +275,22 @@ static inline bool kbloom_word_set(unsigned long *w, unsigned long mask,
 	return true;
 }
 
-/*
- * Set a key's bits in its block: gathered by word first, then
- * kbloom_word_set() on each word, as kbloom_bits_set_at() does with
- * positions. Return: true if this call set no bit.
+/**
+ * kbloom_block_set() - set a key's bits in its block
+ * @core: a blocked bit filter.
+ * @blk: the key's block.
+ * @h: the key's hash.
+ * @d: if not NULL, counts the bits set.
+ *
+ * Gathered by word first, then kbloom_word_set() on each word, as
+ * kbloom_bits_set_at() does with positions. Out of line: kbloom_block_do()'s
+ * write, which the hot paths inline around it, rarely runs once keys
+ * repeat.
+ *
+ * Return: true if this call set no bit.
  */
-static __always_inline bool __kbloom_block_set(const struct kbloom_core *core,
-					       unsigned long *blk, u64 h,
-					       struct kbloom_delta *d)
+bool kbloom_block_set(const struct kbloom_core *core, unsigned long *blk,
+		      u64 h, struct kbloom_delta *d)
 {
 	unsigned long mask[KBLOOM_BLOCK_LONGS] = {};
 	struct kbloom_block_iter it = { .h = h };
@@ -298,24 +306,6 @@ static __always_inline bool __kbloom_block_set(const struct kbloom_core *core,
 		if (mask[i] && kbloom_word_set(&blk[i], mask[i], d))
 			seen = false;
 	return seen;
-}
-
-/**
- * kbloom_block_set() - set a key's bits in its block
- * @core: a blocked bit filter.
- * @blk: the key's block.
- * @h: the key's hash.
- * @d: if not NULL, counts the bits set.
- *
- * Out of line: kbloom_block_do()'s write, which the hot paths inline
- * around it, rarely runs once keys repeat.
- *
- * Return: true if this call set no bit.
- */
-bool kbloom_block_set(const struct kbloom_core *core, unsigned long *blk,
-		      u64 h, struct kbloom_delta *d)
-{
-	return __kbloom_block_set(core, blk, h, d);
 }
 
 /* Fill pos[0..k) and start fetching the words they live in. */
@@ -733,15 +723,23 @@ static inline bool kbloom_core_do_at(struct kbloom_core *core,
 	}
 }
 
-/*
- * kbloom_core_do() on the filters that need positions, in a frame of its
- * own: kernels built with CONFIG_INIT_STACK_ALL_ZERO zero the 256 bytes of
- * positions on every call, which a blocked bit filter's one-key path,
- * with no positions, must not pay.
+/**
+ * kbloom_core_do_pos() - kbloom_core_do() on a filter that needs positions
+ * @core: the filter: not a blocked bit filter.
+ * @op: the operation; KBLOOM_OP_REMOVE on counting filters only.
+ * @key: the key bytes.
+ * @len: its length, at least 1.
+ * @d: if not NULL, counts the transitions.
+ *
+ * In a frame of its own: kernels built with CONFIG_INIT_STACK_ALL_ZERO
+ * zero the 256 bytes of positions on every call, which a blocked bit
+ * filter's one-key path, with no positions, must not pay.
+ *
+ * Return: as kbloom_core_do().
  */
-static noinline_for_stack bool
-kbloom_core_do_pos(struct kbloom_core *core, enum kbloom_op op,
-		   const void *key, u32 len, struct kbloom_delta *d)
+noinline_for_stack bool kbloom_core_do_pos(struct kbloom_core *core,
+					   enum kbloom_op op, const void *key,
+					   u32 len, struct kbloom_delta *d)
 {
 	u64 pos[KBLOOM_CORE_MAX_HASHES];
 
@@ -763,9 +761,7 @@ kbloom_core_do_pos(struct kbloom_core *core, enum kbloom_op op,
 bool kbloom_core_do(struct kbloom_core *core, enum kbloom_op op,
 		    const void *key, u32 len, struct kbloom_delta *d)
 {
-	if (kbloom_core_block_bits(core))
-		return kbloom_block_key(core, op, key, len, d);
-	return kbloom_core_do_pos(core, op, key, len, d);
+	return kbloom_core_do_inline(core, op, key, len, d);
 }
 
 /*

@@ -430,6 +430,8 @@ static __always_inline bool kbloom_block_query(const struct kbloom_core *core,
 
 bool kbloom_block_set(const struct kbloom_core *core, unsigned long *blk,
 		      u64 h, struct kbloom_delta *d);
+bool kbloom_core_do_pos(struct kbloom_core *core, enum kbloom_op op,
+			const void *key, u32 len, struct kbloom_delta *d);
 
 /*
  * One operation of a blocked bit filter on the key hashing to @h: query,
@@ -485,7 +487,7 @@ static __always_inline bool kbloom_core_do_inline(struct kbloom_core *core,
 {
 	if (likely(kbloom_core_block_bits(core)))
 		return kbloom_block_key(core, op, key, len, d);
-	return kbloom_core_do(core, op, key, len, d);
+	return kbloom_core_do_pos(core, op, key, len, d);
 }
 
 #endif /* _KBLOOM_CORE_H */

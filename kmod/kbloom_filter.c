@@ -697,8 +697,7 @@ struct kbloom_filter *kbloom_id_lookup_xa(u32 id)
 /* Publish @filter, found by id from now on. kbloom_lock held. */
 static void kbloom_id_publish(struct kbloom_filter *filter)
 {
-	struct kbloom_filter __rcu **slot =
-		&kbloom_id_slots[filter->id % KBLOOM_ID_SLOTS];
+	struct kbloom_filter __rcu **slot = kbloom_id_slot(filter->id);
 
 	lockdep_assert_held(&kbloom_lock);
 	/* Into the reserved entry: no allocation, so it cannot fail. */
@@ -714,8 +713,7 @@ static void kbloom_id_publish(struct kbloom_filter *filter)
  */
 static void kbloom_id_unpublish(struct kbloom_filter *filter)
 {
-	struct kbloom_filter __rcu **slot =
-		&kbloom_id_slots[filter->id % KBLOOM_ID_SLOTS];
+	struct kbloom_filter __rcu **slot = kbloom_id_slot(filter->id);
 	struct kbloom_filter *other;
 	unsigned long id;
 
@@ -731,7 +729,7 @@ static void kbloom_id_unpublish(struct kbloom_filter *filter)
 	 */
 	RCU_INIT_POINTER(*slot, NULL);
 	xa_for_each(&kbloom_ids, id, other) {
-		if (id % KBLOOM_ID_SLOTS == filter->id % KBLOOM_ID_SLOTS) {
+		if (kbloom_id_slot(id) == slot) {
 			rcu_assign_pointer(*slot, other);
 			break;
 		}
@@ -879,26 +877,6 @@ bool kbloom_is_counting(struct kbloom_filter *filter)
 	return counting;
 }
 EXPORT_SYMBOL_NS_GPL(kbloom_is_counting, KBLOOM);
-
-/**
- * kbloom_filter_count_op() - count @n keys of one operation
- * @filter: the filter.
- * @op: the operation.
- * @n: keys.
- * @hits: of them, those that answered 1 (query, test-and-add).
- *
- * Adds count as adds, queries as queries, test-and-adds as both; removes
- * are not counted. Any context.
- */
-void kbloom_filter_count_op(struct kbloom_filter *filter, enum kbloom_op op,
-			    u32 n, u32 hits)
-{
-	if (op == KBLOOM_OP_REMOVE)
-		return;
-	kbloom_filter_account(filter, op != KBLOOM_OP_QUERY ? n : 0,
-			      op != KBLOOM_OP_ADD ? n : 0,
-			      op != KBLOOM_OP_ADD ? hits : 0);
-}
 
 static __always_inline int kbloom_filter_do(struct kbloom_filter *filter,
 					    enum kbloom_op op,

@@ -224,8 +224,6 @@ int kbloom_filter_destroy(const char *name);
 int kbloom_filter_unlink_this(struct kbloom_filter *filter);
 void kbloom_filter_release(struct kobject *kobj);
 int kbloom_filter_clear(struct kbloom_filter *filter);
-void kbloom_filter_count_op(struct kbloom_filter *filter, enum kbloom_op op,
-			    u32 n, u32 hits);
 void kbloom_filter_totals(struct kbloom_filter *filter,
 			  struct kbloom_totals *t);
 unsigned int kbloom_filter_pins(struct kbloom_filter *filter);
@@ -255,12 +253,18 @@ extern unsigned int kbloom_max_filters;
 extern struct kbloom_filter __rcu *kbloom_id_slots[KBLOOM_ID_SLOTS];
 struct kbloom_filter *kbloom_id_lookup_xa(u32 id);
 
+/* The slot of filter id @id. */
+static inline struct kbloom_filter __rcu **kbloom_id_slot(u32 id)
+{
+	return &kbloom_id_slots[id % KBLOOM_ID_SLOTS];
+}
+
 /* Its slot if the filter holds it (ids are set before publication). */
 static __always_inline struct kbloom_filter *kbloom_id_lookup_rcu(u32 id)
 {
 	struct kbloom_filter *filter;
 
-	filter = rcu_dereference_check(kbloom_id_slots[id % KBLOOM_ID_SLOTS],
+	filter = rcu_dereference_check(*kbloom_id_slot(id),
 				       rcu_read_lock_any_held());
 	if (likely(filter && filter->id == id))
 		return filter;
@@ -308,6 +312,26 @@ static inline void kbloom_filter_account(struct kbloom_filter *filter,
 	put_cpu_ptr(filter->stats);
 }
 
+/*
+ * kbloom_filter_count_op() - count @n keys of one operation
+ * @filter: the filter.
+ * @op: the operation.
+ * @n: keys.
+ * @hits: of them, those that answered 1 (query, test-and-add).
+ *
+ * Adds count as adds, queries as queries, test-and-adds as both; removes
+ * are not counted. Any context.
+ */
+static inline void kbloom_filter_count_op(struct kbloom_filter *filter,
+					  enum kbloom_op op, u32 n, u32 hits)
+{
+	if (op == KBLOOM_OP_REMOVE)
+		return;
+	kbloom_filter_account(filter, op != KBLOOM_OP_QUERY ? n : 0,
+			      op != KBLOOM_OP_ADD ? n : 0,
+			      op != KBLOOM_OP_ADD ? hits : 0);
+}
+
 /* What every in-kernel API call checks first: the length, then liveness. */
 static inline int kbloom_api_check(struct kbloom_filter *filter, u32 len)
 {
@@ -345,8 +369,7 @@ static __always_inline int kbloom_filter_do_rcu(struct kbloom_filter *filter,
 		return __kbloom_gen_do(gen, op, key, len) ? 0 : -ENOENT;
 	}
 	ret = __kbloom_gen_do(gen, op, key, len);
-	kbloom_filter_account(filter, op != KBLOOM_OP_QUERY,
-			      op != KBLOOM_OP_ADD, op != KBLOOM_OP_ADD && ret);
+	kbloom_filter_count_op(filter, op, 1, ret);
 	return op == KBLOOM_OP_ADD ? 0 : ret;
 }
 
