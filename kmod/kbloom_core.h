@@ -369,63 +369,158 @@ static inline unsigned long *kbloom_block_of(const struct kbloom_core *core,
 			       core->nbits >> kbloom_block_shift(core->flags));
 }
 
-/* Bit 0 of the result is set if bit @p of the block is clear. */
+/* Bit 0 of the result is set if bit @p of the block is set. */
 static __always_inline unsigned long
-kbloom_block_missing(const unsigned long *blk, unsigned int p)
+kbloom_block_has(const unsigned long *blk, unsigned int p)
 {
-	return ~READ_ONCE(blk[p / BITS_PER_LONG]) >> (p % BITS_PER_LONG);
+	return READ_ONCE(blk[p / BITS_PER_LONG]) >> (p % BITS_PER_LONG);
 }
 
 /* Positions one word of kbloom_mix64() gives a blocked bit filter: 7. */
 #define KBLOOM_BLOCK_PER_MIX	(64 / KBLOOM_BLOCK_SHIFT)
 
+/* Position @n of a key in its block, from kbloom_mix64() of its hash. */
+#define KBLOOM_BLOCK_POS(mix, n)					\
+	(((mix) >> ((n) * KBLOOM_BLOCK_SHIFT)) & (BIT(KBLOOM_BLOCK_SHIFT) - 1))
+
+/*
+ * KBLOOM_BLOCK_STEP(n), which the user defines around it, for the k
+ * positions, n = k - 1 down to 0, for the usual k (up to 7, for rates down
+ * to 0.5%): all from one word of kbloom_mix64(), and unrolled, no loop to
+ * run and no branch per position (an absent key's first zero bit is a coin
+ * toss for the branch predictor). Larger k take kbloom_block_next() in a
+ * loop.
+ */
+#define KBLOOM_BLOCK_UNROLL(k)						\
+	do {								\
+		switch (k) {						\
+		case 7:							\
+			KBLOOM_BLOCK_STEP(6);				\
+			fallthrough;					\
+		case 6:							\
+			KBLOOM_BLOCK_STEP(5);				\
+			fallthrough;					\
+		case 5:							\
+			KBLOOM_BLOCK_STEP(4);				\
+			fallthrough;					\
+		case 4:							\
+			KBLOOM_BLOCK_STEP(3);				\
+			fallthrough;					\
+		case 3:							\
+			KBLOOM_BLOCK_STEP(2);				\
+			fallthrough;					\
+		case 2:							\
+			KBLOOM_BLOCK_STEP(1);				\
+			fallthrough;					\
+		default:						\
+			KBLOOM_BLOCK_STEP(0);				\
+		}							\
+	} while (0)
+
+/*
+ * A query is a few instructions a bit: the word's index, its load, a shift
+ * by the bit's index (which the CPU takes modulo 64 by itself) and an AND.
+ */
 static __always_inline bool kbloom_block_query(const struct kbloom_core *core,
 					       const unsigned long *blk, u64 h)
 {
 	struct kbloom_block_iter it = { .h = h };
-	unsigned long missing = 0;
-	u64 r;
+	unsigned long have = ~0UL;
+	u64 mix;
 	u32 i;
 
-	/*
-	 * The usual k (up to 7, for rates down to 0.5%): one word, and the
-	 * tests unrolled, no loop to run: a query is a few instructions a bit.
-	 */
-#define KBLOOM_BLOCK_TEST(n)						\
-	(missing |= kbloom_block_missing(blk,				\
-			(r >> ((n) * KBLOOM_BLOCK_SHIFT)) &		\
-			(BIT(KBLOOM_BLOCK_SHIFT) - 1)))
+#define KBLOOM_BLOCK_STEP(n)						\
+	(have &= kbloom_block_has(blk, KBLOOM_BLOCK_POS(mix, n)))
 	if (likely(core->nhashes <= KBLOOM_BLOCK_PER_MIX)) {
-		r = kbloom_mix64(h);
-		switch (core->nhashes) {
-		case 7:
-			KBLOOM_BLOCK_TEST(6);
-			fallthrough;
-		case 6:
-			KBLOOM_BLOCK_TEST(5);
-			fallthrough;
-		case 5:
-			KBLOOM_BLOCK_TEST(4);
-			fallthrough;
-		case 4:
-			KBLOOM_BLOCK_TEST(3);
-			fallthrough;
-		case 3:
-			KBLOOM_BLOCK_TEST(2);
-			fallthrough;
-		case 2:
-			KBLOOM_BLOCK_TEST(1);
-			fallthrough;
-		default:
-			KBLOOM_BLOCK_TEST(0);
-		}
-		return !(missing & 1);
+		mix = kbloom_mix64(h);
+		KBLOOM_BLOCK_UNROLL(core->nhashes);
+		return have & 1;
 	}
-#undef KBLOOM_BLOCK_TEST
+#undef KBLOOM_BLOCK_STEP
 	for (i = 0; i < core->nhashes; i++)
-		missing |= kbloom_block_missing(blk,
+		have &= kbloom_block_has(blk,
 				kbloom_block_next(&it, KBLOOM_BLOCK_SHIFT));
-	return !(missing & 1);
+	return have & 1;
+}
+
+/*
+ * Set the bits of @mask in *@w by one atomic OR, never a plain
+ * read-modify-write: a concurrent adder's bits are never lost. The OR
+ * returns the word it replaced, which tells which bits this call set, for
+ * @d.
+ *
+ * Return: the bits this call set.
+ */
+static __always_inline unsigned long
+kbloom_word_or(unsigned long *w, unsigned long mask, struct kbloom_delta *d)
+{
+	unsigned long got = mask & ~set_mask_bits(w, 0UL, mask);
+
+	if (d)
+		d->set += hweight_long(got);
+	return got;
+}
+
+/*
+ * Position @p of a key being added: its bit joins the mask of its word in
+ * @want, and if the block lacks it, the word joins @words.
+ */
+static __always_inline void kbloom_block_want(const unsigned long *blk,
+					      unsigned int p,
+					      unsigned long *want,
+					      unsigned int *words)
+{
+	want[p / BITS_PER_LONG] |= BIT_MASK(p);
+	*words |= (unsigned int)(~kbloom_block_has(blk, p) & 1) <<
+		  (p / BITS_PER_LONG);
+}
+
+/**
+ * kbloom_block_add() - set a key's bits in its block
+ * @core: a blocked bit filter.
+ * @blk: the key's block.
+ * @h: the key's hash.
+ * @d: if not NULL, counts the bits set.
+ *
+ * The k bits are gathered by word, and each word that lacks one of them
+ * takes one atomic OR; a word that has them all is only read, so a key
+ * already present writes nothing (and a full filter's cache lines stay
+ * shared between CPUs). Which words lack bits is found as a query tests
+ * bits, without a branch per position; only the loop over those words
+ * branches.
+ *
+ * Return: true if this call set no bit (the key was there, or a racing
+ * adder set its last bits first).
+ */
+static __always_inline bool kbloom_block_add(const struct kbloom_core *core,
+					     unsigned long *blk, u64 h,
+					     struct kbloom_delta *d)
+{
+	unsigned long want[KBLOOM_BLOCK_LONGS] = {}, got = 0;
+	struct kbloom_block_iter it = { .h = h };
+	unsigned int words = 0;
+	u64 mix;
+	u32 i;
+
+#define KBLOOM_BLOCK_STEP(n)						\
+	kbloom_block_want(blk, KBLOOM_BLOCK_POS(mix, n), want, &words)
+	if (likely(core->nhashes <= KBLOOM_BLOCK_PER_MIX)) {
+		mix = kbloom_mix64(h);
+		KBLOOM_BLOCK_UNROLL(core->nhashes);
+	} else {
+		for (i = 0; i < core->nhashes; i++)
+			kbloom_block_want(blk,
+					  kbloom_block_next(&it,
+							    KBLOOM_BLOCK_SHIFT),
+					  want, &words);
+	}
+#undef KBLOOM_BLOCK_STEP
+	while (words) {
+		i = __ffs(words);
+		words &= words - 1;
+		got |= kbloom_word_or(&blk[i], want[i], d);
+	}
+	return !got;
 }
 
 bool kbloom_block_set(const struct kbloom_core *core, unsigned long *blk,

@@ -136,6 +136,12 @@ static inline unsigned long xchg(unsigned long *p, unsigned long v)
 	__atomic_compare_exchange_n(ptr, old, new, false, __ATOMIC_SEQ_CST, \
 				    __ATOMIC_RELAXED)
 
+/* The index of the lowest set bit of @w, which is not 0. */
+static inline unsigned long __ffs(unsigned long w)
+{
+	return __builtin_ctzl(w);
+}
+
 static inline unsigned int hweight_long(unsigned long w)
 {
 	return __builtin_popcountl(w);
