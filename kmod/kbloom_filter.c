@@ -884,9 +884,10 @@ static __always_inline int kbloom_filter_do(struct kbloom_filter *filter,
 {
 	int ret;
 
-	rcu_read_lock();
+	/* As kbloom_filter_do_id(): one inline section, preemption off. */
+	rcu_read_lock_sched();
 	ret = kbloom_filter_do_rcu(filter, op, key, len);
-	rcu_read_unlock();
+	rcu_read_unlock_sched();
 	return ret;
 }
 

@@ -281,7 +281,8 @@ static __always_inline bool __kbloom_gen_do(struct kbloom_gen *gen,
 
 	if (unlikely(gen->win))
 		return kbloom_window_do(gen->win, op, key, len);
-	ret = kbloom_core_do_inline(&gen->core, op, key, len, &d);
+	ret = kbloom_core_do_inline(&gen->core, op, key, len,
+				    op == KBLOOM_OP_QUERY ? NULL : &d);
 	/* Most adds change nothing once a key was seen: no call then. */
 	if (op != KBLOOM_OP_QUERY && (d.set | d.cleared | d.stuck | d.unstuck))
 		kbloom_occ_account(gen->occ, &d);
@@ -289,47 +290,45 @@ static __always_inline bool __kbloom_gen_do(struct kbloom_gen *gen,
 }
 
 /*
- * kbloom_filter_account() - count traffic in a filter's statistics
- * @filter: the filter.
- * @adds: keys added.
- * @queries: keys looked up.
- * @hits: lookups that answered "maybe present".
- *
- * Any context; this CPU's counters only.
- */
-static inline void kbloom_filter_account(struct kbloom_filter *filter,
-					 u32 adds, u32 queries, u32 hits)
-{
-	struct kbloom_stats *s;
-	unsigned long flags;
-
-	s = get_cpu_ptr(filter->stats);
-	flags = u64_stats_update_begin_irqsave(&s->syncp);
-	u64_stats_add(&s->adds, adds);
-	u64_stats_add(&s->queries, queries);
-	u64_stats_add(&s->hits, hits);
-	u64_stats_update_end_irqrestore(&s->syncp, flags);
-	put_cpu_ptr(filter->stats);
-}
-
-/*
- * kbloom_filter_count_op() - count @n keys of one operation
- * @filter: the filter.
+ * kbloom_stats_count_op() - count @n keys of one operation
+ * @s: this CPU's counters of the filter, preemption off.
  * @op: the operation.
  * @n: keys.
  * @hits: of them, those that answered 1 (query, test-and-add).
  *
  * Adds count as adds, queries as queries, test-and-adds as both; removes
- * are not counted. Any context.
+ * are not counted. Only counters that change are written: each is a
+ * read-modify-write of memory, which a one-key call from a packet path
+ * pays per packet.
+ */
+static __always_inline void kbloom_stats_count_op(struct kbloom_stats *s,
+						  enum kbloom_op op, u32 n,
+						  u32 hits)
+{
+	unsigned long flags;
+
+	if (op == KBLOOM_OP_REMOVE)
+		return;
+	flags = u64_stats_update_begin_irqsave(&s->syncp);
+	if (op != KBLOOM_OP_QUERY)
+		u64_stats_add(&s->adds, n);
+	if (op != KBLOOM_OP_ADD) {
+		u64_stats_add(&s->queries, n);
+		if (hits)
+			u64_stats_add(&s->hits, hits);
+	}
+	u64_stats_update_end_irqrestore(&s->syncp, flags);
+}
+
+/*
+ * kbloom_filter_count_op() - kbloom_stats_count_op() on this CPU's
+ * counters of @filter. Any context.
  */
 static inline void kbloom_filter_count_op(struct kbloom_filter *filter,
 					  enum kbloom_op op, u32 n, u32 hits)
 {
-	if (op == KBLOOM_OP_REMOVE)
-		return;
-	kbloom_filter_account(filter, op != KBLOOM_OP_QUERY ? n : 0,
-			      op != KBLOOM_OP_ADD ? n : 0,
-			      op != KBLOOM_OP_ADD ? hits : 0);
+	kbloom_stats_count_op(get_cpu_ptr(filter->stats), op, n, hits);
+	put_cpu_ptr(filter->stats);
 }
 
 /* What every in-kernel API call checks first: the length, then liveness. */
@@ -343,10 +342,11 @@ static inline int kbloom_api_check(struct kbloom_filter *filter, u32 len)
 }
 
 /*
- * One key, in an RCU read-side section: what the one-key calls share, inlined
- * into each, so that a call from a packet path (a kfunc, a netfilter
- * match) is one call into the filter, not a chain of them. Adds and
- * lookups count in the statistics; removes do not.
+ * One key, in an RCU-sched read-side section (preemption off): what the
+ * one-key calls share, inlined into each, so that a call from a packet
+ * path (a kfunc, a netfilter match) is one call into the filter, not a
+ * chain of them. Adds and lookups count in this CPU's statistics, which
+ * the section keeps this CPU's; removes do not count.
  *
  * Return: as the calls: 0 for add and remove, the result bit for query
  * and test-and-add; -EINVAL, -ENOENT; -EOPNOTSUPP (remove, not counting).
@@ -369,7 +369,7 @@ static __always_inline int kbloom_filter_do_rcu(struct kbloom_filter *filter,
 		return __kbloom_gen_do(gen, op, key, len) ? 0 : -ENOENT;
 	}
 	ret = __kbloom_gen_do(gen, op, key, len);
-	kbloom_filter_count_op(filter, op, 1, ret);
+	kbloom_stats_count_op(this_cpu_ptr(filter->stats), op, 1, ret);
 	return op == KBLOOM_OP_ADD ? 0 : ret;
 }
 
