@@ -777,12 +777,15 @@ static __always_inline u64 kbloom_ring_stage(const struct kbloom_core *core,
 
 /*
  * The ring, for one operation and layout: the compiler makes one copy per
- * (op, bits) it is called with, so that the loop decides nothing per key
- * but the key's own result.
+ * (op, @pos) it is called with, so that the loop decides nothing per key
+ * but the key's own result. Bit filters pass no @pos; counting filters
+ * their position array, once per batch rather than per key (a kernel
+ * built with INIT_STACK_ALL_ZERO zeroes a local array at every entry to
+ * its scope).
  */
 static __always_inline u32
 __kbloom_core_do_batch_blocked(struct kbloom_core *filter, enum kbloom_op op,
-			       bool bits, const u8 *keys, const u32 *lens,
+			       u64 *pos, const u8 *keys, const u32 *lens,
 			       u32 n, u8 *results, struct kbloom_delta *d)
 {
 	/*
@@ -804,17 +807,20 @@ __kbloom_core_do_batch_blocked(struct kbloom_core *filter, enum kbloom_op op,
 	}
 	for (i = 0; i < n; i++) {
 		s = i % KBLOOM_CORE_PIPE_BLOCKS;
-		if (bits) {
-			blk = kbloom_block_at(core, h[s], nblocks);
-			r = op == KBLOOM_OP_QUERY ?
-			    kbloom_block_query(core, blk, h[s]) :
-			    kbloom_block_add(core, blk, h[s], d) &&
-			    op == KBLOOM_OP_TEST_AND_ADD;
-		} else {
-			u64 pos[KBLOOM_CORE_MAX_HASHES];
-
+		if (pos) {
 			kbloom_core_fill_blocked(core, h[s], pos);
 			r = kbloom_core_do_at(core, op, pos, d);
+		} else if (op == KBLOOM_OP_QUERY) {
+			blk = kbloom_block_at(core, h[s], nblocks);
+			r = kbloom_block_query(core, blk, h[s]);
+		} else if (op == KBLOOM_OP_REMOVE) {
+			/* Callers refuse it (kbloom_op_check()): never a write. */
+			r = false;
+		} else {
+			/* An add of a key that is there writes nothing. */
+			blk = kbloom_block_at(core, h[s], nblocks);
+			r = kbloom_block_add(core, blk, h[s], d) &&
+			    op == KBLOOM_OP_TEST_AND_ADD;
 		}
 		if (i + KBLOOM_CORE_PIPE_BLOCKS < n) {
 			h[s] = kbloom_ring_stage(core, nblocks, ahead,
@@ -850,7 +856,7 @@ kbloom_core_do_batch_blocked_query(struct kbloom_core *core, const u8 *keys,
 				   const u32 *lens, u32 n, u8 *results,
 				   struct kbloom_delta *d)
 {
-	return __kbloom_core_do_batch_blocked(core, KBLOOM_OP_QUERY, true, keys,
+	return __kbloom_core_do_batch_blocked(core, KBLOOM_OP_QUERY, NULL, keys,
 					      lens, n, results, d);
 }
 
@@ -859,7 +865,7 @@ kbloom_core_do_batch_blocked_bits(struct kbloom_core *core, enum kbloom_op op,
 				  const u8 *keys, const u32 *lens, u32 n,
 				  u8 *results, struct kbloom_delta *d)
 {
-	return __kbloom_core_do_batch_blocked(core, op, true, keys, lens, n,
+	return __kbloom_core_do_batch_blocked(core, op, NULL, keys, lens, n,
 					      results, d);
 }
 
@@ -869,7 +875,9 @@ kbloom_core_do_batch_blocked_counting(struct kbloom_core *core,
 				      const u32 *lens, u32 n, u8 *results,
 				      struct kbloom_delta *d)
 {
-	return __kbloom_core_do_batch_blocked(core, op, false, keys, lens, n,
+	u64 pos[KBLOOM_CORE_MAX_HASHES];
+
+	return __kbloom_core_do_batch_blocked(core, op, pos, keys, lens, n,
 					      results, d);
 }
 

@@ -11,6 +11,7 @@
 
 #ifdef __KERNEL__
 #include <linux/bitops.h>
+#include <linux/build_bug.h>
 #include <linux/bits.h>
 #include <linux/jhash.h>
 #include <linux/math64.h>
@@ -350,8 +351,8 @@ static inline unsigned int kbloom_block_next(struct kbloom_block_iter *it,
  * way that matters, the query: each of the k bits is tested in the
  * block's word where it lies, without a branch per position (an absent
  * key's first zero bit is a coin toss for the branch predictor), and the
- * positions are generated in registers. An add first asks the same
- * question, and writes nothing if the answer is yes.
+ * positions are generated in registers. An add asks the same question
+ * word by word, and writes nothing where the answer is yes.
  */
 #define KBLOOM_BLOCK_LONGS	(KBLOOM_BLOCK_BYTES / sizeof(unsigned long))
 
@@ -378,6 +379,9 @@ kbloom_block_has(const unsigned long *blk, unsigned int p)
 
 /* Positions one word of kbloom_mix64() gives a blocked bit filter: 7. */
 #define KBLOOM_BLOCK_PER_MIX	(64 / KBLOOM_BLOCK_SHIFT)
+static_assert(KBLOOM_BLOCK_PER_MIX == 7, "KBLOOM_BLOCK_UNROLL() unrolls 7");
+/* kbloom_block_add() keeps the block's words needing a write in a u32. */
+static_assert(KBLOOM_BLOCK_LONGS <= 32, "a block's words fit a mask");
 
 /* Position @n of a key in its block, from kbloom_mix64() of its hash. */
 #define KBLOOM_BLOCK_POS(mix, n)					\
@@ -419,7 +423,8 @@ kbloom_block_has(const unsigned long *blk, unsigned int p)
 
 /*
  * A query is a few instructions a bit: the word's index, its load, a shift
- * by the bit's index (which the CPU takes modulo 64 by itself) and an AND.
+ * by the bit's index in the word (which x86-64 takes modulo 64 by itself:
+ * no mask) and an AND.
  */
 static __always_inline bool kbloom_block_query(const struct kbloom_core *core,
 					       const unsigned long *blk, u64 h)

@@ -1134,7 +1134,7 @@ static u32 single_run(struct kbloom_core *core, enum kbloom_op op,
  */
 /*
  * Blocked bit filters take a path of their own (kbloom_block_query(),
- * kbloom_block_set()) that never builds the position array: it must set
+ * kbloom_block_add()) that never builds the position array: it must set
  * and test exactly the bits kbloom_core_positions() names, which the
  * golden vectors pin down.
  */
