@@ -251,28 +251,20 @@ static inline void kbloom_core_fill_blocked(const struct kbloom_core *core,
 }
 
 /*
- * Set the bits of @mask in *@w by one atomic OR, never a plain
- * read-modify-write: a concurrent adder's bits are never lost. A word that
- * has them already is only read, not written: once a filter fills up,
- * most adds find their bits set, and skipping the locked write keeps those
- * cache lines shared between CPUs instead of bouncing them. The OR returns
- * the word it replaced, which tells which bits this call set, for @d.
+ * kbloom_word_or() on a word that lacks some bit of @mask; a word that has
+ * them already is only read, not written: once a filter fills up, most
+ * adds find their bits set, and skipping the locked write keeps those
+ * cache lines shared between CPUs instead of bouncing them.
  *
  * Return: true if this call set some bit.
  */
 static inline bool kbloom_word_set(unsigned long *w, unsigned long mask,
 				   struct kbloom_delta *d)
 {
-	unsigned long old;
-
 	if ((READ_ONCE(*w) & mask) == mask)
 		return false;
-	old = set_mask_bits(w, 0UL, mask);
-	if (!(mask & ~old))
-		return false;	/* a racing adder set them first */
-	if (d)
-		d->set += hweight_long(mask & ~old);
-	return true;
+	/* No bit set: a racing adder set them first. */
+	return kbloom_word_or(w, mask, d);
 }
 
 /* kbloom_block_add(), out of line for the one-key paths. */
@@ -753,13 +745,12 @@ static_assert(KBLOOM_CORE_PIPE_POS >= KBLOOM_CORE_MAX_HASHES,
  * Blocked filters pipeline deeper, and without a break: a key is one cache
  * line, so the block of the key KBLOOM_CORE_PIPE_BLOCKS places ahead is
  * fetched while this one is worked on, and all a key needs meanwhile is
- * its hash (256 bytes of stack; the block is one multiply away, and a
- * counting filter's positions are in a frame of their own). 32 places
- * ahead at about 12 ns a key is 380 ns of lead, more than a miss to DRAM
- * takes even in a virtual machine (about 240 ns here); 16 were measured
- * 10-20% slower past the caches (make bench, 50M keys). Group-wise (hash
- * a group, then work on it) would leave the memory idle while a group is
- * worked on.
+ * its hash (256 bytes of stack; the block is one multiply away). 32
+ * places ahead at about 12 ns a key is 380 ns of lead, more than a miss
+ * to DRAM takes even in a virtual machine (about 240 ns here); 16 were
+ * 10-20% slower past the caches (the batch alone, natively, 50M keys).
+ * Group-wise (hash a group, then work on it) would leave the memory idle
+ * while a group is worked on.
  */
 #define KBLOOM_CORE_PIPE_BLOCKS	32
 
