@@ -798,18 +798,17 @@ __kbloom_core_do_batch_blocked(struct kbloom_core *filter, enum kbloom_op op,
 	}
 	for (i = 0; i < n; i++) {
 		s = i % KBLOOM_CORE_PIPE_BLOCKS;
+		blk = kbloom_block_at(core, h[s], nblocks);
 		if (pos) {
 			kbloom_core_fill_blocked(core, h[s], pos);
 			r = kbloom_core_do_at(core, op, pos, d);
 		} else if (op == KBLOOM_OP_QUERY) {
-			blk = kbloom_block_at(core, h[s], nblocks);
 			r = kbloom_block_query(core, blk, h[s]);
 		} else if (op == KBLOOM_OP_REMOVE) {
 			/* Callers refuse it (kbloom_op_check()): never a write. */
 			r = false;
 		} else {
 			/* An add of a key that is there writes nothing. */
-			blk = kbloom_block_at(core, h[s], nblocks);
 			r = kbloom_block_add(core, blk, h[s], d) &&
 			    op == KBLOOM_OP_TEST_AND_ADD;
 		}
