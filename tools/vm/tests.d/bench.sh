@@ -104,6 +104,14 @@ run_input_bench() {
 # also runs the map program with its lookups left out (parsing and keys
 # only), and prints each one's lookups alone: its time less that one's.
 # Needs kbloom.ko with BTF (bench-vm.sh builds it so).
+# The median of column $1 of the XDP bench's three rounds of ratios
+# (/tmp/xb.ratios), said as kbloom's ratio to $2.
+xb_median() {
+	sort -n -k"$1" /tmp/xb.ratios | awk -v c="$1" -v what="$2" '{ v[NR] = $c }
+	END { if (NR == 3)
+		printf "# bench: XDP: kbloom kfuncs by id %sx %s, median of %s, %s, %s\n", v[2], what, v[1], v[2], v[3] }'
+}
+
 run_xdp_bench() {
 	xb_flows=${kbloom_xdp_flows:-5000}
 	xb_sent=$((xb_flows < 500 ? xb_flows : 500))
@@ -135,13 +143,8 @@ run_xdp_bench() {
 			printf "%s %.2f\n", substr(lid, 1, length(lid) - 1), kid / map }' \
 			/tmp/xb.out >> /tmp/xb.ratios
 	done
-	sort -n /tmp/xb.ratios | awk '{ l[NR] = $1 }
-	END { if (NR == 3) {
-		printf "# bench: XDP: kbloom kfuncs by id %sx the BPF map'"'"'s lookup rate (lookups alone), median of %s, %s, %s\n", l[2], l[1], l[2], l[3]
-	} }'
-	sort -n -k2 /tmp/xb.ratios | awk '{ p[NR] = $2 }
-	END { if (NR == 3)
-		printf "# bench: XDP: kbloom kfuncs by id %sx the packets/s of the BPF map, median of %s, %s, %s\n", p[2], p[1], p[2], p[3] }'
+	xb_median 1 "the BPF map's lookup rate (lookups alone)"
+	xb_median 2 "the packets/s of the BPF map"
 	# kbloom: what the filter holds. The BPF map: its bit array as
 	# kernel/bpf/bloom_filter.c sizes it (k * n * 7 / 5 bits, rounded up to
 	# a power of two), with k = 7 for 1%, as kbloom_xdp sets it.
