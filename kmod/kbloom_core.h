@@ -543,10 +543,16 @@ static __always_inline bool kbloom_block_do(const struct kbloom_core *core,
 					    unsigned long *blk, u64 h,
 					    struct kbloom_delta *d)
 {
+	/*
+	 * Callers refuse a remove (kbloom_op_check()); were one to come, it
+	 * answers false and writes nothing, as in the batch.
+	 */
+	if (op == KBLOOM_OP_REMOVE)
+		return false;
 	/* An add whose bits are all set writes nothing. */
 	if (kbloom_block_query(core, blk, h))
 		return op != KBLOOM_OP_ADD;
-	if (op == KBLOOM_OP_QUERY || op == KBLOOM_OP_REMOVE)
+	if (op == KBLOOM_OP_QUERY)
 		return false;
 	return kbloom_block_set(core, blk, h, d) &&
 	       op == KBLOOM_OP_TEST_AND_ADD;
