@@ -1391,57 +1391,25 @@ struct bench_result {
 	uint64_t counters[NR_COUNTERS];
 };
 
-static int bench_one(const struct options *o, struct loaded *l,
-		     struct bench_result *r)
+/* One BPF_PROG_TEST_RUN of flow @flow's packet, @repeat times, into @r. */
+static int bench_run(const struct options *o, struct loaded *l, uint64_t flow,
+		     int repeat, struct bench_result *r)
 {
-	uint64_t per = o->packets / o->nr_flows, i, done = 0;
-	double t0;
+	LIBBPF_OPTS(bpf_test_run_opts, run, .repeat = repeat);
+	double t0 = now_ns();
 	struct pkt pkt;
 
-	memset(r, 0, sizeof(*r));
-	t0 = now_ns();
-	if (!o->distinct) {
-		/*
-		 * Each flow's packet, repeated: its first run is the new
-		 * flow, the others are seen.
-		 */
-		for (i = 0; i < o->nr_flows; i++) {
-			LIBBPF_OPTS(bpf_test_run_opts, run,
-				    .repeat = (int)(per ? per : 1));
-
-			bench_pkt(o, i, &pkt);
-			run.data_in = pkt.buf;
-			run.data_size_in = pkt.len;
-			if (bpf_prog_test_run_opts(l->prog_fd, &run)) {
-				errmsg("%s: BPF_PROG_TEST_RUN: %s", l->what,
-				       strerror(errno));
-				return -1;
-			}
-			r->ns += (double)run.duration * run.repeat;
-			r->packets += run.repeat;
-		}
-	} else {
-		/*
-		 * One run per packet, the flows in turn: the first round
-		 * is all new flows, the next ones are all seen.
-		 */
-		for (done = 0; done < o->packets; done++) {
-			LIBBPF_OPTS(bpf_test_run_opts, run, .repeat = 1);
-
-			bench_pkt(o, done % o->nr_flows, &pkt);
-			run.data_in = pkt.buf;
-			run.data_size_in = pkt.len;
-			if (bpf_prog_test_run_opts(l->prog_fd, &run)) {
-				errmsg("%s: BPF_PROG_TEST_RUN: %s", l->what,
-				       strerror(errno));
-				return -1;
-			}
-			r->ns += run.duration;
-			r->packets++;
-		}
+	bench_pkt(o, flow, &pkt);
+	run.data_in = pkt.buf;
+	run.data_size_in = pkt.len;
+	if (bpf_prog_test_run_opts(l->prog_fd, &run)) {
+		errmsg("%s: BPF_PROG_TEST_RUN: %s", l->what, strerror(errno));
+		return -1;
 	}
-	r->wall_ns = now_ns() - t0;
-	return read_counters(l->counters_fd, r->counters);
+	r->ns += (double)run.duration * run.repeat;
+	r->packets += run.repeat;
+	r->wall_ns += now_ns() - t0;
+	return 0;
 }
 
 /*
@@ -1483,14 +1451,15 @@ static int bench_load(const struct options *o, enum bench_run run,
 static int cmd_bench(struct options *o)
 {
 	bool want[NR_BENCH_RUNS] = { [BENCH_NONE] = true };
+	bool ok[NR_BENCH_RUNS] = { false };
 	double ns[NR_BENCH_RUNS] = { 0 };
-	char what[NR_BENCH_RUNS][64];
+	struct bench_result r[NR_BENCH_RUNS];
+	struct loaded l[NR_BENCH_RUNS];
 	const char *src = o->ipv6 ? BENCH_SRC6 : BENCH_SRC4;
 	const char *allow_addrs[1] = { src };
+	uint64_t per = o->packets / o->nr_flows, i, turns;
 	int failed = 0, shown = 0;
-	struct bench_result r;
 	enum bench_run run;
-	struct loaded l;
 
 	if (!o->map) {
 		want[BENCH_BY_REF] = o->by != BY_ID;
@@ -1519,40 +1488,68 @@ static int cmd_bench(struct options *o)
 		       o->distinct ? "distinct" : "repeat");
 	}
 	fflush(stdout);
+	memset(r, 0, sizeof(r));
 	for (run = 0; run < NR_BENCH_RUNS; run++) {
 		if (!want[run])
 			continue;
-		if (bench_load(o, run, &l)) {
+		if (bench_load(o, run, &l[run]))
+			failed++;
+		else
+			ok[run] = true;
+	}
+	/*
+	 * Side by side: the programs take turns, a flow each (its packet
+	 * repeated) or, with --distinct, a packet each, so that what the
+	 * machine or the emulator does meanwhile falls on all of them alike;
+	 * one program run after another moved the "no lookup" line, and with
+	 * it every "lookup alone", by a third under emulation. Each program
+	 * has flows of its own (numbered from run * --flows-count): the two
+	 * kfunc programs share one filter, and each must see its flows new.
+	 */
+	turns = o->distinct ? o->packets : o->nr_flows;
+	for (i = 0; i < turns; i++) {
+		for (run = 0; run < NR_BENCH_RUNS; run++) {
+			if (!ok[run])
+				continue;
+			if (bench_run(o, &l[run],
+				      run * o->nr_flows + i % o->nr_flows,
+				      o->distinct || !per ? 1 : (int)per,
+				      &r[run])) {
+				unload(&l[run]);
+				ok[run] = false;
+				failed++;
+			}
+		}
+	}
+	for (run = 0; run < NR_BENCH_RUNS; run++) {
+		if (!ok[run])
+			continue;
+		if (read_counters(l[run].counters_fd, r[run].counters)) {
+			unload(&l[run]);
+			ok[run] = false;
 			failed++;
 			continue;
 		}
-		if (bench_one(o, &l, &r)) {
-			unload(&l);
-			failed++;
-			continue;
-		}
-		ns[run] = r.ns / r.packets;
-		snprintf(what[run], sizeof(what[run]), "%s", l.what);
+		ns[run] = r[run].ns / r[run].packets;
 		if (o->json) {
 			printf("%s{\"program\":", shown++ ? "," : "");
-			json_str(stdout, l.what);
+			json_str(stdout, l[run].what);
 			printf(",\"packets_per_s\":%.0f,\"ns_per_packet\":%.2f,\"lookup_ns_per_packet\":%.2f,\"wall_packets_per_s\":%.0f,\"counters\":",
-			       r.packets / r.ns * 1e9, ns[run],
+			       r[run].packets / r[run].ns * 1e9, ns[run],
 			       run && ns[BENCH_NONE] ? ns[run] - ns[BENCH_NONE] : 0,
-			       r.packets / r.wall_ns * 1e9);
-			print_counters_json(r.counters);
+			       r[run].packets / r[run].wall_ns * 1e9);
+			print_counters_json(r[run].counters);
 			putchar('}');
 		} else {
 			printf("%-30s %12.0f %10.2f %12.0f %10llu %10llu %8llu %8llu\n",
-			       l.what, r.packets / r.ns * 1e9, ns[run],
-			       r.packets / r.wall_ns * 1e9,
-			       (unsigned long long)r.counters[2],
-			       (unsigned long long)r.counters[3],
-			       (unsigned long long)r.counters[1],
-			       (unsigned long long)r.counters[4]);
+			       l[run].what, r[run].packets / r[run].ns * 1e9,
+			       ns[run], r[run].packets / r[run].wall_ns * 1e9,
+			       (unsigned long long)r[run].counters[2],
+			       (unsigned long long)r[run].counters[3],
+			       (unsigned long long)r[run].counters[1],
+			       (unsigned long long)r[run].counters[4]);
 		}
 		fflush(stdout);
-		unload(&l);
 	}
 	if (o->json) {
 		printf("]}\n");
@@ -1569,12 +1566,15 @@ static int cmd_bench(struct options *o)
 
 			if (ns[run] <= 0)
 				continue;
-			printf("  lookup, %-30s %10.2f ns", what[run], mine);
+			printf("  lookup, %-30s %10.2f ns", l[run].what, mine);
 			if (run != BENCH_MAP && ns[BENCH_MAP] > 0 && mine > 0)
 				printf("  %.2fx the map's lookup rate", map / mine);
 			putchar('\n');
 		}
 	}
+	for (run = 0; run < NR_BENCH_RUNS; run++)
+		if (ok[run])
+			unload(&l[run]);
 	return failed ? EXIT_RUNTIME : 0;
 }
 
@@ -1872,11 +1872,14 @@ static void usage(FILE *f)
 	      "                     or: exec COMMAND, run by sh between two packets\n"
 	      "  --kfunc            bench: the kfunc program only (--map: the map's only)\n"
 	      "  --packets N        bench: packets per program (default 1000000)\n"
-	      "  --flows-count M    bench: distinct flows among them (default 1000)\n"
+	      "  --flows-count M    bench: distinct flows among them, each program its\n"
+	      "                     own (default 1000); the programs take turns, a flow\n"
+	      "                     (or with --distinct a packet) each\n"
 	      "  --distinct         bench: one BPF_PROG_TEST_RUN per packet, the flows in\n"
 	      "                     turn; default: each flow's packet repeated N/M times\n"
 	      "  --ipv6             bench: IPv6 packets\n"
-	      "  --clear            bench: clear filter --flows before each kfunc run\n"
+	      "  --clear            bench: clear filter --flows first; the two kfunc\n"
+	      "                     programs share it, and fill it with 2 x M flows\n"
 	      "  --by-id            kfunc: by the filter's id, from bpf_kbloom_id() in the\n"
 	      "                     same run (default: by reference, bpf_kbloom_get()/put())\n"
 	      "  --id N             kfunc: by id N, as given (a destroyed filter's, say)\n"

@@ -109,7 +109,9 @@ run_input_bench() {
 xb_median() {
 	sort -n -k"$1" /tmp/xb.ratios | awk -v c="$1" -v what="$2" '{ v[NR] = $c }
 	END { if (NR == 3)
-		printf "# bench: XDP: kbloom kfuncs by id %sx %s, median of %s, %s, %s\n", v[2], what, v[1], v[2], v[3] }'
+		printf "# bench: XDP: kbloom kfuncs by id %sx %s, median of %s, %s, %s\n", v[2], what, v[1], v[2], v[3]
+	else
+		printf "# bench: XDP: no median of kbloom kfuncs by id to %s: %d of the 3 rounds gave a ratio\n", what, NR }'
 }
 
 run_xdp_bench() {
