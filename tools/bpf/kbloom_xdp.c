@@ -21,6 +21,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <limits.h>
 #include <linux/if_link.h>
 #include <math.h>
 #include <net/if.h>
@@ -1873,8 +1874,8 @@ static void usage(FILE *f)
 	      "  --kfunc            bench: the kfunc program only (--map: the map's only)\n"
 	      "  --packets N        bench: packets per program (default 1000000)\n"
 	      "  --flows-count M    bench: distinct flows among them, each program its\n"
-	      "                     own (default 1000); the programs take turns, a flow\n"
-	      "                     (or with --distinct a packet) each\n"
+	      "                     own (default 1000, at most 2097152); the programs\n"
+	      "                     take turns, a flow (or with --distinct a packet) each\n"
 	      "  --distinct         bench: one BPF_PROG_TEST_RUN per packet, the flows in\n"
 	      "                     turn; default: each flow's packet repeated N/M times\n"
 	      "  --ipv6             bench: IPv6 packets\n"
@@ -2106,8 +2107,9 @@ int main(int argc, char **argv)
 						 optarg);
 			break;
 		case OPT_FLOWS_COUNT:
-			if (parse_u64(optarg, 1, 1U << 23, &v))
-				return usage_err("--flows-count: '%s' is not 1 to 8388608",
+			/* 2^23 IPv4 destinations, a quarter per program. */
+			if (parse_u64(optarg, 1, 1U << 21, &v))
+				return usage_err("--flows-count: '%s' is not 1 to 2097152",
 						 optarg);
 			o.nr_flows = v;
 			break;
@@ -2163,6 +2165,9 @@ int main(int argc, char **argv)
 		return usage_err("%s", "bench fills the allow-lists with its own source address: no --allow-addr");
 	if (cmd == CMD_BENCH && o.nr_flows > o.packets)
 		return usage_err("%s", "--flows-count is more than --packets");
+	/* BPF_PROG_TEST_RUN repeats a packet at most INT_MAX times here. */
+	if (cmd == CMD_BENCH && o.packets / o.nr_flows > INT_MAX)
+		return usage_err("%s", "more than 2147483647 packets per flow");
 	if (cmd == CMD_BENCH && o.clear && !o.flows)
 		return usage_err("%s", "--clear needs --flows NAME");
 	if (cmd == CMD_KFUNC) {

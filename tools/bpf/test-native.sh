@@ -180,6 +180,11 @@ expect 2 "--allow-addr needs --allow" test-run --map --allow-addr 10.0.0.1
 expect 2 "--by-id with --map" test-run --map --by-id
 expect 2 "attach without a device" attach --map
 expect 2 "a test-run option on stats" stats --pkt arp lo
+expect 2 "bench: --flows-count past 2^21 (each program its own IPv4 flows)" \
+	bench --map --flows f --flows-count 2097153 --packets 4194306
+err_has "'2097153' is not 1 to 2097152" "... and says the range"
+expect 2 "bench: more packets per flow than one test run repeats" \
+	bench --map --flows f --packets 1099511627776 --flows-count 1
 expect 1 "stats of a device that does not exist" stats kbnosuch0
 err_has "device 'kbnosuch0': no such device" "the missing device is named"
 run help
