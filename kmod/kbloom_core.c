@@ -640,7 +640,9 @@ bool kbloom_core_test_and_add_at(struct kbloom_core *core, const u64 *pos,
  * keys, so it is refused and nothing changes. Saturated counters are left
  * alone (see kbloom_counter_inc()). Lock-free, any context.
  *
- * Return: true if removed, false if refused because the key is absent.
+ * Return: true if removed, false if refused because the key is absent,
+ * or because @core has no counters (callers refuse that first; a bit
+ * filter's bits read as counters would be corrupted).
  */
 bool kbloom_core_remove(struct kbloom_core *core, const void *key, u32 len,
 			struct kbloom_delta *d)
@@ -656,6 +658,9 @@ bool kbloom_core_remove_at(struct kbloom_core *core, const u64 *pos,
 {
 	u32 i;
 
+	/* See kbloom_core_remove(): no counters, nothing to take. */
+	if (!kbloom_counting(core))
+		return false;
 	for (i = 0; i < core->nhashes; i++)
 		if (!kbloom_counter_read(core, pos[i]))
 			return false;
