@@ -1458,7 +1458,9 @@ static int cmd_bench(struct options *o)
 	struct loaded l[NR_BENCH_RUNS];
 	const char *src = o->ipv6 ? BENCH_SRC6 : BENCH_SRC4;
 	const char *allow_addrs[1] = { src };
-	uint64_t per = o->packets / o->nr_flows, i, turns;
+	/* main() checked 1 <= --packets / --flows-count <= INT_MAX. */
+	int repeat = o->distinct ? 1 : (int)(o->packets / o->nr_flows);
+	uint64_t i, turns;
 	int failed = 0, shown = 0;
 	enum bench_run run;
 
@@ -1514,8 +1516,7 @@ static int cmd_bench(struct options *o)
 				continue;
 			if (bench_run(o, &l[run],
 				      run * o->nr_flows + i % o->nr_flows,
-				      o->distinct || !per ? 1 : (int)per,
-				      &r[run])) {
+				      repeat, &r[run])) {
 				unload(&l[run]);
 				ok[run] = false;
 				failed++;
