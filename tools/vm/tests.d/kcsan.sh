@@ -42,7 +42,8 @@ kcsan_drop_foreign() {
 			fns = title
 			sub(/^.*data-race in /, "", fns)
 			gsub(/\+0x[0-9a-f]+\/0x[0-9a-f]+( \[[a-z_]+\])?/, "", fns)
-			printk_only = fns ~ /^ *(_?v?printk|printk_|console_|vprintk_)[a-z_]*( *\/ *(_?v?printk|printk_|console_|vprintk_)[a-z_]*)? *$/
+			fn = "(_?v?printk|console_)[a-z_]*"
+			printk_only = fns ~ ("^ *" fn "( */ *" fn ")? *$")
 			if (buf ~ /\[(kbloom|xt_bloom)\]/ && !printk_only) {
 				printf "%s", buf
 			} else {
