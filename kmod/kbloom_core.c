@@ -56,10 +56,10 @@ u64 kbloom_hash64(const void *key, u32 len, const u32 seed[2])
  *	seed[0] | seed[1] << 32, seed[2] | seed[3] << 32, so it is the same
  *	numbers, and the same positions, on every architecture.
  *
- * The kernel's siphash(), a keyed pseudo-random function: unlike jhash,
- * someone who does not know the seed cannot find keys that set chosen
- * bits, however many keys they choose (a packet stream) and however many
- * answers they see.
+ * The kernel's siphash() (computed inline, from the kernel's rounds), a
+ * keyed pseudo-random function: unlike jhash, someone who does not know
+ * the seed cannot find keys that set chosen bits, however many keys they
+ * choose (a packet stream) and however many answers they see.
  *
  * Return: the 64-bit SipHash.
  */

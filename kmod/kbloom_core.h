@@ -212,7 +212,7 @@ u64 kbloom_exp_neg_q32(u64 x);
  */
 
 /* The first @len (1 to 4) bytes at @k, little-endian, zero-padded. */
-static inline u32 kbloom_tail_le32(const u8 *k, u32 len)
+static __always_inline u32 kbloom_tail_le32(const u8 *k, u32 len)
 {
 	switch (len) {
 	case 1:
@@ -270,13 +270,47 @@ static __always_inline u64 __kbloom_hash64(const void *key, u32 len,
 	return (u64)b << 32 | c;
 }
 
+/*
+ * siphash() of lib/siphash.c, inline: SipHash-2-4 from the kernel's own
+ * rounds (SIPHASH_PERMUTATION()), the same value for any alignment. Out
+ * of line it is a call into the kernel image from a packet's kfunc or
+ * match, and under emulation each call and return between pages costs
+ * as much as a round. The words are read as lib/siphash.c reads them;
+ * the last 0 to 7 bytes as kbloom_tail_le32() reads a tail.
+ */
 static __always_inline u64 __kbloom_siphash64(const void *key, u32 len,
 					      const u32 seed[4])
 {
-	siphash_key_t k = {{ (u64)seed[1] << 32 | seed[0],
-			     (u64)seed[3] << 32 | seed[2] }};
+	const u64 k0 = (u64)seed[1] << 32 | seed[0];
+	const u64 k1 = (u64)seed[3] << 32 | seed[2];
+	u64 v0 = SIPHASH_CONST_0 ^ k0, v1 = SIPHASH_CONST_1 ^ k1;
+	u64 v2 = SIPHASH_CONST_2 ^ k0, v3 = SIPHASH_CONST_3 ^ k1;
+	u64 b = (u64)len << 56, m;
+	const u8 *k = key;
+	u32 left = len % 8;
 
-	return siphash(key, len, &k);
+	for (; len >= 8; len -= 8, k += 8) {
+		m = get_unaligned_le64(k);
+		v3 ^= m;
+		SIPHASH_PERMUTATION(v0, v1, v2, v3);
+		SIPHASH_PERMUTATION(v0, v1, v2, v3);
+		v0 ^= m;
+	}
+	if (left > 4)
+		b |= get_unaligned_le32(k) |
+		     (u64)kbloom_tail_le32(k + 4, left - 4) << 32;
+	else if (left)
+		b |= kbloom_tail_le32(k, left);
+	v3 ^= b;
+	SIPHASH_PERMUTATION(v0, v1, v2, v3);
+	SIPHASH_PERMUTATION(v0, v1, v2, v3);
+	v0 ^= b;
+	v2 ^= 0xff;
+	SIPHASH_PERMUTATION(v0, v1, v2, v3);
+	SIPHASH_PERMUTATION(v0, v1, v2, v3);
+	SIPHASH_PERMUTATION(v0, v1, v2, v3);
+	SIPHASH_PERMUTATION(v0, v1, v2, v3);
+	return (v0 ^ v1) ^ (v2 ^ v3);
 }
 
 /* kbloom_core_hash(), inline for the batch loop, where a call per key shows. */

@@ -181,21 +181,21 @@ if KBLOOM_BTF=1 kbloom_build_module "$stock_kdir" "$build/stock"; then
 		pass "module builds warning-free with W=1"
 	fi
 	# kbloom_bpf.c puts each *_id kfunc in a section of its own aligned
-	# to 2 KiB, so that it lies on one page: true while each is smaller.
+	# to 4 KiB, so that it lies on one page: true while each is smaller.
 	kf_n=0 kf_bad=''
 	while read -r kf_name _ _ _ kf_size _ _ _ _ kf_align; do
 		case $kf_name in
 		.text.bpf_kbloom_*_id)
 			kf_n=$((kf_n + 1))
-			[ "$kf_align" = 2048 ] && [ $((0x$kf_size)) -le 2048 ] ||
+			[ "$kf_align" = 4096 ] && [ $((0x$kf_size)) -le 4096 ] ||
 				kf_bad="$kf_bad $kf_name"
 			;;
 		esac
 	done < <(readelf -SW "$build/stock/kmod/kbloom.ko" | sed 's/^ *\[ *[0-9]*\] //')
 	if [ "$kf_n" -eq 4 ] && [ -z "$kf_bad" ]; then
-		pass "the 4 *_id kfuncs each in a 2 KiB-aligned section under 2 KiB (one page each)"
+		pass "the 4 *_id kfuncs each in a 4 KiB-aligned section under 4 KiB (one page each)"
 	else
-		fail "the 4 *_id kfuncs each in a 2 KiB-aligned section under 2 KiB: $kf_n found;$kf_bad not"
+		fail "the 4 *_id kfuncs each in a 4 KiB-aligned section under 4 KiB: $kf_n found;$kf_bad not"
 	fi
 else
 	cat "$build/stock/build.log"; fail "module builds against $stock_kdir"

@@ -110,9 +110,19 @@ static void kbloom_hash_low_word_is_jhash(struct kunit *test)
 	}
 }
 
+/* The hot paths' inline SipHash is siphash(), at any length and offset. */
+static void kbloom_hash_siphash_is_kernels(struct kunit *test)
+{
+	u8 *buf = kunit_kmalloc(test, KBLOOM_KEY_MAX + 8, GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, buf);
+	KUNIT_EXPECT_EQ(test, kbloom_test_siphash_any(buf, KBLOOM_KEY_MAX), -1);
+}
+
 static struct kunit_case kbloom_hash_cases[] = {
 	KUNIT_CASE(kbloom_hash_matches_golden_vectors),
 	KUNIT_CASE(kbloom_hash_siphash_reference),
+	KUNIT_CASE(kbloom_hash_siphash_is_kernels),
 	KUNIT_CASE(kbloom_hash_low_word_is_jhash),
 	{}
 };

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 
 #include "kbloom_core.h"
+#include "../../include/uapi/linux/kbloom.h"
 #include "../../kmod/selftest/kbloom_test_util.h"
 #include "../../kmod/selftest/kbloom_vectors.h"
 
@@ -137,6 +138,15 @@ static bool siphash_reference(void)
 	int i = kbloom_test_siphash_ref();
 
 	return i < 0 || fail("SipHash reference vector %d differs", i);
+}
+
+static bool siphash_any_length_and_offset(void)
+{
+	static u8 buf[KBLOOM_KEY_MAX + 8];
+	int i = kbloom_test_siphash_any(buf, KBLOOM_KEY_MAX);
+
+	return i < 0 || fail("SipHash of %d bytes at offset %d differs",
+			     i / 8, i % 8);
 }
 
 static bool golden_vectors_match(void)
@@ -1381,6 +1391,7 @@ static const struct {
 	{ "hash_low_word_is_jhash", hash_low_word_is_jhash },
 	{ "golden_vectors_match", golden_vectors_match },
 	{ "siphash_reference", siphash_reference },
+	{ "siphash_any_length_and_offset", siphash_any_length_and_offset },
 	{ "positions_in_range_and_step_nonzero",
 	  positions_in_range_and_step_nonzero },
 	{ "every_bit_reachable_and_uniform", every_bit_reachable_and_uniform },
