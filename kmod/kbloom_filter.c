@@ -57,6 +57,7 @@ static DEFINE_XARRAY_ALLOC1(kbloom_ids);
 /* And in front of it, slots (kbloom_filter.h), written under kbloom_lock. */
 struct kbloom_filter __rcu *kbloom_id_slots[KBLOOM_ID_SLOTS];
 static u32 kbloom_next_id;		/* under kbloom_lock */
+static u32 kbloom_slots_held;		/* under kbloom_lock */
 static u32 kbloom_count;		/* under kbloom_lock */
 static atomic64_t kbloom_mem_used = ATOMIC64_INIT(0);
 static atomic_t kbloom_live = ATOMIC_INIT(0);	/* filters + generations */
@@ -703,8 +704,38 @@ static void kbloom_id_publish(struct kbloom_filter *filter)
 	/* Into the reserved entry: no allocation, so it cannot fail. */
 	WARN_ON_ONCE(xa_is_err(xa_store(&kbloom_ids, filter->id, filter,
 					GFP_KERNEL_ACCOUNT)));
-	if (!rcu_access_pointer(*slot))
+	if (!rcu_access_pointer(*slot)) {
 		rcu_assign_pointer(*slot, filter);
+		kbloom_slots_held++;
+	}
+}
+
+/*
+ * Reserve an id for @filter (a NULL entry reads as no filter), cyclically,
+ * skipping the ids whose slot another live filter holds while a slot is
+ * free: else, once KBLOOM_ID_SLOTS filters have been made, a new filter
+ * would land on the slot of any older one still alive and take the
+ * xarray's way on every packet, 0.9x the BPF map's lookup rate in the
+ * XDP bench against 1.5-2x by its slot. kbloom_lock held.
+ */
+static int kbloom_id_reserve(struct kbloom_filter *filter)
+{
+	int ret, tries;
+
+	lockdep_assert_held(&kbloom_lock);
+	for (tries = 1; ; tries++) {
+		ret = xa_alloc_cyclic(&kbloom_ids, &filter->id, NULL,
+				      XA_LIMIT(1, INT_MAX), &kbloom_next_id,
+				      GFP_KERNEL_ACCOUNT);
+		if (ret < 0)
+			return ret;
+		/* A free slot is at most KBLOOM_ID_SLOTS ids ahead. */
+		if (kbloom_slots_held >= KBLOOM_ID_SLOTS ||
+		    tries >= KBLOOM_ID_SLOTS ||
+		    !rcu_access_pointer(*kbloom_id_slot(filter->id)))
+			return 0;
+		xa_erase(&kbloom_ids, filter->id);
+	}
 }
 
 /*
@@ -731,9 +762,10 @@ static void kbloom_id_unpublish(struct kbloom_filter *filter)
 	xa_for_each(&kbloom_ids, id, other) {
 		if (kbloom_id_slot(id) == slot) {
 			rcu_assign_pointer(*slot, other);
-			break;
+			return;
 		}
 	}
+	kbloom_slots_held--;
 }
 
 /**
@@ -1161,12 +1193,10 @@ int kbloom_filter_add_gen(const char *name, struct kbloom_gen *gen,
 		goto err_unlock;
 	}
 	/*
-	 * Reserve the id (a NULL entry reads as no filter), so that sysfs
-	 * can show it; the filter is stored once it is linked.
+	 * Reserve the id, so that sysfs can show it; the filter is stored
+	 * once it is linked.
 	 */
-	ret = xa_alloc_cyclic(&kbloom_ids, &filter->id, NULL,
-			      XA_LIMIT(1, INT_MAX), &kbloom_next_id,
-			      GFP_KERNEL_ACCOUNT);
+	ret = kbloom_id_reserve(filter);
 	if (ret < 0)
 		goto err_unlock;
 	ret = kbloom_sysfs_add(filter);

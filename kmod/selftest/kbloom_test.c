@@ -980,48 +980,70 @@ static void kbloom_registry_ids(struct kunit *test)
 	kbloom_filter_put(g);
 }
 
+/* Slots of the by-id lookup that hold no filter. */
+static u32 kbloom_test_free_slots(void)
+{
+	u32 i, n = 0;
+
+	for (i = 0; i < KBLOOM_ID_SLOTS; i++)
+		n += !rcu_access_pointer(kbloom_id_slots[i]);
+	return n;
+}
+
 /*
- * Two live filters whose ids share a slot of the by-id lookup (ids
- * modulo KBLOOM_ID_SLOTS): both are found, by the slot or the xarray,
- * the by-id call reaches each, and when the slot's holder goes the other
- * takes the slot over and is still found; the gone one is not.
+ * A new filter takes a free slot of the by-id lookup while there is one,
+ * however many filters were made before; once every slot is held, two
+ * live filters can share one (ids modulo KBLOOM_ID_SLOTS): both are
+ * found, by the slot or the xarray, the by-id call reaches each, and
+ * when the slot's holder goes the other takes the slot over and is still
+ * found; the gone one is not.
  */
 static void kbloom_registry_id_slots(struct kunit *test)
 {
-	struct kbloom_filter *x, *y = NULL, *t;
-	u32 tid, slot;
-	int i;
+	struct kbloom_filter *x, *y = NULL, *f, *held;
+	char yname[32] = "";
+	u32 slot, nfree;
+	int i, made = 0;
 
 	KUNIT_ASSERT_EQ(test, kbloom_filter_create("kunit_slot_x",
 						   &kbloom_test_params, &x),
 			0);
 	slot = x->id % KBLOOM_ID_SLOTS;
+	KUNIT_EXPECT_PTR_EQ(test, rcu_access_pointer(kbloom_id_slots[slot]),
+			    x);
 	/*
-	 * Ids are cyclic: burn ids until the next one falls on x's slot.
-	 * Failures below are EXPECTs and skip ahead, never an ASSERT that
-	 * would leave a reference held (and rmmod waiting for it).
+	 * Fill every slot, then go on until a filter shares x's. Failures
+	 * below are EXPECTs and skip ahead, never an ASSERT that would
+	 * leave a reference held (and rmmod waiting for it).
 	 */
-	for (i = 1; i < KBLOOM_ID_SLOTS; i++) {
-		if (kbloom_filter_create("kunit_slot_t", &kbloom_test_params,
-					 &t)) {
+	for (i = 0; i < 2 * KBLOOM_ID_SLOTS + 1; i++) {
+		char name[32];
+
+		snprintf(name, sizeof(name), "kunit_slot_f%d", i);
+		nfree = kbloom_test_free_slots();
+		if (kbloom_filter_create(name, &kbloom_test_params, &f)) {
 			KUNIT_FAIL(test, "creating filter %d failed", i);
-			goto out_x;
+			goto out_fill;
 		}
-		tid = t->id;
-		KUNIT_EXPECT_EQ(test, kbloom_filter_destroy("kunit_slot_t"), 0);
-		kbloom_filter_put(t);
-		if ((tid + 1) % KBLOOM_ID_SLOTS == slot)
+		made++;
+		held = rcu_access_pointer(kbloom_id_slots[f->id %
+							  KBLOOM_ID_SLOTS]);
+		if (nfree)
+			KUNIT_EXPECT_PTR_EQ_MSG(test, held, f,
+						"filter %d (id %u), %u slots free",
+						i, f->id, nfree);
+		if (f->id % KBLOOM_ID_SLOTS == slot) {
+			y = f;
+			strscpy(yname, name, sizeof(yname));
 			break;
+		}
+		kbloom_filter_put(f);
 	}
-	if (kbloom_filter_create("kunit_slot_y", &kbloom_test_params, &y)) {
-		KUNIT_FAIL(test, "creating kunit_slot_y failed");
-		goto out_x;
+	if (!y) {
+		KUNIT_FAIL(test, "no filter shares slot %u", slot);
+		goto out_fill;
 	}
-	if (y->id % KBLOOM_ID_SLOTS != slot || y->id == x->id) {
-		KUNIT_FAIL(test, "ids %u and %u do not share a slot", x->id,
-			   y->id);
-		goto out_y;
-	}
+	KUNIT_EXPECT_EQ(test, kbloom_test_free_slots(), 0);
 	rcu_read_lock();
 	KUNIT_EXPECT_PTR_EQ(test, kbloom_filter_by_id_rcu(x->id), x);
 	KUNIT_EXPECT_PTR_EQ(test, kbloom_filter_by_id_rcu(y->id), y);
@@ -1049,14 +1071,20 @@ static void kbloom_registry_id_slots(struct kunit *test)
 						  "k", 1), -ENOENT);
 	KUNIT_EXPECT_EQ(test, kbloom_filter_do_id(y->id, KBLOOM_OP_QUERY,
 						  "k", 1), 1);
-out_y:
-	/* y goes too: its slot is empty, not left pointing at it. */
-	KUNIT_EXPECT_EQ(test, kbloom_filter_destroy("kunit_slot_y"), 0);
-	KUNIT_EXPECT_TRUE(test, !rcu_access_pointer(kbloom_id_slots[slot]));
+	/* y goes too: another filter of its slot may take it, not y. */
+	KUNIT_EXPECT_EQ(test, kbloom_filter_destroy(yname), 0);
+	KUNIT_EXPECT_PTR_NE(test, rcu_access_pointer(kbloom_id_slots[slot]),
+			    y);
 	KUNIT_EXPECT_EQ(test, kbloom_filter_do_id(y->id, KBLOOM_OP_QUERY,
 						  "k", 1), -ENOENT);
 	kbloom_filter_put(y);
-out_x:
+out_fill:
+	while (made--) {
+		char name[32];
+
+		snprintf(name, sizeof(name), "kunit_slot_f%d", made);
+		kbloom_filter_destroy(name);	/* -ENOENT for y */
+	}
 	kbloom_filter_destroy("kunit_slot_x");	/* -ENOENT if gone already */
 	kbloom_filter_put(x);
 }
