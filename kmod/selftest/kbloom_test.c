@@ -1001,10 +1001,15 @@ static u32 kbloom_test_free_slots(void)
 static void kbloom_registry_id_slots(struct kunit *test)
 {
 	struct kbloom_filter *x, *y = NULL, *f, *held;
-	char yname[32] = "";
-	u32 slot, nfree;
+	char yname[KBLOOM_NAME_MAX] = "";
+	u32 slot, nfree, tid;
 	int i, made = 0;
 
+	/* x, up to 2 * KBLOOM_ID_SLOTS + 1 fillers, and one more. */
+	if (READ_ONCE(kbloom_max_filters) <
+	    kbloom_filter_count() + 2 * KBLOOM_ID_SLOTS + 3)
+		kunit_skip(test, "max_filters leaves no room for %d filters",
+			   2 * KBLOOM_ID_SLOTS + 3);
 	KUNIT_ASSERT_EQ(test, kbloom_filter_create("kunit_slot_x",
 						   &kbloom_test_params, &x),
 			0);
@@ -1012,12 +1017,38 @@ static void kbloom_registry_id_slots(struct kunit *test)
 	KUNIT_EXPECT_PTR_EQ(test, rcu_access_pointer(kbloom_id_slots[slot]),
 			    x);
 	/*
-	 * Fill every slot, then go on until a filter shares x's. Failures
-	 * below are EXPECTs and skip ahead, never an ASSERT that would
-	 * leave a reference held (and rmmod waiting for it).
+	 * Burn ids until the next one falls on x's slot: the next filter
+	 * skips it, to a free slot. Failures below are EXPECTs and skip
+	 * ahead, never an ASSERT that would leave a reference held (and
+	 * rmmod waiting for it).
 	 */
+	for (i = 1; i < KBLOOM_ID_SLOTS; i++) {
+		if (kbloom_filter_create("kunit_slot_t", &kbloom_test_params,
+					 &f)) {
+			KUNIT_FAIL(test, "creating filter %d failed", i);
+			goto out_fill;
+		}
+		tid = f->id;
+		KUNIT_EXPECT_EQ(test, kbloom_filter_destroy("kunit_slot_t"), 0);
+		kbloom_filter_put(f);
+		if ((tid + 1) % KBLOOM_ID_SLOTS == slot)
+			break;
+	}
+	if (kbloom_filter_create("kunit_slot_t", &kbloom_test_params, &f)) {
+		KUNIT_FAIL(test, "creating kunit_slot_t failed");
+		goto out_fill;
+	}
+	KUNIT_EXPECT_NE_MSG(test, f->id % KBLOOM_ID_SLOTS, slot,
+			    "id %u took x's held slot", f->id);
+	KUNIT_EXPECT_PTR_EQ(test,
+			    rcu_access_pointer(kbloom_id_slots[f->id %
+							      KBLOOM_ID_SLOTS]),
+			    f);
+	KUNIT_EXPECT_EQ(test, kbloom_filter_destroy("kunit_slot_t"), 0);
+	kbloom_filter_put(f);
+	/* Fill every slot, then go on until a filter shares x's. */
 	for (i = 0; i < 2 * KBLOOM_ID_SLOTS + 1; i++) {
-		char name[32];
+		char name[KBLOOM_NAME_MAX];
 
 		snprintf(name, sizeof(name), "kunit_slot_f%d", i);
 		nfree = kbloom_test_free_slots();
@@ -1080,7 +1111,7 @@ static void kbloom_registry_id_slots(struct kunit *test)
 	kbloom_filter_put(y);
 out_fill:
 	while (made--) {
-		char name[32];
+		char name[KBLOOM_NAME_MAX];
 
 		snprintf(name, sizeof(name), "kunit_slot_f%d", made);
 		kbloom_filter_destroy(name);	/* -ENOENT for y */
