@@ -57,7 +57,6 @@ static DEFINE_XARRAY_ALLOC1(kbloom_ids);
 /* And in front of it, slots (kbloom_filter.h), written under kbloom_lock. */
 struct kbloom_filter __rcu *kbloom_id_slots[KBLOOM_ID_SLOTS];
 static u32 kbloom_next_id;		/* under kbloom_lock */
-static u32 kbloom_slots_held;		/* under kbloom_lock */
 static u32 kbloom_count;		/* under kbloom_lock */
 static atomic64_t kbloom_mem_used = ATOMIC64_INIT(0);
 static atomic_t kbloom_live = ATOMIC_INIT(0);	/* filters + generations */
@@ -704,10 +703,18 @@ static void kbloom_id_publish(struct kbloom_filter *filter)
 	/* Into the reserved entry: no allocation, so it cannot fail. */
 	WARN_ON_ONCE(xa_is_err(xa_store(&kbloom_ids, filter->id, filter,
 					GFP_KERNEL_ACCOUNT)));
-	if (!rcu_access_pointer(*slot)) {
+	if (!rcu_access_pointer(*slot))
 		rcu_assign_pointer(*slot, filter);
-		kbloom_slots_held++;
-	}
+}
+
+/* Slots of the by-id lookup that hold no filter. */
+u32 kbloom_id_slots_free(void)
+{
+	u32 i, n = 0;
+
+	for (i = 0; i < KBLOOM_ID_SLOTS; i++)
+		n += !rcu_access_pointer(kbloom_id_slots[i]);
+	return n;
 }
 
 /*
@@ -723,8 +730,10 @@ static void kbloom_id_publish(struct kbloom_filter *filter)
 static int kbloom_id_reserve(struct kbloom_filter *filter)
 {
 	int ret, tries;
+	bool full;
 
 	lockdep_assert_held(&kbloom_lock);
+	full = !kbloom_id_slots_free();
 	for (tries = 1; ; tries++) {
 		ret = xa_alloc_cyclic(&kbloom_ids, &filter->id, NULL,
 				      XA_LIMIT(1, INT_MAX), &kbloom_next_id,
@@ -735,8 +744,7 @@ static int kbloom_id_reserve(struct kbloom_filter *filter)
 		 * 1 (the ids wrapped) is a success too. A free slot is at
 		 * most KBLOOM_ID_SLOTS ids ahead.
 		 */
-		if (kbloom_slots_held >= KBLOOM_ID_SLOTS ||
-		    tries >= KBLOOM_ID_SLOTS ||
+		if (full || tries >= KBLOOM_ID_SLOTS ||
 		    !rcu_access_pointer(*kbloom_id_slot(filter->id)))
 			return 0;
 		xa_erase(&kbloom_ids, filter->id);
@@ -767,10 +775,9 @@ static void kbloom_id_unpublish(struct kbloom_filter *filter)
 	xa_for_each(&kbloom_ids, id, other) {
 		if (kbloom_id_slot(id) == slot) {
 			rcu_assign_pointer(*slot, other);
-			return;
+			break;
 		}
 	}
-	kbloom_slots_held--;
 }
 
 /**

@@ -252,6 +252,7 @@ extern unsigned int kbloom_max_filters;
 #define KBLOOM_ID_SLOTS		256
 extern struct kbloom_filter __rcu *kbloom_id_slots[KBLOOM_ID_SLOTS];
 struct kbloom_filter *kbloom_id_lookup_xa(u32 id);
+u32 kbloom_id_slots_free(void);
 
 /* The slot of filter id @id. */
 static inline struct kbloom_filter __rcu **kbloom_id_slot(u32 id)

@@ -980,16 +980,6 @@ static void kbloom_registry_ids(struct kunit *test)
 	kbloom_filter_put(g);
 }
 
-/* Slots of the by-id lookup that hold no filter. */
-static u32 kbloom_test_free_slots(void)
-{
-	u32 i, n = 0;
-
-	for (i = 0; i < KBLOOM_ID_SLOTS; i++)
-		n += !rcu_access_pointer(kbloom_id_slots[i]);
-	return n;
-}
-
 /*
  * A new filter takes a free slot of the by-id lookup while there is one,
  * however many filters were made before; once every slot is held, two
@@ -1040,9 +1030,7 @@ static void kbloom_registry_id_slots(struct kunit *test)
 	}
 	KUNIT_EXPECT_NE_MSG(test, f->id % KBLOOM_ID_SLOTS, slot,
 			    "id %u took x's held slot", f->id);
-	KUNIT_EXPECT_PTR_EQ(test,
-			    rcu_access_pointer(kbloom_id_slots[f->id %
-							      KBLOOM_ID_SLOTS]),
+	KUNIT_EXPECT_PTR_EQ(test, rcu_access_pointer(*kbloom_id_slot(f->id)),
 			    f);
 	KUNIT_EXPECT_EQ(test, kbloom_filter_destroy("kunit_slot_t"), 0);
 	kbloom_filter_put(f);
@@ -1051,14 +1039,13 @@ static void kbloom_registry_id_slots(struct kunit *test)
 		char name[KBLOOM_NAME_MAX];
 
 		snprintf(name, sizeof(name), "kunit_slot_f%d", i);
-		nfree = kbloom_test_free_slots();
+		nfree = kbloom_id_slots_free();
 		if (kbloom_filter_create(name, &kbloom_test_params, &f)) {
 			KUNIT_FAIL(test, "creating filter %d failed", i);
 			goto out_fill;
 		}
 		made++;
-		held = rcu_access_pointer(kbloom_id_slots[f->id %
-							  KBLOOM_ID_SLOTS]);
+		held = rcu_access_pointer(*kbloom_id_slot(f->id));
 		if (nfree)
 			KUNIT_EXPECT_PTR_EQ_MSG(test, held, f,
 						"filter %d (id %u), %u slots free",
@@ -1074,7 +1061,7 @@ static void kbloom_registry_id_slots(struct kunit *test)
 		KUNIT_FAIL(test, "no filter shares slot %u", slot);
 		goto out_fill;
 	}
-	KUNIT_EXPECT_EQ(test, kbloom_test_free_slots(), 0);
+	KUNIT_EXPECT_EQ(test, kbloom_id_slots_free(), 0);
 	rcu_read_lock();
 	KUNIT_EXPECT_PTR_EQ(test, kbloom_filter_by_id_rcu(x->id), x);
 	KUNIT_EXPECT_PTR_EQ(test, kbloom_filter_by_id_rcu(y->id), y);
