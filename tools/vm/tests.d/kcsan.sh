@@ -23,10 +23,13 @@ kcsan_counter() {
 # the log dmesg_check reads, and prints their titles; a report with one
 # of kbloom's frames stays, and fails the run, as does a report cut off
 # and any other checker's line printed in the middle of a dropped one.
-# Nor is a race inside printk (the title names only printk's and the
-# console's functions), which any caller's message can meet, kbloom's too:
-# DEBUG_KOBJECT_RELEASE prints from every kobject_put(), so a filter's
-# last put shows in such a report's stack, under printk's own frames.
+# Nor is a race inside printk or debugobjects (the title names only
+# printk's and the console's functions, or debugobjects' checks), which
+# any caller can meet, kbloom's too: DEBUG_KOBJECT_RELEASE prints from
+# every kobject_put(), and DEBUG_OBJECTS checks every page freed, so a
+# filter's last put or a batch's kvfree() shows in such a report's
+# stack, under their own frames (one seen: debug_check_no_obj_freed
+# against itself, on its statistics).
 # The VM boots with panic_on_warn=0 for this (check.sh): a report must not
 # end the run before it can be told apart; any warning still fails
 # dmesg_check. And with log_buf_len=16M, so that no report scrolls out of
@@ -42,9 +45,9 @@ kcsan_drop_foreign() {
 			fns = title
 			sub(/^.*data-race in /, "", fns)
 			gsub(/\+0x[0-9a-f]+\/0x[0-9a-f]+( \[[a-z_]+\])?/, "", fns)
-			fn = "(_?v?printk|console_)[a-z_]*"
-			printk_only = fns ~ ("^ *" fn "( */ *" fn ")? *$")
-			if (buf ~ /\[(kbloom|xt_bloom)\]/ && !printk_only) {
+			fn = "((_?v?printk|console_)[a-z_]*|debug_check_no_obj_freed|debug_object_[a-z_]*)"
+			infra_only = fns ~ ("^ *" fn "( */ *" fn ")? *$")
+			if (buf ~ /\[(kbloom|xt_bloom)\]/ && !infra_only) {
 				printf "%s", buf
 			} else {
 				print title | "cat 1>&2"
