@@ -175,7 +175,7 @@ __bpf_kfunc void bpf_kbloom_put(struct kbloom_filter *filter)
 		return;
 	}
 	/* Not the last reference: dropping it frees nothing. */
-	if (refcount_dec_not_one(&filter->kobj.kref.refcount))
+	if (refcount_dec_not_one(&filter->ref))
 		return;
 	/*
 	 * The last one, which the list now owns: nobody else can drop it,

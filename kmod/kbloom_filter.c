@@ -4,7 +4,7 @@
  *
  * Locking: kbloom_lock (a mutex: creation and destruction sleep) serialises
  * changes to the name table and the sysfs directories. Lookups walk the
- * table under RCU and take a reference with kobject_get_unless_zero(), so
+ * table under RCU and take a reference with refcount_inc_not_zero(), so
  * the hot path never touches the mutex. A filter's contents live in a
  * generation (struct kbloom_gen) behind an RCU pointer; the hot path reads
  * it under rcu_read_lock(), code that sleeps while using it (popcounts,
@@ -676,7 +676,7 @@ struct kbloom_filter *kbloom_filter_get(const char *name)
 
 	rcu_read_lock();
 	filter = kbloom_find_rcu(name);
-	if (filter && !kobject_get_unless_zero(&filter->kobj))
+	if (filter && !refcount_inc_not_zero(&filter->ref))
 		filter = NULL;
 	rcu_read_unlock();
 	return filter;
@@ -684,7 +684,7 @@ struct kbloom_filter *kbloom_filter_get(const char *name)
 
 void kbloom_filter_put(struct kbloom_filter *filter)
 {
-	if (filter)
+	if (filter && refcount_dec_and_test(&filter->ref))
 		kobject_put(&filter->kobj);
 }
 
@@ -852,7 +852,7 @@ EXPORT_SYMBOL_NS_GPL(kbloom_get, KBLOOM);
 void kbloom_put(struct kbloom_filter *filter)
 {
 	if (filter) {
-		kobject_put(&filter->kobj);
+		kbloom_filter_put(filter);
 		module_put(THIS_MODULE);
 	}
 }
@@ -1189,6 +1189,7 @@ int kbloom_filter_add_gen(const char *name, struct kbloom_gen *gen,
 	}
 	filter->charge = charge;
 	mutex_init(&filter->lock);
+	refcount_set(&filter->ref, 1);	/* the table's */
 	RCU_INIT_POINTER(filter->gen, gen);
 	/* Fresh counters are zero: the baseline only carries the image's adds. */
 	filter->base.adds = -p->adds;
@@ -1233,7 +1234,7 @@ int kbloom_filter_add_gen(const char *name, struct kbloom_gen *gen,
 	/* Under the lock: a racing destroy cannot free it under us. */
 	kobject_uevent(&filter->kobj, KOBJ_ADD);
 	if (filterp) {
-		kobject_get(&filter->kobj);
+		refcount_inc(&filter->ref);
 		*filterp = filter;
 	}
 	mutex_unlock(&kbloom_lock);
@@ -1376,7 +1377,7 @@ static void kbloom_filter_unlink(struct kbloom_filter *filter)
 	kobject_uevent(&filter->kobj, KOBJ_REMOVE);
 	/* Under the lock, so a new filter of this name can reuse the dir. */
 	kbloom_sysfs_del(filter);
-	kobject_put(&filter->kobj);
+	kbloom_filter_put(filter);
 }
 
 /**

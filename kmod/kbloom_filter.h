@@ -105,8 +105,13 @@ struct kbloom_totals {
  * @lock: serialises replacing @gen with destruction (@dead), so that a
  *	replacement never lands in a destroyed filter, and guards @base.
  *	Never taken on the hot path.
- * @kobj: /sys/kernel/bloom/filters/<name>, and the reference count: the
- *	table holds one reference, every user of the filter another.
+ * @ref: the reference count: the table holds one reference, every user
+ *	of the filter another. The last put drops the kobject's.
+ * @kobj: /sys/kernel/bloom/filters/<name>. Its own count stays at one
+ *	while @ref lives, so only the table's owner, under kbloom_lock,
+ *	and the very last put touch it: kobject_put() reads state bits that
+ *	kobject_uevent() and kobject_del() write, and users' puts racing
+ *	with those is a data race (KCSAN reported one).
  * @node: in the name table; RCU readers look filters up through it.
  * @free_work: frees the filter a grace period after the last reference.
  * @id: its number, 1 to INT_MAX, for lookups without a reference (sysfs
@@ -123,6 +128,7 @@ struct kbloom_filter {
 	unsigned int pins;
 	u8 dead;
 	struct mutex lock;	/* see above */
+	refcount_t ref;
 	struct kobject kobj;
 	struct hlist_node node;
 	struct rcu_work free_work;

@@ -719,8 +719,20 @@ static void kbloom_registry_destroy_while_referenced(struct kunit *test)
 	KUNIT_EXPECT_GT(test, kbloom_memory_used(), before);
 	f = kbloom_get("kunit_ref");
 	KUNIT_ASSERT_NOT_NULL(test, f);
+	/*
+	 * Users count in the filter, not in its kobject: a user's put must
+	 * not race with the uevents and kobject_del() of the table's owner.
+	 */
+	KUNIT_EXPECT_EQ(test, refcount_read(&f->ref), 2);
+	KUNIT_EXPECT_EQ(test, kref_read(&f->kobj.kref), 1);
+	/* Another user comes and goes: the first's reference stays. */
+	kbloom_put(kbloom_get("kunit_ref"));
+	KUNIT_EXPECT_EQ(test, refcount_read(&f->ref), 2);
+	KUNIT_EXPECT_EQ(test, kref_read(&f->kobj.kref), 1);
 	KUNIT_EXPECT_EQ(test, kbloom_add(f, key, len), 0);
 	KUNIT_EXPECT_EQ(test, kbloom_filter_destroy("kunit_ref"), 0);
+	KUNIT_EXPECT_EQ(test, refcount_read(&f->ref), 1);
+	KUNIT_EXPECT_EQ(test, kref_read(&f->kobj.kref), 1);
 	KUNIT_EXPECT_EQ(test, kbloom_add(f, key, len), -ENOENT);
 	KUNIT_EXPECT_EQ(test, kbloom_query(f, key, len), -ENOENT);
 	KUNIT_EXPECT_EQ(test, kbloom_test_and_add(f, key, len), -ENOENT);
