@@ -1121,18 +1121,23 @@ static void kbloom_stats_sum(struct kbloom_filter *filter,
 	memset(t, 0, sizeof(*t));
 	for_each_possible_cpu(cpu) {
 		const struct kbloom_stats *s = per_cpu_ptr(filter->stats, cpu);
-		u64 a, q, h;
+		u64 v[KBLOOM_STAT_NR], ta;
 		unsigned int start;
+		int i;
 
 		do {
 			start = u64_stats_fetch_begin(&s->syncp);
-			a = u64_stats_read(&s->adds);
-			q = u64_stats_read(&s->queries);
-			h = u64_stats_read(&s->hits);
+			for (i = 0; i < KBLOOM_STAT_NR; i++)
+				v[i] = u64_stats_read(&s->n[i]);
 		} while (u64_stats_fetch_retry(&s->syncp, start));
-		t->adds += a;
-		t->queries += q;
-		t->hits += h;
+		/* A test-and-add is an add and a query. */
+		ta = v[KBLOOM_STAT_TEST_AND_ADD_MISS] +
+		     v[KBLOOM_STAT_TEST_AND_ADD_HIT];
+		t->adds += v[KBLOOM_STAT_ADD] + ta;
+		t->queries += v[KBLOOM_STAT_QUERY_MISS] +
+			      v[KBLOOM_STAT_QUERY_HIT] + ta;
+		t->hits += v[KBLOOM_STAT_QUERY_HIT] +
+			   v[KBLOOM_STAT_TEST_AND_ADD_HIT];
 	}
 }
 

@@ -22,13 +22,24 @@
 
 /*
  * Hot-path counters of a filter's traffic, one set per CPU so that no
- * shared cache line is written per packet. Summed when read, with
- * u64_stats_sync so that a 32-bit reader never sees a torn value.
+ * shared cache line is written per packet. One counter per operation and
+ * answer, so that a key costs one counter's increment, not one for each
+ * total it counts in (a query that hits is a query and a hit): a packet
+ * path pays for every read-modify-write of memory. The totals (struct
+ * kbloom_totals) are sums of them, made when read.
  */
+enum kbloom_stat {
+	KBLOOM_STAT_ADD,
+	KBLOOM_STAT_QUERY_MISS,
+	KBLOOM_STAT_QUERY_HIT,		/* _MISS + 1: see kbloom_stat_of() */
+	KBLOOM_STAT_TEST_AND_ADD_MISS,
+	KBLOOM_STAT_TEST_AND_ADD_HIT,
+	KBLOOM_STAT_NR
+};
+
+/* Summed when read, with u64_stats_sync: a 32-bit reader sees no tear. */
 struct kbloom_stats {
-	u64_stats_t adds;
-	u64_stats_t queries;
-	u64_stats_t hits;
+	u64_stats_t n[KBLOOM_STAT_NR];
 	struct u64_stats_sync syncp;
 };
 
@@ -296,6 +307,13 @@ static __always_inline bool __kbloom_gen_do(struct kbloom_gen *gen,
 	return ret;
 }
 
+/* The counter of a query or test-and-add's miss; its hit's is the next. */
+static __always_inline enum kbloom_stat kbloom_stat_of(enum kbloom_op op)
+{
+	return op == KBLOOM_OP_QUERY ? KBLOOM_STAT_QUERY_MISS :
+				       KBLOOM_STAT_TEST_AND_ADD_MISS;
+}
+
 /*
  * kbloom_stats_count_op() - count @n keys of one operation
  * @s: this CPU's counters of the filter, preemption off.
@@ -303,26 +321,31 @@ static __always_inline bool __kbloom_gen_do(struct kbloom_gen *gen,
  * @n: keys.
  * @hits: of them, those that answered 1 (query, test-and-add).
  *
- * Adds count as adds, queries as queries, test-and-adds as both; removes
- * are not counted. Only counters that change are written: each is a
- * read-modify-write of memory, which a one-key call from a packet path
- * pays per packet.
+ * Adds count as adds, queries as queries, test-and-adds as both (when
+ * summed); removes are not counted. One key is one increment; a batch
+ * writes only the counters it changes.
  */
 static __always_inline void kbloom_stats_count_op(struct kbloom_stats *s,
 						  enum kbloom_op op, u32 n,
 						  u32 hits)
 {
 	unsigned long flags;
+	enum kbloom_stat miss;
 
 	if (op == KBLOOM_OP_REMOVE)
 		return;
 	flags = u64_stats_update_begin_irqsave(&s->syncp);
-	if (op != KBLOOM_OP_QUERY)
-		u64_stats_add(&s->adds, n);
-	if (op != KBLOOM_OP_ADD) {
-		u64_stats_add(&s->queries, n);
+	if (op == KBLOOM_OP_ADD) {
+		u64_stats_add(&s->n[KBLOOM_STAT_ADD], n);
+	} else if (__builtin_constant_p(n) && n == 1) {
+		/* A hit's counter follows its miss's: no branch on it. */
+		u64_stats_inc(&s->n[kbloom_stat_of(op) + !!hits]);
+	} else {
+		miss = kbloom_stat_of(op);
 		if (hits)
-			u64_stats_add(&s->hits, hits);
+			u64_stats_add(&s->n[miss + 1], hits);
+		if (n - hits)
+			u64_stats_add(&s->n[miss], n - hits);
 	}
 	u64_stats_update_end_irqrestore(&s->syncp, flags);
 }

@@ -794,8 +794,9 @@ static void kbloom_registry_batch_api(struct kunit *test)
 	u8 res[N / 8 + 1];
 	struct kbloom_totals t;
 	struct kbloom_filter *f;
-	u32 i, fl, last, used = 0;
-	int hits;
+	u32 i, fl, last, extra, used = 0;
+	int hits, one, two;
+	u8 other[32];
 
 	KUNIT_ASSERT_NOT_NULL(test, keys);
 	KUNIT_ASSERT_NOT_NULL(test, lens);
@@ -827,11 +828,22 @@ static void kbloom_registry_batch_api(struct kunit *test)
 		KUNIT_EXPECT_EQ(test, kbloom_query_batch(f, keys, lens, N, res),
 				-EINVAL);
 		lens[N - 1] = last;
+		/* A key never added, by the one-key calls: a miss (or a FP). */
+		extra = kbloom_test_key(other, 31, N + 1);
+		one = kbloom_query(f, other, extra);
+		KUNIT_EXPECT_GE(test, one, 0);
+		two = kbloom_test_and_add(f, other, extra);
+		KUNIT_EXPECT_EQ(test, two, one);
+		KUNIT_EXPECT_EQ(test, kbloom_test_and_add(f, other, extra), 1);
 		local_bh_enable();
 		kbloom_filter_totals(f, &t);
-		/* N/2 + N adds (test-and-add counts), 2N queries. */
-		KUNIT_EXPECT_EQ(test, t.adds, (u64)N / 2 + N);
-		KUNIT_EXPECT_EQ(test, t.queries, (u64)N + N + N);
+		/*
+		 * N/2 + N + 2 adds (test-and-add counts), 3N + 3 queries, and
+		 * each hit once: each total sums several per-CPU counters.
+		 */
+		KUNIT_EXPECT_EQ(test, t.adds, (u64)N / 2 + N + 2);
+		KUNIT_EXPECT_EQ(test, t.queries, (u64)N + N + N + 3);
+		KUNIT_EXPECT_EQ(test, t.hits, (u64)hits + N + N + one + two + 1);
 		kbloom_put(f);
 		KUNIT_EXPECT_EQ(test, kbloom_filter_destroy("kunit_batch"), 0);
 	}
