@@ -5,8 +5,10 @@
  *
  * Look the filter up once (process context), keep the reference, and call
  * kbloom_add()/kbloom_query()/kbloom_test_and_add() per packet from any
- * context, softirq included: they take no lock and never sleep. Drop the
- * reference with kbloom_put() when done. A filter destroyed from userspace
+ * context but NMI, softirq and hard irq included: they take no lock and
+ * never sleep (in NMI, a 32-bit kernel's statistics could tear; BPF
+ * programs, which may run there, have their own calls). Drop the
+ * reference with kbloom_put() when done, not in NMI either. A filter destroyed from userspace
  * while you hold it stays valid memory; the calls then return -ENOENT.
  *
  * A long-lived user (a netfilter rule) also pins the filter with

@@ -37,6 +37,11 @@ enum kbloom_stat {
 	KBLOOM_STAT_NR
 };
 
+/* kbloom_stats_count_op() counts a hit one past its miss. */
+static_assert(KBLOOM_STAT_QUERY_HIT - KBLOOM_STAT_QUERY_MISS == 1 &&
+	      KBLOOM_STAT_TEST_AND_ADD_HIT - KBLOOM_STAT_TEST_AND_ADD_MISS == 1,
+	      "a hit's counter follows its miss's");
+
 /* Summed when read, with u64_stats_sync: a 32-bit reader sees no tear. */
 struct kbloom_stats {
 	u64_stats_t n[KBLOOM_STAT_NR];

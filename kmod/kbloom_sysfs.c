@@ -2,7 +2,8 @@
 /*
  * sysfs for kbloom.
  *
- * Each filter's kobject is also its reference count (see kbloom_filter.c).
+ * A filter's kobject stays until its last reference (filter->ref, see
+ * kbloom_filter.h) is dropped.
  * A show() in progress holds a kernfs active reference to its file, and
  * kobject_del() on destroy waits for those to drain before the directory
  * goes, so show() always finds its filter alive.
