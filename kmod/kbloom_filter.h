@@ -13,6 +13,7 @@
 #include <linux/percpu.h>
 #include <linux/rcupdate.h>
 #include <linux/refcount.h>
+#include <linux/stddef.h>
 #include <linux/u64_stats_sync.h>
 #include <linux/workqueue.h>
 #include <uapi/linux/kbloom.h>
@@ -64,16 +65,16 @@ struct kbloom_occupancy {
 /**
  * struct kbloom_gen - one generation of a filter's contents
  * @core: bits (or counters) and the parameters and seed they go with.
+ * @win: a windowed filter's generations; NULL for a plain filter. Then
+ *	@core carries the parameters and seed only (no storage), and @occ is
+ *	NULL: each of the window's generations has its own.
+ * @occ: per-CPU occupancy counters of @core.
  * @bytes: size of the storage (what an image's payload is).
  * @charge: what the generation is charged against the module's budget:
  *	the storage rounded up to pages, vmalloc's bookkeeping of it, this
  *	structure and its per-CPU counters.
  * @capacity: design n, 0 if created by bits.
  * @fpr_ppb: design false-positive rate, 0 if created by bits.
- * @occ: per-CPU occupancy counters of @core.
- * @win: a windowed filter's generations; NULL for a plain filter. Then
- *	@core carries the parameters and seed only (no storage), and @occ is
- *	NULL: each of the window's generations has its own.
  * @ref: one for the filter that points to it, one for each user that
  *	sleeps while using it (kbloom_gen_get()). The hot path takes none:
  *	it relies on RCU.
@@ -86,16 +87,20 @@ struct kbloom_occupancy {
  * time-windowed (rotating) filter will do the same on every rotation.
  */
 struct kbloom_gen {
+	/* What a packet's lookup reads: one cache line. */
 	struct kbloom_core core;
+	struct kbloom_window *win;
+	struct kbloom_occupancy __percpu *occ;
 	size_t bytes;
 	size_t charge;
 	u64 capacity;
 	u32 fpr_ppb;
-	struct kbloom_occupancy __percpu *occ;
-	struct kbloom_window *win;
 	refcount_t ref;
 	struct rcu_work free_work;
 };
+
+static_assert(offsetofend(struct kbloom_gen, occ) <= 64,
+	      "a lookup reads one cache line of its generation");
 
 /* Sums of a filter's struct kbloom_stats. */
 struct kbloom_totals {
@@ -109,20 +114,22 @@ struct kbloom_totals {
  * @gen: the current generation. Read in an RCU read-side section on the hot
  *	path; code that sleeps while using it pins it with kbloom_gen_get().
  * @stats: per-CPU traffic counters.
+ * @id: its number, 1 to INT_MAX, for lookups without a reference (sysfs
+ *	"id", the BPF kfuncs); not reused until the ids wrap.
+ * @dead: set (under kbloom_lock) when destroyed; in-flight users then get
+ *	-ENOENT. Read locklessly; a u8, not a bool: GCC 12 instruments
+ *	READ_ONCE() of a _Bool under KCSAN as a plain access.
+ * @ref: the reference count: the table holds one reference, every user
+ *	of the filter another. The last put drops the kobject's.
  * @base: under @lock: what the counters held when the statistics were last
  *	started over (clear, image load), subtracted when they are read. The
  *	per-CPU counters themselves are only ever written by their own CPU.
  * @charge: what the filter itself (not its generation) is charged.
  * @pins: under kbloom_lock: long-lived in-kernel users (kbloom_pin(), a
  *	netfilter rule); destroying a pinned filter fails with -EBUSY.
- * @dead: set (under kbloom_lock) when destroyed; in-flight users then get
- *	-ENOENT. Read locklessly; a u8, not a bool: GCC 12 instruments
- *	READ_ONCE() of a _Bool under KCSAN as a plain access.
  * @lock: serialises replacing @gen with destruction (@dead), so that a
  *	replacement never lands in a destroyed filter, and guards @base.
  *	Never taken on the hot path.
- * @ref: the reference count: the table holds one reference, every user
- *	of the filter another. The last put drops the kobject's.
  * @kobj: /sys/kernel/bloom/filters/<name>. Its own count stays at one
  *	while @ref lives, so only the table's owner, under kbloom_lock,
  *	and the very last put touch it: kobject_put() reads state bits that
@@ -130,28 +137,30 @@ struct kbloom_totals {
  *	with those is a data race (KCSAN reported one).
  * @node: in the name table; RCU readers look filters up through it.
  * @free_work: frees the filter a grace period after the last reference.
- * @id: its number, 1 to INT_MAX, for lookups without a reference (sysfs
- *	"id", the BPF kfuncs); not reused until the ids wrap.
  * @nmi_put: a last reference dropped in NMI context waits here for an
  *	irq_work to drop it (bpf_kbloom_put()).
  * @name: NUL-terminated name.
  */
 struct kbloom_filter {
+	/* What a packet's lookup reads or writes: one cache line. */
 	struct kbloom_gen __rcu *gen;
 	struct kbloom_stats __percpu *stats;
+	u32 id;
+	u8 dead;
+	refcount_t ref;
 	struct kbloom_totals base;
 	size_t charge;
 	unsigned int pins;
-	u8 dead;
 	struct mutex lock;	/* see above */
-	refcount_t ref;
 	struct kobject kobj;
 	struct hlist_node node;
 	struct rcu_work free_work;
 	struct llist_node nmi_put;
-	u32 id;
 	char name[KBLOOM_NAME_MAX];
 };
+
+static_assert(offsetofend(struct kbloom_filter, ref) <= 64,
+	      "a lookup reads one cache line of its filter");
 
 /**
  * struct kbloom_params - what a new generation is made from
