@@ -87,7 +87,11 @@ struct kbloom_occupancy {
  * time-windowed (rotating) filter will do the same on every rotation.
  */
 struct kbloom_gen {
-	/* What a packet's lookup reads: one cache line. */
+	/*
+	 * What a packet's lookup reads comes first, in the first 64 bytes
+	 * (one cache line where the allocator aligns the object, as x86-64's
+	 * kmalloc-192 does).
+	 */
 	struct kbloom_core core;
 	struct kbloom_window *win;
 	struct kbloom_occupancy __percpu *occ;
@@ -100,7 +104,7 @@ struct kbloom_gen {
 };
 
 static_assert(offsetofend(struct kbloom_gen, occ) <= 64,
-	      "a lookup reads one cache line of its generation");
+	      "a lookup reads the first 64 bytes of its generation");
 
 /* Sums of a filter's struct kbloom_stats. */
 struct kbloom_totals {
@@ -119,8 +123,6 @@ struct kbloom_totals {
  * @dead: set (under kbloom_lock) when destroyed; in-flight users then get
  *	-ENOENT. Read locklessly; a u8, not a bool: GCC 12 instruments
  *	READ_ONCE() of a _Bool under KCSAN as a plain access.
- * @ref: the reference count: the table holds one reference, every user
- *	of the filter another. The last put drops the kobject's.
  * @base: under @lock: what the counters held when the statistics were last
  *	started over (clear, image load), subtracted when they are read. The
  *	per-CPU counters themselves are only ever written by their own CPU.
@@ -130,6 +132,8 @@ struct kbloom_totals {
  * @lock: serialises replacing @gen with destruction (@dead), so that a
  *	replacement never lands in a destroyed filter, and guards @base.
  *	Never taken on the hot path.
+ * @ref: the reference count: the table holds one reference, every user
+ *	of the filter another. The last put drops the kobject's.
  * @kobj: /sys/kernel/bloom/filters/<name>. Its own count stays at one
  *	while @ref lives, so only the table's owner, under kbloom_lock,
  *	and the very last put touch it: kobject_put() reads state bits that
@@ -142,16 +146,20 @@ struct kbloom_totals {
  * @name: NUL-terminated name.
  */
 struct kbloom_filter {
-	/* What a packet's lookup reads or writes: one cache line. */
+	/*
+	 * What a packet's lookup reads comes first, in the first 64 bytes
+	 * (one cache line where the allocator aligns the object, as x86-64's
+	 * kmalloc-512 does); nothing a packet writes lies there.
+	 */
 	struct kbloom_gen __rcu *gen;
 	struct kbloom_stats __percpu *stats;
 	u32 id;
 	u8 dead;
-	refcount_t ref;
 	struct kbloom_totals base;
 	size_t charge;
 	unsigned int pins;
 	struct mutex lock;	/* see above */
+	refcount_t ref;
 	struct kobject kobj;
 	struct hlist_node node;
 	struct rcu_work free_work;
@@ -159,8 +167,8 @@ struct kbloom_filter {
 	char name[KBLOOM_NAME_MAX];
 };
 
-static_assert(offsetofend(struct kbloom_filter, ref) <= 64,
-	      "a lookup reads one cache line of its filter");
+static_assert(offsetofend(struct kbloom_filter, dead) <= 64,
+	      "a lookup reads the first 64 bytes of its filter");
 
 /**
  * struct kbloom_params - what a new generation is made from
