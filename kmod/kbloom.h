@@ -8,8 +8,9 @@
  * context but NMI, softirq and hard irq included: they take no lock and
  * never sleep (in NMI, a 32-bit kernel's statistics could tear; BPF
  * programs, which may run there, have their own calls). Drop the
- * reference with kbloom_put() when done, not in NMI either. A filter destroyed from userspace
- * while you hold it stays valid memory; the calls then return -ENOENT.
+ * reference with kbloom_put() when done, not in NMI either. A filter
+ * destroyed from userspace while you hold it stays valid memory; the
+ * calls then return -ENOENT.
  *
  * A long-lived user (a netfilter rule) also pins the filter with
  * kbloom_pin() (process context): while pinned, destroying the filter from

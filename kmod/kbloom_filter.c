@@ -1223,11 +1223,12 @@ int kbloom_filter_add_gen(const char *name, struct kbloom_gen *gen,
 		xa_erase(&kbloom_ids, filter->id);
 		mutex_unlock(&kbloom_lock);
 		/*
-		 * The kobject owns the filter now and its release frees it
-		 * (and returns its charge); the generation stays the caller's.
+		 * The kobject owns the filter now: the last put (the table's
+		 * reference, never published) has its release free it and
+		 * return its charge; the generation stays the caller's.
 		 */
 		RCU_INIT_POINTER(filter->gen, NULL);
-		kobject_put(&filter->kobj);
+		kbloom_filter_put(filter);
 		return ret;
 	}
 	/* Before the name: whoever finds the filter by name can use its id. */

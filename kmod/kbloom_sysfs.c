@@ -205,7 +205,7 @@ static const struct attribute_group kbloom_global_group = {
  * @filter: the filter; its kobject is initialised here.
  *
  * Return: 0, or an error after which the kobject owns the filter and
- * kobject_put() frees it.
+ * its last put (kbloom_filter_put()) frees it.
  */
 int kbloom_sysfs_add(struct kbloom_filter *filter)
 {
