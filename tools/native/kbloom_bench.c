@@ -488,9 +488,10 @@ static void ref_memory(bool small)
 
 /*
  * The memory work of an add alone, for reference: what a 50M-key blocked
- * filter at 1% (60 MiB, k = 6) does to memory, without the hash. 50M keys, each 6 bits in a
- * random 64-byte line (its positions from kbloom_mix64(), as the blocked
- * layout takes them), on 2 MiB pages, the line fetched 32 keys ahead as
+ * filter at 1% (60 MiB, k = 6) does to memory, without the hash. 50M
+ * keys, each 6 bits in a random 64-byte line (its positions from
+ * kbloom_mix64(), as the blocked layout takes them), on 2 MiB pages, the
+ * line fetched 32 keys ahead, its key's mix kept in a ring until then, as
  * the batch does: the line only read (a query), its words ORed with
  * plain stores, and ORed atomically, one fully ordered compare-and-swap
  * per word that lacks bits, returning the bits it set (kbloom's add: a
@@ -503,26 +504,36 @@ enum { RMW_READ, RMW_PLAIN, RMW_ATOMIC };
 #define RMW_KEYS	50000000ULL
 #define RMW_BYTES	(60ULL << 20)
 
-static u64 rmw_line(u64 i, u64 lines)
+#define RMW_AHEAD	32
+
+/* Key @i's stand-in for a hash, and where its line begins in @mem. */
+static u64 rmw_stage(u64 *mem, u64 lines, u64 i, u64 **line)
 {
-	return (u64)(((unsigned __int128)kbloom_mix64(i * 0x9e3779b97f4a7c15ULL) *
-		      lines) >> 64) * 8;
+	u64 h = kbloom_mix64(i * 0x9e3779b97f4a7c15ULL);
+
+	*line = mem + (u64)(((unsigned __int128)h * lines) >> 64) * 8;
+	__builtin_prefetch(*line);
+	return h;
 }
 
 static double rmw_ns(u64 *mem, u64 lines, int mode)
 {
+	u64 ring[RMW_AHEAD], *at[RMW_AHEAD];
 	u64 i, x, bits = 0;
 	volatile u64 sink;
 	double t0;
 
 	t0 = now_ns();
+	for (i = 0; i < RMW_AHEAD; i++)
+		ring[i] = rmw_stage(mem, lines, i, &at[i]);
 	for (i = 0; i < RMW_KEYS; i++) {
-		u64 *b = mem + rmw_line(i, lines);
-		u64 mix = kbloom_mix64(kbloom_mix64(i * 0x9e3779b97f4a7c15ULL));
+		u64 *b = at[i % RMW_AHEAD];
+		u64 mix = kbloom_mix64(ring[i % RMW_AHEAD]);
 		u64 want[8] = {}, have = ~0ULL;
 		unsigned int words = 0, j, p;
 
-		__builtin_prefetch(mem + rmw_line(i + 32, lines));
+		ring[i % RMW_AHEAD] = rmw_stage(mem, lines, i + RMW_AHEAD,
+						&at[i % RMW_AHEAD]);
 		for (j = 0; j < 6; j++) {
 			p = (mix >> (j * 9)) & 511;
 			want[p / 64] |= 1ULL << (p % 64);
