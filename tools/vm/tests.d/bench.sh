@@ -108,15 +108,16 @@ run_input_bench() {
 # map program with its lookups left out (parsing and keys only), and
 # prints each one's lookups alone: its time less that one's. Five rounds,
 # and the median of each ratio: one round's ratio moves by 20% under
-# emulation. Needs kbloom.ko with BTF (bench-vm.sh builds it so).
+# emulation. bench-vm.sh runs it twice: after the other benches, and in a
+# boot of its own. Needs kbloom.ko with BTF (bench-vm.sh builds it so).
 XB_ROUNDS=5
 # The median of column $1 of the XDP bench's rounds of ratios
 # (/tmp/xb.ratios), said as kbloom's ratio to $2.
 xb_median() {
-	sort -n -k"$1" /tmp/xb.ratios | awk -v c="$1" -v what="$2" -v rounds=$XB_ROUNDS '{ v[NR] = $c }
+	sort -n -k"$1" /tmp/xb.ratios | awk -v c="$1" -v what="$2" -v rounds=$XB_ROUNDS -v when="$xb_when" '{ v[NR] = $c }
 	END { if (NR == rounds) {
 		all = v[1]; for (i = 2; i <= NR; i++) all = all ", " v[i]
-		printf "# bench: XDP: kbloom kfuncs by id %sx %s, median of %s\n", v[(NR + 1) / 2], what, all
+		printf "# bench: XDP: kbloom kfuncs by id %sx %s, median of %s (%s)\n", v[(NR + 1) / 2], what, all, when
 	} else
 		printf "# bench: XDP: no median of kbloom kfuncs by id to %s: %d of the %d rounds gave a ratio\n", what, NR, rounds }'
 }
@@ -124,6 +125,13 @@ xb_median() {
 run_xdp_bench() {
 	xb_flows=${kbloom_xdp_flows:-5000}
 	xb_sent=$((xb_flows < 10 ? xb_flows : 10))
+	# bench-vm.sh runs it after the other benches (kbloom_xdp_after=1),
+	# then in a boot that ran nothing else.
+	if [ -n "${kbloom_xdp_after:-}" ]; then
+		xb_when="after the other benches"
+	else
+		xb_when="in a VM that ran nothing else"
+	fi
 	xb_pkts=$((xb_sent * 50000))
 	if ! command -v kbloom_xdp >/dev/null ||
 	   [ "$(cat /sys/kernel/bloom/kfuncs)" != available ]; then
@@ -135,7 +143,7 @@ run_xdp_bench() {
 	# Rounds of the programs side by side, and the median of their ratios.
 	: > /tmp/xb.ratios
 	for xb_round in $(seq 1 $XB_ROUNDS); do
-		echo "# bench: XDP round $xb_round of $XB_ROUNDS"
+		echo "# bench: XDP round $xb_round of $XB_ROUNDS ($xb_when)"
 		kbloom_xdp bench --flows xb --capacity "$xb_flows" --fpr 0.01 \
 			--packets "$xb_pkts" --flows-count "$xb_sent" --clear > /tmp/xb.out 2>&1
 		xb_rc=$?
