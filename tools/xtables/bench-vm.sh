@@ -44,11 +44,12 @@ for l in $(ldd "$top/tools/native/kbloom_bench" |
 done
 
 # One boot of the stock kernel running the checks $1 (kbloom_only), with
-# the kernel arguments $2, and what it printed of the benches.
+# the kernel arguments $2, and what it printed of the benches; its logs
+# stay in $build/$3.
 bench_boot() {
 	local rc=0
 
-	"$top/tools/vm/run.sh" --kernel "$image" --dir "$build" --mode only --mem 3G \
+	"$top/tools/vm/run.sh" --kernel "$image" --dir "$build/$3" --mode only --mem 3G \
 		--append "kbloom_only=$1 $2" \
 		"$build/mod/kmod/kbloom.ko:lib/kbloom/kbloom.ko" \
 		"$build/mod/kmod/xt_bloom.ko:lib/kbloom/xt_bloom.ko" \
@@ -58,15 +59,16 @@ bench_boot() {
 		"$top/tools/bpf/kbloom_xdp:bin/kbloom_xdp" \
 		"$build/mod/kmod/kbloom_apibench.ko:lib/kbloom/kbloom_apibench.ko" \
 		"$top/tools/xtables/libxt_bloom.so:${xtlib#/}/libxt_bloom.so" || rc=$?
-	tr -d '\r' < "$build/tests.log" | grep -E '^(# bench|not ok|vm:)'
+	echo "# bench: boot: kbloom_only=$1 (logs in $build/$3)"
+	tr -d '\r' < "$build/$3/tests.log" | grep -E '^(# bench|not ok|vm:)'
 	return $rc
 }
 
 rc=0
 bench_boot run_packets_bench,run_ioctl_bench,run_api_bench,run_input_bench,run_xdp_bench \
-	"kbloom_packets_bench=$flows kbloom_bench_keys=$keys kbloom_xdp_after=1" || rc=$?
+	"kbloom_packets_bench=$flows kbloom_bench_keys=$keys" all || rc=$?
 # The XDP bench again, in a boot of its own: what the benches before it
 # leave in the VM slows both programs, kbloom's lookups more than the
 # map's (README, "XDP: kfuncs against the BPF bloom map").
-bench_boot run_xdp_bench "" || rc=$?
+bench_boot run_xdp_bench "" xdp || rc=$?
 exit $rc

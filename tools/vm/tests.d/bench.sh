@@ -103,21 +103,21 @@ run_input_bench() {
 # from a flushed TLB and retranslated code, all of which its first
 # packets pay: 40 repeats left that as most of a packet's measured cost,
 # and 1000 still as a third of it (the "no lookup" program took 250 ns a
-# packet at 1000 repeats, 185 at 50000, 130 at 10^8, in one VM), and
-# more of the program that touches more pages. kbloom_xdp also runs the
+# packet at 1000 repeats, 185 at 50000, 130 at 10^8, in one VM), more
+# of kbloom's lookups than of the map's. kbloom_xdp also runs the
 # map program with its lookups left out (parsing and keys only), and
 # prints each one's lookups alone: its time less that one's. Five rounds,
 # and the median of each ratio: one round's ratio moves by 20% under
 # emulation. bench-vm.sh runs it twice: after the other benches, and in a
 # boot of its own. Needs kbloom.ko with BTF (bench-vm.sh builds it so).
-XB_ROUNDS=5
+XB_ROUNDS=5	# odd: the median is the middle round
 # The median of column $1 of the XDP bench's rounds of ratios
 # (/tmp/xb.ratios), said as kbloom's ratio to $2.
 xb_median() {
 	sort -n -k"$1" /tmp/xb.ratios | awk -v c="$1" -v what="$2" -v rounds=$XB_ROUNDS -v when="$xb_when" '{ v[NR] = $c }
 	END { if (NR == rounds) {
 		all = v[1]; for (i = 2; i <= NR; i++) all = all ", " v[i]
-		printf "# bench: XDP: kbloom kfuncs by id %sx %s, median of %s (%s)\n", v[(NR + 1) / 2], what, all, when
+		printf "# bench: XDP: kbloom kfuncs by id %sx %s, median of %s (%s)\n", v[int((NR + 1) / 2)], what, all, when
 	} else
 		printf "# bench: XDP: no median of kbloom kfuncs by id to %s: %d of the %d rounds gave a ratio\n", what, NR, rounds }'
 }
@@ -125,13 +125,12 @@ xb_median() {
 run_xdp_bench() {
 	xb_flows=${kbloom_xdp_flows:-5000}
 	xb_sent=$((xb_flows < 10 ? xb_flows : 10))
-	# bench-vm.sh runs it after the other benches (kbloom_xdp_after=1),
-	# then in a boot that ran nothing else.
-	if [ -n "${kbloom_xdp_after:-}" ]; then
-		xb_when="after the other benches"
-	else
-		xb_when="in a VM that ran nothing else"
-	fi
+	# bench-vm.sh runs it after the other benches, then in a boot that
+	# runs nothing else.
+	case "${kbloom_only:-}" in
+	run_xdp_bench) xb_when="in a VM that ran nothing else" ;;
+	*) xb_when="after the other checks of this boot" ;;
+	esac
 	xb_pkts=$((xb_sent * 50000))
 	if ! command -v kbloom_xdp >/dev/null ||
 	   [ "$(cat /sys/kernel/bloom/kfuncs)" != available ]; then
@@ -149,7 +148,7 @@ run_xdp_bench() {
 		xb_rc=$?
 		sed 's/^/# bench: /' /tmp/xb.out
 		# New flows: all but the 1% filters' false positives during the fill.
-		check "XDP bench round $xb_round: each of the 3 programs counted 97-100% of $xb_sent flows new, no error (exit $xb_rc)" \
+		check "XDP bench round $xb_round ($xb_when): each of the 3 programs counted 97-100% of $xb_sent flows new, no error (exit $xb_rc)" \
 			sh -c "[ $xb_rc -eq 0 ] && [ \$(awk -v n=$xb_sent '\$NF == 0 && \$(NF - 3) <= n && \$(NF - 3) >= n * 0.97' /tmp/xb.out | wc -l) -eq 3 ]"
 		# The lookup rate and packets/s of kfuncs by id against the map's.
 		awk '/^kbloom kfuncs, by id / { kid = $(NF - 6) }
