@@ -496,8 +496,8 @@ static void ref_memory(bool small)
  * plain stores, and ORed atomically, one fully ordered compare-and-swap
  * per word that lacks bits, returning the bits it set (kbloom's add: a
  * racing adder's bits are never lost, and bits_set stays exact). The
- * same keys into the same empty area each time: the three differ only in
- * the stores, and the two that write fill the area as the filter fills.
+ * same keys into the same empty area each time: the two that write differ
+ * only in the stores, and fill the area as the filter fills.
  */
 enum { RMW_READ, RMW_PLAIN, RMW_ATOMIC };
 
@@ -507,19 +507,27 @@ enum { RMW_READ, RMW_PLAIN, RMW_ATOMIC };
 #define RMW_AHEAD	32
 
 /* Key @i's stand-in for a hash, and where its line begins in @mem. */
-static u64 rmw_stage(u64 *mem, u64 lines, u64 i, u64 **line)
+static u64 rmw_stage(unsigned long *mem, u64 lines, u64 i,
+		     unsigned long **line)
 {
 	u64 h = kbloom_mix64(i * 0x9e3779b97f4a7c15ULL);
 
-	*line = mem + (u64)(((unsigned __int128)h * lines) >> 64) * 8;
+	*line = mem + (u64)(((unsigned __int128)h * lines) >> 64) *
+		      KBLOOM_BLOCK_LONGS;
 	__builtin_prefetch(*line);
 	return h;
 }
 
-static double rmw_ns(u64 *mem, u64 lines, int mode)
+/*
+ * The positions, their test and their writes are kbloom's own
+ * (KBLOOM_BLOCK_POS(), kbloom_block_has(), kbloom_block_want(),
+ * kbloom_word_or()), so that the reference stays what the add does.
+ */
+static double rmw_ns(unsigned long *mem, u64 lines, int mode)
 {
-	u64 ring[RMW_AHEAD], *at[RMW_AHEAD];
-	u64 i, x, bits = 0;
+	unsigned long *at[RMW_AHEAD];
+	struct kbloom_delta d = {};
+	u64 ring[RMW_AHEAD], i, bits = 0;
 	volatile u64 sink;
 	double t0;
 
@@ -527,19 +535,20 @@ static double rmw_ns(u64 *mem, u64 lines, int mode)
 	for (i = 0; i < RMW_AHEAD; i++)
 		ring[i] = rmw_stage(mem, lines, i, &at[i]);
 	for (i = 0; i < RMW_KEYS; i++) {
-		u64 *b = at[i % RMW_AHEAD];
+		unsigned long *b = at[i % RMW_AHEAD];
 		u64 mix = kbloom_mix64(ring[i % RMW_AHEAD]);
-		u64 want[8] = {}, have = ~0ULL;
-		unsigned int words = 0, j, p;
+		unsigned long want[KBLOOM_BLOCK_LONGS] = {}, have = ~0UL;
+		unsigned int words = 0, j;
 
 		ring[i % RMW_AHEAD] = rmw_stage(mem, lines, i + RMW_AHEAD,
 						&at[i % RMW_AHEAD]);
 		for (j = 0; j < 6; j++) {
-			p = (mix >> (j * 9)) & 511;
-			want[p / 64] |= 1ULL << (p % 64);
-			have &= b[p / 64] >> (p % 64);
-			words |= (unsigned int)(~(b[p / 64] >> (p % 64)) & 1) <<
-				 (p / 64);
+			if (mode == RMW_READ)
+				have &= kbloom_block_has(b,
+						KBLOOM_BLOCK_POS(mix, j));
+			else
+				kbloom_block_want(b, KBLOOM_BLOCK_POS(mix, j),
+						  want, &words);
 		}
 		if (mode == RMW_READ) {
 			bits += have & 1;
@@ -548,20 +557,13 @@ static double rmw_ns(u64 *mem, u64 lines, int mode)
 		while (words) {
 			j = __builtin_ctz(words);
 			words &= words - 1;
-			if (mode == RMW_PLAIN) {
+			if (mode == RMW_PLAIN)
 				b[j] |= want[j];
-				continue;
-			}
-			x = __atomic_load_n(&b[j], __ATOMIC_RELAXED);
-			while (!__atomic_compare_exchange_n(&b[j], &x,
-							    x | want[j], false,
-							    __ATOMIC_SEQ_CST,
-							    __ATOMIC_RELAXED))
-				;
-			bits += __builtin_popcountll(want[j] & ~x);
+			else
+				kbloom_word_or(&b[j], want[j], &d);
 		}
 	}
-	sink = bits;
+	sink = bits + d.set;
 	(void)sink;
 	return (now_ns() - t0) / RMW_KEYS;
 }
@@ -571,7 +573,7 @@ static void ref_rmw(void)
 	u64 lines = RMW_BYTES / 64;
 	double r[3][3];
 	size_t alloc;
-	u64 *mem = kb_alloc(RMW_BYTES, false, &alloc);
+	unsigned long *mem = kb_alloc(RMW_BYTES, false, &alloc);
 	int m, k;
 
 	if (!mem) {
