@@ -25,13 +25,19 @@ run_window() {
 		ok "windowed filters end to end # SKIP this bloomctl has no --window"
 		return
 	fi
-	# Filters the earlier tests destroyed are freed a grace period late:
-	# wait for memory_used to settle before taking it as the baseline.
-	i=0 used0=
-	while [ $i -lt 20 ]; do
+	# Filters the earlier tests destroyed are freed a grace period late,
+	# and the debug kernel (DEBUG_KOBJECT_RELEASE) delays each release by
+	# up to a second more: wait for memory_used to stay put for 2 s
+	# before taking it as the baseline.
+	i=0 same=0 used0=
+	while [ $i -lt 40 ] && [ $same -lt 4 ]; do
 		u=$(cat /sys/kernel/bloom/memory_used)
-		[ "$u" = "$used0" ] && break
-		used0=$u; sleep 0.5; i=$((i + 1))
+		if [ "$u" = "$used0" ]; then
+			same=$((same + 1))
+		else
+			same=0 used0=$u
+		fi
+		sleep 0.5; i=$((i + 1))
 	done
 
 	# W = 6 s, G = 3: a rotation every 2 s. Judged by when each look
@@ -121,7 +127,8 @@ run_window() {
 	while [ "$(cat /sys/kernel/bloom/memory_used)" != "$used0" ] && [ $i -lt 50 ]; do
 		sleep 0.1; i=$((i + 1))
 	done
-	check "memory_used back to its value before ($used0)" [ "$(cat /sys/kernel/bloom/memory_used)" = "$used0" ]
+	u=$(cat /sys/kernel/bloom/memory_used)
+	check "memory_used back to its value before ($used0; now $u)" [ "$u" = "$used0" ]
 }
 
 # win_demo_flows FIRST N PORT: N flows "saddr,dport", sources from the
