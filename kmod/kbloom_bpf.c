@@ -25,9 +25,20 @@
  * holds kbloom.ko (the verifier takes a module reference for a module's
  * kfuncs), so rmmod is refused until the program is unloaded.
  *
- * A program may also keep a reference in a map (a struct kbloom_filter
+ * A program may also keep a reference in a map (a struct kbloom_bpf_filter
  * __kptr_ref * field, bpf_kptr_xchg()); the map drops it with
  * bpf_kbloom_put() when it is freed, and holds kbloom.ko meanwhile.
+ *
+ * What a program holds is a struct kbloom_bpf_filter *, a type with no
+ * members (kbloom_filter.h): the verifier refuses any load through it, so
+ * a program cannot read the seed, the storage or a kernel address.
+ *
+ * Which programs reach which filter is the filter's choice, made at its
+ * creation (KBLOOM_CREATE_BPF_READ, KBLOOM_CREATE_BPF_WRITE; none by
+ * default): bpf_kbloom_get() and bpf_kbloom_id() refuse a filter closed to
+ * BPF, the calls that change a filter refuse one that is only readable,
+ * and the *_id calls check on every call, since an id can be known
+ * without asking for it (sysfs).
  *
  * The kfuncs exist only if kbloom.ko carries BTF (make BTF=1 on
  * distribution kernels, whose headers lack vmlinux) and the kernel accepts
@@ -85,28 +96,6 @@ static const char kbloom_bpf_partial[] =
 #define BTF_KFUNCS_END(name) BTF_SET8_END(name)
 #endif
 
-/*
- * The *_id kfuncs are the whole of a packet's lookup, and each is under
- * 4 KiB (tools/check.sh checks): each in a section of its own aligned to
- * 4 KiB, so that it lies on one page. (In .text, the assembler would pad
- * up to the alignment with a jump.) On hardware that costs only padding.
- * Under emulation (QEMU's TCG, where make bench-vm and the tests run) a
- * jump into another page is never chained from one translated block to
- * the next but looked up, every time: the same bytes of
- * bpf_kbloom_test_and_add_id() across a page boundary cost 560 ns a
- * packet, and 360 on one page (the XDP bench). In the stock build 2 KiB
- * sufficed until SipHash came inline (kbloom_core.h), which takes the
- * add and test-and-add past it; the padding is about 7 KiB of text.
- */
-int bpf_kbloom_query_id(u32 id, const void *key, u32 key__sz)
-	__section(".text.bpf_kbloom_query_id") __aligned(4096);
-int bpf_kbloom_add_id(u32 id, const void *key, u32 key__sz)
-	__section(".text.bpf_kbloom_add_id") __aligned(4096);
-int bpf_kbloom_test_and_add_id(u32 id, const void *key, u32 key__sz)
-	__section(".text.bpf_kbloom_test_and_add_id") __aligned(4096);
-int bpf_kbloom_remove_id(u32 id, const void *key, u32 key__sz)
-	__section(".text.bpf_kbloom_remove_id") __aligned(4096);
-
 /* Last references dropped in NMI context, put from an irq_work. */
 static LLIST_HEAD(kbloom_bpf_nmi_puts);
 
@@ -117,6 +106,35 @@ static void kbloom_bpf_nmi_put_fn(struct irq_work *work)
 
 	llist_for_each_entry_safe(filter, next, list, nmi_put)
 		kbloom_filter_put(filter);
+}
+
+static struct kbloom_filter *kbloom_bpf_filter_of(struct kbloom_bpf_filter *f)
+{
+	return container_of(f, struct kbloom_filter, bpf);
+}
+
+/*
+ * The in-kernel call of @op on a held filter, if the filter allows BPF
+ * programs @op.
+ */
+static int kbloom_bpf_do(struct kbloom_bpf_filter *f, enum kbloom_op op,
+			 const void *key, u32 len)
+{
+	struct kbloom_filter *filter = kbloom_bpf_filter_of(f);
+
+	if (unlikely(!(filter->bpf_ops & BIT(op))))
+		return -EACCES;
+	switch (op) {
+	case KBLOOM_OP_ADD:
+		return kbloom_add(filter, key, len);
+	case KBLOOM_OP_QUERY:
+		return kbloom_query(filter, key, len);
+	case KBLOOM_OP_TEST_AND_ADD:
+		return kbloom_test_and_add(filter, key, len);
+	case KBLOOM_OP_REMOVE:
+		return kbloom_remove(filter, key, len);
+	}
+	return -EINVAL;
 }
 
 static DEFINE_IRQ_WORK(kbloom_bpf_nmi_work, kbloom_bpf_nmi_put_fn);
@@ -146,21 +164,30 @@ __bpf_kfunc_start_defs();
  * @name: the name: its bytes up to the first NUL, or all @name__sz.
  * @name__sz: size of the memory at @name.
  *
- * Return: the filter, to be released with bpf_kbloom_put(), or NULL.
+ * Return: the filter, to be released with bpf_kbloom_put(), or NULL if
+ * there is none or it is closed to BPF programs.
  */
-__bpf_kfunc struct kbloom_filter *bpf_kbloom_get(const char *name,
-						 u32 name__sz)
+__bpf_kfunc struct kbloom_bpf_filter *bpf_kbloom_get(const char *name,
+						     u32 name__sz)
 {
+	struct kbloom_filter *filter;
 	char buf[KBLOOM_NAME_MAX];
 
 	if (!kbloom_bpf_name(buf, name, name__sz))
 		return NULL;
-	return kbloom_filter_get(buf);
+	filter = kbloom_filter_get(buf);
+	if (!filter)
+		return NULL;
+	if (!filter->bpf_ops) {
+		kbloom_filter_put(filter);
+		return NULL;
+	}
+	return &filter->bpf;
 }
 
 /**
  * bpf_kbloom_put() - drop a reference taken by bpf_kbloom_get()
- * @filter: the filter.
+ * @f: the filter.
  *
  * Also the destructor of a filter kept in a map as a kptr, which runs
  * wherever the map's element is replaced or deleted: in NMI context too,
@@ -168,8 +195,10 @@ __bpf_kfunc struct kbloom_filter *bpf_kbloom_get(const char *name,
  * queue_rcu_work(), which NMI must not call: there, it is handed to an
  * irq_work instead.
  */
-__bpf_kfunc void bpf_kbloom_put(struct kbloom_filter *filter)
+__bpf_kfunc void bpf_kbloom_put(struct kbloom_bpf_filter *f)
 {
+	struct kbloom_filter *filter = kbloom_bpf_filter_of(f);
+
 	if (likely(!in_nmi())) {
 		kbloom_filter_put(filter);
 		return;
@@ -187,59 +216,62 @@ __bpf_kfunc void bpf_kbloom_put(struct kbloom_filter *filter)
 
 /**
  * bpf_kbloom_query() - may the key be present?
- * @filter: a filter held with bpf_kbloom_get().
+ * @f: a filter held with bpf_kbloom_get().
  * @key: the key bytes.
  * @key__sz: its length, 1 to KBLOOM_KEY_MAX.
  *
  * Return: 1 maybe present, 0 absent, -EINVAL, -ENOENT (destroyed).
+ * (Every filter bpf_kbloom_get() gives may be queried.)
  */
-__bpf_kfunc int bpf_kbloom_query(struct kbloom_filter *filter,
+__bpf_kfunc int bpf_kbloom_query(struct kbloom_bpf_filter *f,
 				 const void *key, u32 key__sz)
 {
-	return kbloom_query(filter, key, key__sz);
+	return kbloom_bpf_do(f, KBLOOM_OP_QUERY, key, key__sz);
 }
 
 /**
  * bpf_kbloom_add() - insert a key
- * @filter: a filter held with bpf_kbloom_get().
+ * @f: a filter held with bpf_kbloom_get().
  * @key: the key bytes.
  * @key__sz: its length, 1 to KBLOOM_KEY_MAX.
  *
- * Return: 0, -EINVAL, -ENOENT (destroyed).
+ * Return: 0, -EINVAL, -ENOENT (destroyed), -EACCES (the filter is not
+ * writable by BPF programs).
  */
-__bpf_kfunc int bpf_kbloom_add(struct kbloom_filter *filter, const void *key,
+__bpf_kfunc int bpf_kbloom_add(struct kbloom_bpf_filter *f, const void *key,
 			       u32 key__sz)
 {
-	return kbloom_add(filter, key, key__sz);
+	return kbloom_bpf_do(f, KBLOOM_OP_ADD, key, key__sz);
 }
 
 /**
  * bpf_kbloom_test_and_add() - insert a key, telling whether it was there
- * @filter: a filter held with bpf_kbloom_get().
+ * @f: a filter held with bpf_kbloom_get().
  * @key: the key bytes.
  * @key__sz: its length, 1 to KBLOOM_KEY_MAX.
  *
- * Return: 1 seen before (or a false positive), 0 new, -EINVAL, -ENOENT.
+ * Return: 1 seen before (or a false positive), 0 new, -EINVAL, -ENOENT,
+ * -EACCES (not writable by BPF programs).
  */
-__bpf_kfunc int bpf_kbloom_test_and_add(struct kbloom_filter *filter,
+__bpf_kfunc int bpf_kbloom_test_and_add(struct kbloom_bpf_filter *f,
 					const void *key, u32 key__sz)
 {
-	return kbloom_test_and_add(filter, key, key__sz);
+	return kbloom_bpf_do(f, KBLOOM_OP_TEST_AND_ADD, key, key__sz);
 }
 
 /**
  * bpf_kbloom_remove() - remove a key from a counting filter
- * @filter: a filter held with bpf_kbloom_get().
+ * @f: a filter held with bpf_kbloom_get().
  * @key: the key bytes.
  * @key__sz: its length, 1 to KBLOOM_KEY_MAX.
  *
  * Return: 0 removed, -ENOENT absent or destroyed, -EOPNOTSUPP not a
- * counting filter, -EINVAL.
+ * counting filter, -EINVAL, -EACCES (not writable by BPF programs).
  */
-__bpf_kfunc int bpf_kbloom_remove(struct kbloom_filter *filter,
+__bpf_kfunc int bpf_kbloom_remove(struct kbloom_bpf_filter *f,
 				  const void *key, u32 key__sz)
 {
-	return kbloom_remove(filter, key, key__sz);
+	return kbloom_bpf_do(f, KBLOOM_OP_REMOVE, key, key__sz);
 }
 
 /**
@@ -247,7 +279,8 @@ __bpf_kfunc int bpf_kbloom_remove(struct kbloom_filter *filter,
  * @name: the name: its bytes up to the first NUL, or all @name__sz.
  * @name__sz: size of the memory at @name.
  *
- * Return: the id (positive), -EINVAL for a bad name, -ENOENT.
+ * Return: the id (positive), -EINVAL for a bad name, -ENOENT, -EACCES
+ * (the filter is closed to BPF programs).
  */
 __bpf_kfunc int bpf_kbloom_id(const char *name, u32 name__sz)
 {
@@ -358,11 +391,11 @@ static const struct btf_kfunc_id_set kbloom_kfunc_ro_set = {
 
 /*
  * bpf_kbloom_put() also destroys a referenced kptr to a filter that a map
- * still holds when it is freed (struct kbloom_filter __kptr_ref * in a
+ * still holds when it is freed (struct kbloom_bpf_filter __kptr_ref * in a
  * map value, stored with bpf_kptr_xchg()).
  */
 BTF_ID_LIST(kbloom_dtor_ids)
-BTF_ID(struct, kbloom_filter)
+BTF_ID(struct, kbloom_bpf_filter)
 BTF_ID(func, bpf_kbloom_put)
 
 /*

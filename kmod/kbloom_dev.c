@@ -101,7 +101,8 @@ static long kbloom_ioc_version(void __user *argp)
 			    KBLOOM_FEATURE_SIZING | KBLOOM_FEATURE_COUNTING |
 			    KBLOOM_FEATURE_MERGE | KBLOOM_FEATURE_IMAGE |
 			    KBLOOM_FEATURE_SIPHASH | KBLOOM_FEATURE_WINDOW |
-			    KBLOOM_FEATURE_HANDLE | KBLOOM_FEATURE_BLOCKED,
+			    KBLOOM_FEATURE_HANDLE | KBLOOM_FEATURE_BLOCKED |
+			    KBLOOM_FEATURE_BPF_ACCESS,
 		.min_bits = KBLOOM_MIN_BITS,
 		.max_bits = KBLOOM_MAX_BITS,
 		.max_hashes = KBLOOM_MAX_HASHES,
@@ -124,6 +125,24 @@ static u32 kbloom_uapi_flags(u32 core_flags)
 {
 	return (core_flags & KBLOOM_CORE_COUNTING ? KBLOOM_CREATE_COUNTING : 0) |
 	       (core_flags & KBLOOM_CORE_BLOCKED ? KBLOOM_CREATE_BLOCKED : 0);
+}
+
+#define KBLOOM_CREATE_BPF	(KBLOOM_CREATE_BPF_READ | KBLOOM_CREATE_BPF_WRITE)
+
+/* A filter's BPF access from its creation flags: write implies read. */
+static u8 kbloom_bpf_ops(u32 uapi_flags)
+{
+	if (uapi_flags & KBLOOM_CREATE_BPF_WRITE)
+		return KBLOOM_BPF_OPS_WRITE;
+	return uapi_flags & KBLOOM_CREATE_BPF_READ ? KBLOOM_BPF_OPS_READ : 0;
+}
+
+/* And back, as INFO, EXPORT and CREATE report it. */
+static u32 kbloom_bpf_flags(u8 bpf_ops)
+{
+	if (bpf_ops & BIT(KBLOOM_OP_ADD))
+		return KBLOOM_CREATE_BPF;
+	return bpf_ops ? KBLOOM_CREATE_BPF_READ : 0;
 }
 
 /*
@@ -217,7 +236,8 @@ static long kbloom_ioc_create(struct file *file, void __user *argp,
 	if (copy_from_user(&c, argp, size))
 		return -EFAULT;
 	if (c.flags & ~(KBLOOM_CREATE_COUNTING | KBLOOM_CREATE_LIKE |
-			KBLOOM_CREATE_ROTATE_AT_FILL | KBLOOM_CREATE_BLOCKED) ||
+			KBLOOM_CREATE_ROTATE_AT_FILL | KBLOOM_CREATE_BLOCKED |
+			KBLOOM_CREATE_BPF) ||
 	    !kbloom_zeroed(c.reserved, sizeof(c.reserved)) ||
 	    !kbloom_name_valid(c.name))
 		return -EINVAL;
@@ -226,6 +246,7 @@ static long kbloom_ioc_create(struct file *file, void __user *argp,
 		return -EFAULT;
 
 	p.flags = kbloom_core_flags(c.flags);
+	p.bpf_ops = kbloom_bpf_ops(c.flags);
 	if (c.flags & KBLOOM_CREATE_LIKE) {
 		/* Everything comes from the model, hash and window included. */
 		if (c.bits || c.hashes || c.fpr_ppb || c.capacity ||
@@ -233,8 +254,8 @@ static long kbloom_ioc_create(struct file *file, void __user *argp,
 		    c.flags & KBLOOM_CREATE_ROTATE_AT_FILL ||
 		    !kbloom_name_valid(c.like))
 			return -EINVAL;
-		ret = kbloom_filter_create_like(c.name, c.like, p.flags, &p,
-						&filter);
+		ret = kbloom_filter_create_like(c.name, c.like, p.flags,
+						p.bpf_ops, &p, &filter);
 	} else {
 		ret = kbloom_create_params(&c, &p,
 					   size == sizeof(struct kbloom_create_v1));
@@ -248,7 +269,8 @@ static long kbloom_ioc_create(struct file *file, void __user *argp,
 	c.bits = p.nbits;
 	c.hashes = p.nhashes;
 	c.flags = (c.flags & KBLOOM_CREATE_LIKE) | kbloom_uapi_flags(p.flags) |
-		  (p.rotate_at_fill ? KBLOOM_CREATE_ROTATE_AT_FILL : 0);
+		  (p.rotate_at_fill ? KBLOOM_CREATE_ROTATE_AT_FILL : 0) |
+		  kbloom_bpf_flags(filter->bpf_ops);
 	c.capacity = p.capacity;
 	c.fpr_ppb = p.fpr_ppb;
 	c.hash_scheme = kbloom_flags_scheme(p.flags);
@@ -366,7 +388,8 @@ static long kbloom_ioc_info(void __user *argp)
 	gen = kbloom_gen_get(filter);
 	info.bits = gen->core.nbits;
 	info.hashes = gen->core.nhashes;
-	info.flags = kbloom_uapi_flags(gen->core.flags);
+	info.flags = kbloom_uapi_flags(gen->core.flags) |
+		     kbloom_bpf_flags(filter->bpf_ops);
 	info.capacity = gen->capacity;
 	info.fpr_ppb = gen->fpr_ppb;
 	info.hash_scheme = kbloom_flags_scheme(gen->core.flags);
@@ -917,7 +940,8 @@ static long kbloom_ioc_export(void __user *argp)
 	}
 	img.bits = gen->core.nbits;
 	img.hashes = gen->core.nhashes;
-	img.flags |= kbloom_uapi_flags(gen->core.flags);
+	img.flags |= kbloom_uapi_flags(gen->core.flags) |
+		     kbloom_bpf_flags(filter->bpf_ops);
 	img.seed[0] = gen->core.seed[0];
 	img.seed[1] = gen->core.seed[1];
 	img.seed_hi[0] = gen->core.seed[2];
@@ -959,7 +983,7 @@ static int kbloom_import(const struct kbloom_image *img)
 
 	if (img->import_flags & ~KBLOOM_IMPORT_REPLACE ||
 	    img->flags & ~(KBLOOM_CREATE_COUNTING | KBLOOM_CREATE_BLOCKED |
-			   KBLOOM_CREATE_ROTATE_AT_FILL) ||
+			   KBLOOM_CREATE_ROTATE_AT_FILL | KBLOOM_CREATE_BPF) ||
 	    !kbloom_scheme_valid(img->hash_scheme) ||
 	    (img->hash_scheme == KBLOOM_HASH_JHASH &&
 	     (img->seed_hi[0] || img->seed_hi[1])))
@@ -975,6 +999,8 @@ static int kbloom_import(const struct kbloom_image *img)
 	p.capacity = img->capacity;
 	p.fpr_ppb = img->fpr_ppb;
 	p.adds = img->adds;
+	/* A new filter's; a replaced one keeps its own. */
+	p.bpf_ops = kbloom_bpf_ops(img->flags);
 	/* Exactly what CREATE would have accepted. */
 	ret = kbloom_params_check(&p);
 	if (ret)

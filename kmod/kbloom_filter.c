@@ -798,12 +798,13 @@ struct kbloom_filter *kbloom_filter_by_id_rcu(u32 id)
 }
 
 /**
- * kbloom_filter_id() - a filter's id, looked up by name
+ * kbloom_filter_id() - a filter's id, looked up by name, for BPF programs
  * @name: its name.
  *
  * Any context.
  *
- * Return: the id (positive), or -ENOENT.
+ * Return: the id (positive), -ENOENT, or -EACCES if the filter is closed
+ * to BPF programs (@bpf_ops).
  */
 int kbloom_filter_id(const char *name)
 {
@@ -813,7 +814,7 @@ int kbloom_filter_id(const char *name)
 	rcu_read_lock();
 	filter = kbloom_find_rcu(name);
 	if (filter && !READ_ONCE(filter->dead))
-		id = filter->id;
+		id = filter->bpf_ops ? filter->id : -EACCES;
 	rcu_read_unlock();
 	return id;
 }
@@ -1193,6 +1194,7 @@ int kbloom_filter_add_gen(const char *name, struct kbloom_gen *gen,
 		goto err_free_filter;
 	}
 	filter->charge = charge;
+	filter->bpf_ops = p->bpf_ops;
 	mutex_init(&filter->lock);
 	refcount_set(&filter->ref, 1);	/* the table's */
 	RCU_INIT_POINTER(filter->gen, gen);
@@ -1293,6 +1295,7 @@ int kbloom_filter_create(const char *name, const struct kbloom_params *p,
  * @name: a name that passed kbloom_name_valid().
  * @like: the filter whose size, hashes, flags, capacity and seed to copy.
  * @flags: KBLOOM_CORE_* flags the caller expects @like to have.
+ * @bpf_ops: KBLOOM_BPF_OPS_* of the new filter: access is not copied.
  * @used: out: the parameters of the new filter (its seed pointer is not
  *	valid after return).
  * @filterp: as for kbloom_filter_add_gen().
@@ -1303,7 +1306,7 @@ int kbloom_filter_create(const char *name, const struct kbloom_params *p,
  * -EINVAL if it lacks one of @flags.
  */
 int kbloom_filter_create_like(const char *name, const char *like, u32 flags,
-			      struct kbloom_params *used,
+			      u8 bpf_ops, struct kbloom_params *used,
 			      struct kbloom_filter **filterp)
 {
 	struct kbloom_filter *model = kbloom_filter_get(like);
@@ -1318,6 +1321,7 @@ int kbloom_filter_create_like(const char *name, const char *like, u32 flags,
 	kbloom_gen_params(gen, &p, seed);
 	kbloom_gen_put(gen);
 	kbloom_filter_put(model);
+	p.bpf_ops = bpf_ops;
 	if (flags & ~p.flags)
 		ret = -EINVAL;
 	else

@@ -113,6 +113,26 @@ struct kbloom_totals {
 	u64 hits;
 };
 
+/*
+ * What a BPF program holds of a filter (kbloom_bpf.c): a type with no
+ * members. The verifier lets a program load any member of the struct its
+ * pointer's BTF names, and 6.1 does so without CAP_PERFMON; through this
+ * type every load is beyond the struct and refused, so no program reaches
+ * the seed, the storage or any kernel pointer. The kfuncs find the filter
+ * around it (kbloom_bpf_filter_of()).
+ */
+struct kbloom_bpf_filter {
+};
+
+/*
+ * struct kbloom_filter @bpf_ops: the kfunc operations a filter allows BPF
+ * programs, bits of enum kbloom_op (KBLOOM_CREATE_BPF_READ, _WRITE).
+ */
+#define KBLOOM_BPF_OPS_READ	BIT(KBLOOM_OP_QUERY)
+#define KBLOOM_BPF_OPS_WRITE	(KBLOOM_BPF_OPS_READ | BIT(KBLOOM_OP_ADD) | \
+				 BIT(KBLOOM_OP_TEST_AND_ADD) | \
+				 BIT(KBLOOM_OP_REMOVE))
+
 /**
  * struct kbloom_filter - a named filter
  * @gen: the current generation. Read in an RCU read-side section on the hot
@@ -123,6 +143,8 @@ struct kbloom_totals {
  * @dead: set (under kbloom_lock) when destroyed; in-flight users then get
  *	-ENOENT. Read locklessly; a u8, not a bool: GCC 12 instruments
  *	READ_ONCE() of a _Bool under KCSAN as a plain access.
+ * @bpf_ops: KBLOOM_BPF_OPS_*: what BPF programs may do with it; 0, none
+ *	(they cannot even obtain it). Set at creation, never changed.
  * @base: under @lock: what the counters held when the statistics were last
  *	started over (clear, image load), subtracted when they are read. The
  *	per-CPU counters themselves are only ever written by their own CPU.
@@ -144,6 +166,7 @@ struct kbloom_totals {
  * @nmi_put: a last reference dropped in NMI context waits here for an
  *	irq_work to drop it (bpf_kbloom_put()).
  * @name: NUL-terminated name.
+ * @bpf: what BPF programs hold (no bytes of its own).
  */
 struct kbloom_filter {
 	/*
@@ -155,6 +178,7 @@ struct kbloom_filter {
 	struct kbloom_stats __percpu *stats;
 	u32 id;
 	u8 dead;
+	u8 bpf_ops;
 	struct kbloom_totals base;
 	size_t charge;
 	unsigned int pins;
@@ -165,9 +189,10 @@ struct kbloom_filter {
 	struct rcu_work free_work;
 	struct llist_node nmi_put;
 	char name[KBLOOM_NAME_MAX];
+	struct kbloom_bpf_filter bpf;
 };
 
-static_assert(offsetofend(struct kbloom_filter, dead) <= 64,
+static_assert(offsetofend(struct kbloom_filter, bpf_ops) <= 64,
 	      "a lookup reads the first 64 bytes of its filter");
 
 /**
@@ -184,6 +209,8 @@ static_assert(offsetofend(struct kbloom_filter, dead) <= 64,
  * @window_ms: W of a windowed filter.
  * @rotate_at_fill: a windowed filter also rotates when its newest
  *	generation holds @capacity keys' worth of positions.
+ * @bpf_ops: KBLOOM_BPF_OPS_* of the filter (not of its contents: an image
+ *	loaded over a filter keeps the filter's).
  */
 struct kbloom_params {
 	u64 nbits;
@@ -196,6 +223,7 @@ struct kbloom_params {
 	u32 generations;
 	u32 window_ms;
 	bool rotate_at_fill;
+	u8 bpf_ops;
 };
 
 /*
@@ -257,7 +285,7 @@ int kbloom_filter_replace_gen(const char *name, struct kbloom_gen *gen,
 int kbloom_filter_create(const char *name, const struct kbloom_params *p,
 			 struct kbloom_filter **filterp);
 int kbloom_filter_create_like(const char *name, const char *like, u32 flags,
-			      struct kbloom_params *used,
+			      u8 bpf_ops, struct kbloom_params *used,
 			      struct kbloom_filter **filterp);
 int kbloom_filter_destroy(const char *name);
 int kbloom_filter_unlink_this(struct kbloom_filter *filter);
@@ -438,7 +466,8 @@ static __always_inline int kbloom_filter_do_rcu(struct kbloom_filter *filter,
  * and on a blocked filter no call until new bits are written. Any
  * context, never sleeps.
  *
- * Return: as the call of @op; -ENOENT also if no filter has this id.
+ * Return: as the call of @op; -ENOENT also if no filter has this id,
+ * -EACCES if the filter does not allow BPF programs @op (@bpf_ops).
  */
 static __always_inline int kbloom_filter_do_id(u32 id, enum kbloom_op op,
 					       const void *key, u32 len)
@@ -457,7 +486,8 @@ static __always_inline int kbloom_filter_do_id(u32 id, enum kbloom_op op,
 	rcu_read_lock_sched();
 	filter = kbloom_id_lookup_rcu(id);
 	if (filter)
-		ret = kbloom_filter_do_rcu(filter, op, key, len);
+		ret = likely(filter->bpf_ops & BIT(op)) ?
+		      kbloom_filter_do_rcu(filter, op, key, len) : -EACCES;
 	rcu_read_unlock_sched();
 	return ret;
 }

@@ -9,11 +9,17 @@
  * goes, so show() always finds its filter alive.
  *
  * Every file costs O(1) to read, whatever the filter's size: "bits_set"
- * and "saturated" are counters kept as bits change, not scans. The
- * filter's shape (bits, hashes, window, ...) is world-readable for
- * monitoring; its fill and traffic (bits_set, saturated, adds, queries,
- * hits), which tell what the filter is used for, how often, and even
- * whether a given key was in it, are root's (0400), like the device.
+ * and "saturated" are counters kept as bits change, not scans.
+ *
+ * Who may read what, one rule: what was chosen when the filter was made
+ * or is changed only by its administrator (its shape: bits, hashes,
+ * window...; its id, its BPF access, the rules that use it) is
+ * world-readable (0444), for monitoring; whatever changes as keys arrive
+ * (bits_set, saturated, adds, queries, hits, and rotations, which a
+ * rotate-at-fill filter makes as it fills) is root's (0400), like the
+ * device: it tells what the filter is used for, how often, and even
+ * whether a given key was in it. (KBLOOM_FILTER_ATTR is the first kind,
+ * KBLOOM_TRAFFIC_ATTR the second.)
  *
  * The filters live in a kset, "filters", so that creating and destroying
  * one sends a uevent (SUBSYSTEM=bloom, ACTION=add/remove, DEVPATH
@@ -46,7 +52,7 @@ static u64 kbloom_gen_rotations(struct kbloom_gen *gen)
  * popcount of up to 8 GiB, say) is read from one set of contents, and no
  * lock is held meanwhile: these files are world-readable.
  */
-#define KBLOOM_FILTER_ATTR(_name, _fmt, _expr)				\
+#define KBLOOM_GEN_ATTR(_name, _mode, _fmt, _expr)			\
 static ssize_t _name##_show(struct kobject *kobj,			\
 			    struct kobj_attribute *attr, char *buf)	\
 {									\
@@ -57,7 +63,16 @@ static ssize_t _name##_show(struct kobject *kobj,			\
 	kbloom_gen_put(gen);						\
 	return ret;							\
 }									\
-static struct kobj_attribute kbloom_attr_##_name = __ATTR_RO(_name)
+static struct kobj_attribute kbloom_attr_##_name =			\
+	__ATTR_RO_MODE(_name, _mode)
+
+/* A value of the filter's shape: everyone's. */
+#define KBLOOM_FILTER_ATTR(_name, _fmt, _expr)				\
+	KBLOOM_GEN_ATTR(_name, 0444, _fmt, _expr)
+
+/* A value that traffic moves: root's. */
+#define KBLOOM_TRAFFIC_ATTR(_name, _fmt, _expr)				\
+	KBLOOM_GEN_ATTR(_name, 0400, _fmt, _expr)
 
 /*
  * One of the occupancy counters of the current generation. Root's: an
@@ -105,7 +120,7 @@ KBLOOM_FILTER_ATTR(memory_charged, "%zu",
 		   gen->charge + to_filter(kobj)->charge);
 KBLOOM_FILTER_ATTR(window_ms, "%u", gen->win ? gen->win->window_ms : 0);
 KBLOOM_FILTER_ATTR(generations, "%u", gen->win ? gen->win->generations : 0);
-KBLOOM_FILTER_ATTR(rotations, "%llu", kbloom_gen_rotations(gen));
+KBLOOM_TRAFFIC_ATTR(rotations, "%llu", kbloom_gen_rotations(gen));
 KBLOOM_OCCUPANCY_ATTR(bits_set, occupied);
 KBLOOM_OCCUPANCY_ATTR(saturated, stuck);
 KBLOOM_TOTAL_ATTR(adds, adds);
@@ -128,6 +143,18 @@ static ssize_t id_show(struct kobject *kobj, struct kobj_attribute *attr,
 
 static struct kobj_attribute kbloom_attr_id = __ATTR_RO(id);
 
+/* What BPF programs may do with it: KBLOOM_CREATE_BPF_READ, _WRITE. */
+static ssize_t bpf_show(struct kobject *kobj, struct kobj_attribute *attr,
+			char *buf)
+{
+	u8 ops = to_filter(kobj)->bpf_ops;
+
+	return sysfs_emit(buf, "%s\n", ops & BIT(KBLOOM_OP_ADD) ? "write" :
+					ops ? "read" : "none");
+}
+
+static struct kobj_attribute kbloom_attr_bpf = __ATTR_RO(bpf);
+
 static struct attribute *kbloom_filter_attrs[] = {
 	&kbloom_attr_bits.attr,
 	&kbloom_attr_hashes.attr,
@@ -142,6 +169,7 @@ static struct attribute *kbloom_filter_attrs[] = {
 	&kbloom_attr_saturated.attr,
 	&kbloom_attr_rules.attr,
 	&kbloom_attr_id.attr,
+	&kbloom_attr_bpf.attr,
 	&kbloom_attr_window_ms.attr,
 	&kbloom_attr_generations.attr,
 	&kbloom_attr_rotations.attr,

@@ -665,8 +665,9 @@ static void kbloom_registry_accepts_good_names(struct kunit *test)
 			  kbloom_name_valid("0123456789012345678901234567890"));
 }
 
+/* Open to BPF programs for writing: the id slots test calls the kfuncs'. */
 static const struct kbloom_params kbloom_test_params = {
-	.nbits = 1 << 16, .nhashes = 5,
+	.nbits = 1 << 16, .nhashes = 5, .bpf_ops = KBLOOM_BPF_OPS_WRITE,
 };
 
 static void kbloom_registry_lookup_and_duplicate(struct kunit *test)
@@ -859,14 +860,15 @@ static void kbloom_registry_like_shares_seed(struct kunit *test)
 	KUNIT_ASSERT_EQ(test,
 			kbloom_filter_create("kunit_a", &kbloom_test_params, NULL), 0);
 	KUNIT_ASSERT_EQ(test, kbloom_filter_create_like("kunit_b", "kunit_a", 0,
-							&used, NULL), 0);
+							0, &used, NULL), 0);
 	KUNIT_EXPECT_EQ(test, used.nbits, kbloom_test_params.nbits);
 	KUNIT_EXPECT_EQ(test, used.nhashes, kbloom_test_params.nhashes);
 	KUNIT_EXPECT_EQ(test, kbloom_filter_create_like("kunit_c", "kunit_a",
-							KBLOOM_CORE_COUNTING,
+							KBLOOM_CORE_COUNTING, 0,
 							&used, NULL), -EINVAL);
 	KUNIT_EXPECT_EQ(test, kbloom_filter_create_like("kunit_c", "kunit_none",
-							0, &used, NULL), -ENOENT);
+							0, 0, &used, NULL),
+			-ENOENT);
 	KUNIT_ASSERT_EQ(test,
 			kbloom_filter_create("kunit_c", &kbloom_test_params, NULL), 0);
 	a = kbloom_get("kunit_a");
@@ -1191,6 +1193,61 @@ static void kbloom_registry_occupancy_is_exact(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, kbloom_filter_destroy("kunit_occ2"), 0);
 }
 
+/*
+ * A filter's BPF access, as bpf_kbloom_id() and the kfuncs by id check
+ * it: none refuses everything, read only the query, write all four; a
+ * refused call leaves the filter as it was. (tools/bpf/kbloom_bpf_access.c
+ * loads real programs.)
+ */
+static void kbloom_registry_bpf_access(struct kunit *test)
+{
+	static const struct {
+		const char *name;
+		u8 ops;
+		int add, query;
+	} modes[] = {
+		{ "kunit_bpf_none", 0, -EACCES, -EACCES },
+		{ "kunit_bpf_read", KBLOOM_BPF_OPS_READ, -EACCES, 0 },
+		{ "kunit_bpf_write", KBLOOM_BPF_OPS_WRITE, 0, 1 },
+	};
+	struct kbloom_params p = kbloom_test_params;
+	struct kbloom_filter *f;
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(modes); i++) {
+		p.bpf_ops = modes[i].ops;
+		KUNIT_ASSERT_EQ(test, kbloom_filter_create(modes[i].name, &p,
+							   &f), 0);
+		/* What bpf_kbloom_id() answers. */
+		KUNIT_EXPECT_EQ(test, kbloom_filter_id(modes[i].name),
+				modes[i].ops ? (int)f->id : -EACCES);
+		KUNIT_EXPECT_EQ_MSG(test,
+				    kbloom_filter_do_id(f->id, KBLOOM_OP_ADD,
+							"k", 1),
+				    modes[i].add, "%s: add", modes[i].name);
+		KUNIT_EXPECT_EQ_MSG(test,
+				    kbloom_filter_do_id(f->id,
+							KBLOOM_OP_TEST_AND_ADD,
+							"j", 1),
+				    modes[i].add, "%s: test-and-add",
+				    modes[i].name);
+		KUNIT_EXPECT_EQ_MSG(test,
+				    kbloom_filter_do_id(f->id, KBLOOM_OP_REMOVE,
+							"k", 1),
+				    modes[i].add ? modes[i].add : -EOPNOTSUPP,
+				    "%s: remove", modes[i].name);
+		KUNIT_EXPECT_EQ_MSG(test,
+				    kbloom_filter_do_id(f->id, KBLOOM_OP_QUERY,
+							"k", 1),
+				    modes[i].query, "%s: query", modes[i].name);
+		/* The in-kernel API is not BPF's: it reaches every filter. */
+		KUNIT_EXPECT_EQ(test, kbloom_query(f, "k", 1),
+				!modes[i].add);
+		kbloom_filter_put(f);
+		KUNIT_EXPECT_EQ(test, kbloom_filter_destroy(modes[i].name), 0);
+	}
+}
+
 static struct kunit_case kbloom_registry_cases[] = {
 	KUNIT_CASE_PARAM(kbloom_registry_rejects_bad_name,
 			 kbloom_bad_name_gen_params),
@@ -1204,6 +1261,7 @@ static struct kunit_case kbloom_registry_cases[] = {
 	KUNIT_CASE(kbloom_registry_pin_blocks_destroy),
 	KUNIT_CASE(kbloom_registry_ids),
 	KUNIT_CASE(kbloom_registry_id_slots),
+	KUNIT_CASE(kbloom_registry_bpf_access),
 	KUNIT_CASE(kbloom_registry_occupancy_is_exact),
 	{}
 };

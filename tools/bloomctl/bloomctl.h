@@ -59,6 +59,7 @@ enum {
 	OPT_WINDOW,
 	OPT_GENERATIONS,
 	OPT_ROTATE_AT_FILL,
+	OPT_BPF,
 	OPT_KEY,
 	OPT_FLOW,
 	OPT_SRC_PREFIX,
@@ -78,6 +79,7 @@ enum {
 void enable_json(bool pretty);
 void __attribute__((format(printf, 1, 2))) pr_err(const char *fmt, ...);
 void __attribute__((format(printf, 1, 2))) pr_warn(const char *fmt, ...);
+const char *bpf_access_name(uint32_t flags);
 void json_info(const struct kbloom_info *info);
 void print_info(const struct kbloom_info *info);
 double estimate_keys(uint64_t x, uint64_t m, uint32_t k, uint32_t flags);

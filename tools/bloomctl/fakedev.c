@@ -47,7 +47,7 @@
 
 #include "sizing.h"
 
-#define ALL_FEATURES	0x3ffULL
+#define ALL_FEATURES	0x7ffULL
 
 /* What a filter is, in its state file, followed by its payload. */
 struct fake_filter {
@@ -243,6 +243,15 @@ static int pick_scheme(uint32_t *scheme)
 	return EINVAL;
 }
 
+#define BPF_FLAGS	(KBLOOM_CREATE_BPF_READ | KBLOOM_CREATE_BPF_WRITE)
+
+/* As the module reports them: write implies read. */
+static uint32_t bpf_flags(uint32_t flags)
+{
+	return flags & KBLOOM_CREATE_BPF_WRITE ? BPF_FLAGS :
+	       flags & KBLOOM_CREATE_BPF_READ;
+}
+
 static int fake_create_like(struct kbloom_create *cr, struct fake_filter *f,
 			    unsigned char **payload)
 {
@@ -263,6 +272,8 @@ static int fake_create_like(struct kbloom_create *cr, struct fake_filter *f,
 	memset(*payload, 0, f->payload_len);
 	f->adds = 0;
 	f->rotations = 0;
+	/* The BPF access is the call's, not the model's. */
+	f->flags = (f->flags & ~BPF_FLAGS) | bpf_flags(cr->flags);
 	return 0;
 }
 
@@ -278,7 +289,10 @@ static int fake_create(struct kbloom_create *cr)
 	if (!name_ok(cr->name) ||
 	    cr->flags & ~(KBLOOM_CREATE_COUNTING | KBLOOM_CREATE_LIKE |
 			  KBLOOM_CREATE_ROTATE_AT_FILL |
-			  KBLOOM_CREATE_BLOCKED) ||
+			  KBLOOM_CREATE_BLOCKED | BPF_FLAGS) ||
+	    (cr->flags & BPF_FLAGS &&
+	     !(env_u64("FAKEDEV_FEATURES", ALL_FEATURES) &
+	       KBLOOM_FEATURE_BPF_ACCESS)) ||
 	    (cr->flags & KBLOOM_CREATE_BLOCKED &&
 	     !(env_u64("FAKEDEV_FEATURES", ALL_FEATURES) &
 	       KBLOOM_FEATURE_BLOCKED)) ||
@@ -315,6 +329,7 @@ static int fake_create(struct kbloom_create *cr)
 	if (!sizing_params_valid(f.bits, f.hashes, f.flags, cr->capacity,
 				 fpr, NULL, 0))
 		return EINVAL;
+	f.flags |= bpf_flags(cr->flags);
 	f.generations = g;
 	f.window_ms = cr->window_ms;
 	f.capacity = cr->capacity;
@@ -526,7 +541,7 @@ static int import_valid(const struct kbloom_image *ki)
 	uint64_t gb = sizing_bytes(ki->bits, ki->flags);
 	const unsigned char *p = (void *)(uintptr_t)ki->payload;
 	uint32_t known = KBLOOM_CREATE_COUNTING | KBLOOM_CREATE_BLOCKED |
-			 (g ? KBLOOM_CREATE_ROTATE_AT_FILL : 0);
+			 BPF_FLAGS | (g ? KBLOOM_CREATE_ROTATE_AT_FILL : 0);
 
 	if (!name_ok(ki->name) || ki->flags & ~known ||
 	    ki->import_flags & ~KBLOOM_IMPORT_REPLACE || ki->reserved0 ||
@@ -562,6 +577,16 @@ static int fake_import(const struct kbloom_image *ki)
 	f.bits = ki->bits;
 	f.hashes = ki->hashes;
 	f.flags = ki->flags;
+	if (replace) {
+		/* A replaced filter keeps its own BPF access. */
+		struct fake_filter old;
+		unsigned char *payload = NULL;
+
+		if (!load_filter(ki->name, &old, &payload))
+			f.flags = (f.flags & ~BPF_FLAGS) |
+				  (old.flags & BPF_FLAGS);
+		free(payload);
+	}
 	f.capacity = ki->capacity;
 	f.fpr_ppb = ki->fpr_ppb;
 	f.hash_scheme = ki->hash_scheme;

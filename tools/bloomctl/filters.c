@@ -22,7 +22,24 @@ struct create_opts {
 	bool have_window, have_generations, rotate_at_fill;
 	uint32_t window_ms;	/* --window */
 	uint32_t generations;	/* --generations; 4 with --window */
+	uint32_t bpf;		/* --bpf: KBLOOM_CREATE_BPF_* */
 };
+
+/* --bpf: what BPF programs may do with the filter. */
+static int parse_bpf(const char *s, uint32_t *flags)
+{
+	if (!strcmp(s, "none"))
+		*flags = 0;
+	else if (!strcmp(s, "read"))
+		*flags = KBLOOM_CREATE_BPF_READ;
+	else if (!strcmp(s, "write"))
+		*flags = KBLOOM_CREATE_BPF_READ | KBLOOM_CREATE_BPF_WRITE;
+	else {
+		pr_err("--bpf '%s': must be none, read or write", s);
+		return -1;
+	}
+	return 0;
+}
 
 /* --hash: a scheme by name. */
 static int parse_hash(const char *s, uint32_t *scheme)
@@ -62,6 +79,8 @@ static int create_opt(void *ctx, int c, const char *arg)
 	case OPT_ROTATE_AT_FILL:
 		o->rotate_at_fill = true;
 		return 0;
+	case OPT_BPF:
+		return parse_bpf(arg, &o->bpf);
 	default:
 		return sizing_opt(&o->sz, c, arg) > 0 ? 0 : -1;
 	}
@@ -120,7 +139,7 @@ static void create_request(const struct create_opts *o, const char *name,
 {
 	memset(cr, 0, sizeof(*cr));
 	set_name(cr->name, name);
-	cr->flags = create_flags(o);
+	cr->flags = create_flags(o) | o->bpf;
 	if (o->like) {
 		cr->flags |= KBLOOM_CREATE_LIKE;
 		set_name(cr->like, o->like);
@@ -165,15 +184,22 @@ static int create_scheme(int fd, const char *name, uint32_t *scheme)
 
 /*
  * A windowed filter needs a module with windows, and G within its limit;
- * a blocked one a module with that layout.
+ * a blocked one a module with that layout; BPF access a module that has
+ * it.
  */
 static int create_features(int fd, const struct create_opts *o,
 			 const char *name)
 {
 	struct kbloom_version v;
 
-	if ((!o->have_window && !o->sz.blocked) || device_version(fd, &v))
+	if ((!o->have_window && !o->sz.blocked && !o->bpf) ||
+	    device_version(fd, &v))
 		return 0;
+	if (o->bpf && !(v.features & KBLOOM_FEATURE_BPF_ACCESS)) {
+		pr_err("filter '%s': --bpf %s: the module does not support it (its filters are open to every BPF program)",
+		       name, bpf_access_name(o->bpf));
+		return -1;
+	}
 	if (o->sz.blocked && !(v.features & KBLOOM_FEATURE_BLOCKED)) {
 		pr_err("filter '%s': --layout blocked: the module does not support it",
 		       name);
@@ -228,7 +254,9 @@ static void info_from_create(const struct kbloom_create *cr,
 	info->capacity = cr->capacity;
 	info->fpr_ppb = cr->fpr_ppb;
 	info->flags = cr->flags & (KBLOOM_CREATE_COUNTING |
-				   KBLOOM_CREATE_BLOCKED);
+				   KBLOOM_CREATE_BLOCKED |
+				   KBLOOM_CREATE_BPF_READ |
+				   KBLOOM_CREATE_BPF_WRITE);
 	info->hash_scheme = cr->hash_scheme;
 	info->window_ms = cr->window_ms;
 	info->generations = cr->generations;
@@ -265,6 +293,7 @@ int cmd_create(const struct cmd *cmd, int argc, char **argv)
 		{ "window",	required_argument, NULL, OPT_WINDOW },
 		{ "generations", required_argument, NULL, OPT_GENERATIONS },
 		{ "rotate-at-fill", no_argument,   NULL, OPT_ROTATE_AT_FILL },
+		{ "bpf",	required_argument, NULL, OPT_BPF },
 		COMMON_LONGOPTS,
 		END_LONGOPTS
 	};

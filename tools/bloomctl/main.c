@@ -46,7 +46,7 @@ static int cmd_version(const struct cmd *cmd, int argc, char **argv);
 
 static const struct cmd cmds[] = {
 	{ "create", cmd_create,
-	  "NAME {--capacity N --fpr P | --bits M --hashes K [--capacity N] | --like OLD} [--counting] [--layout LAYOUT] [--hash SCHEME] [--window DURATION [--generations G] [--rotate-at-fill]]",
+	  "NAME {--capacity N --fpr P | --bits M --hashes K [--capacity N] | --like OLD} [--counting] [--layout LAYOUT] [--hash SCHEME] [--window DURATION [--generations G] [--rotate-at-fill]] [--bpf ACCESS]",
 	  "Create a filter, sized for N keys at false-positive rate P, or by M and K,\n"
 	  "or with every parameter and the seed of OLD, so that the two can be merged.\n"
 	  "With --window, a time-windowed filter of G generations: keys are forgotten\n"
@@ -64,7 +64,10 @@ static const struct cmd cmds[] = {
 	  "  --window DURATION    windowed filter: forget keys after DURATION (an integer\n"
 	  "                       with unit ms, s, m or h; 0: rotate by hand only)\n"
 	  "  --generations G      generations of a windowed filter, 2 to 16 (default 4)\n"
-	  "  --rotate-at-fill     also rotate when the newest generation is full\n" },
+	  "  --rotate-at-fill     also rotate when the newest generation is full\n"
+	  "  --bpf ACCESS         what BPF programs may do with it through kbloom's\n"
+	  "                       kfuncs: none (default), read (query) or write\n"
+	  "                       (query, add, test-and-add, remove)\n" },
 	{ "destroy", cmd_destroy, "NAME", "Destroy a filter.", NULL },
 	{ "clear", cmd_clear, "NAME", "Zero every bit and counter of a filter.",
 	  NULL },

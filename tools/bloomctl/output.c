@@ -99,6 +99,14 @@ double estimate_fpr(uint64_t x, uint64_t m, uint32_t k, uint32_t flags)
 	return sizing_fpr_blocked(m, k, (uint64_t)llround(n), flags);
 }
 
+/* What BPF programs may do with a filter of these creation flags. */
+const char *bpf_access_name(uint32_t flags)
+{
+	if (flags & KBLOOM_CREATE_BPF_WRITE)
+		return "write";
+	return flags & KBLOOM_CREATE_BPF_READ ? "read" : "none";
+}
+
 /* Members of a filter's JSON object, shared by show, list and create. */
 void json_info(const struct kbloom_info *info)
 {
@@ -120,6 +128,7 @@ void json_info(const struct kbloom_info *info)
 	jw_kv_u64(jw, "hash_scheme", info->hash_scheme);
 	jw_kv_string(jw, "hash_scheme_name",
 		     hash_scheme_name(info->hash_scheme));
+	jw_kv_string(jw, "bpf", bpf_access_name(info->flags));
 	jw_kv_u64(jw, "bits_set", info->bits_set);
 	jw_kv_u64(jw, "saturated", info->saturated);
 	jw_kv_u64(jw, "adds", info->adds);
@@ -177,6 +186,7 @@ void print_info(const struct kbloom_info *info)
 	printf("  layout:         %s\n",
 	       info->flags & KBLOOM_CREATE_BLOCKED ?
 	       "blocked (64-byte blocks)" : "plain");
+	printf("  bpf:            %s\n", bpf_access_name(info->flags));
 	if (info->generations) {
 		printf("  generations:    %u (bits, hashes and %s are per generation, the newest's)\n",
 		       info->generations,

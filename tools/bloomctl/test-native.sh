@@ -1000,6 +1000,20 @@ fake_blocked_tests() {
 	FAKEDEV_FEATURES=0x1ff fexpect 2 "--layout blocked on a module without it" create b6 --capacity 10 --fpr 0.01 --layout blocked
 	err_has "--layout blocked: the module does not support it" "...says the module lacks it"
 	fexpect 0 "create a plain filter of the same bits" create p6 --bits 1024 --hashes 3
+	# What BPF programs may do with a filter.
+	fexpect 0 "create --bpf write" -j create bp1 --capacity 10 --fpr 0.01 --bpf write
+	json_is bpf write "create -j: the BPF access"
+	fexpect 0 "create --bpf read" create bp2 --capacity 10 --fpr 0.01 --bpf read
+	fexpect 0 "show it" show bp2
+	out_has "bpf:            read" "show: the BPF access"
+	fexpect 0 "show a filter created without --bpf" -j show p6
+	json_is bpf none "...none by default"
+	fexpect 2 "--bpf of another word" create bp3 --capacity 10 --fpr 0.01 --bpf all
+	err_has "--bpf 'all': must be none, read or write" "...names the words"
+	FAKEDEV_FEATURES=0x3ff fexpect 2 "--bpf on a module without per-filter access" create bp3 --capacity 10 --fpr 0.01 --bpf read
+	err_has "filter 'bp3': --bpf read: the module does not support it" "...says the module lacks it"
+	fexpect 0 "--like with --bpf" -j create bp4 --like bp1 --bpf read
+	json_is bpf read "...the access is the call's, not the model's"
 	fexpect 2 "merge blocked into plain" merge p6 b3
 	err_has "layouts differ (plain vs blocked)" "merge says the layouts differ"
 	fexpect 0 "add a key to the blocked filter" add b1 k1

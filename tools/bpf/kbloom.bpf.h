@@ -25,15 +25,15 @@
 #include <bpf/bpf_helpers.h>
 
 /*
- * The kernel's struct kbloom_filter is opaque to programs: they only
+ * The kernel's struct kbloom_bpf_filter is opaque to programs: they only
  * hold and pass pointers to it. It is declared empty rather than as a
- * bare "struct kbloom_filter;" because libbpf checks each kfunc's
+ * bare "struct kbloom_bpf_filter;" because libbpf checks each kfunc's
  * prototype against the kernel's (bpf_core_types_are_compat()), and that
  * compares BTF kinds: a forward declaration is BTF_KIND_FWD, which does
  * not match the kernel's BTF_KIND_STRUCT; any struct, whatever its
  * members, does.
  */
-struct kbloom_filter {
+struct kbloom_bpf_filter {
 };
 
 /*
@@ -48,13 +48,13 @@ struct kbloom_filter {
  * Look a filter up by name (bytes up to the first NUL within
  * @name__sz) and take a reference; NULL if there is none.
  */
-extern struct kbloom_filter *bpf_kbloom_get(const char *name,
+extern struct kbloom_bpf_filter *bpf_kbloom_get(const char *name,
 					    __u32 name__sz) __ksym;
 /*
  * Drop the reference: every path must, or the verifier refuses the
  * program ("Unreleased reference").
  */
-extern void bpf_kbloom_put(struct kbloom_filter *filter) __ksym;
+extern void bpf_kbloom_put(struct kbloom_bpf_filter *filter) __ksym;
 
 /*
  * On a held filter. 1: maybe present (query) or seen before
@@ -63,13 +63,13 @@ extern void bpf_kbloom_put(struct kbloom_filter *filter) __ksym;
  * destroyed since (the reference keeps its memory, not the filter);
  * -EOPNOTSUPP: remove on a filter that is not counting.
  */
-extern int bpf_kbloom_query(struct kbloom_filter *filter, const void *key,
+extern int bpf_kbloom_query(struct kbloom_bpf_filter *filter, const void *key,
 			    __u32 key__sz) __ksym;
-extern int bpf_kbloom_add(struct kbloom_filter *filter, const void *key,
+extern int bpf_kbloom_add(struct kbloom_bpf_filter *filter, const void *key,
 			  __u32 key__sz) __ksym;
-extern int bpf_kbloom_test_and_add(struct kbloom_filter *filter,
+extern int bpf_kbloom_test_and_add(struct kbloom_bpf_filter *filter,
 				   const void *key, __u32 key__sz) __ksym;
-extern int bpf_kbloom_remove(struct kbloom_filter *filter, const void *key,
+extern int bpf_kbloom_remove(struct kbloom_bpf_filter *filter, const void *key,
 			     __u32 key__sz) __ksym;
 
 /*

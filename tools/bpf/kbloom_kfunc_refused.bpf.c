@@ -19,7 +19,7 @@ SEC("syscall")								\
 int kb_##op(void *ctx __attribute__((unused)))				\
 {									\
 	__u8 key[8] __attribute__((aligned(8))) = { 1 };		\
-	struct kbloom_filter *filter;					\
+	struct kbloom_bpf_filter *filter;					\
 	union kbloom_bpf_name buf;					\
 	int ret;							\
 									\

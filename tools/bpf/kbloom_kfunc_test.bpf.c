@@ -47,7 +47,7 @@ __u32 runs;
  */
 static __always_inline int kb_call(const int may_write)
 {
-	struct kbloom_filter *filter;
+	struct kbloom_bpf_filter *filter;
 	union kbloom_bpf_name name;
 	__u32 len = key_len;
 	int fid, ret;

@@ -70,7 +70,7 @@ static __always_inline int kb_apply(const volatile union kbloom_bpf_name *name,
 				    __u32 id, enum kb_op op, const __u8 *key,
 				    __u32 len)
 {
-	struct kbloom_filter *filter;
+	struct kbloom_bpf_filter *filter;
 	union kbloom_bpf_name buf;
 	int ret;
 

@@ -17,7 +17,7 @@ int kbloom_xdp_leak(struct xdp_md *ctx)
 	void *data_end = (void *)(long)ctx->data_end;
 	void *data = (void *)(long)ctx->data;
 	__u8 key[8] __attribute__((aligned(8))) = { 1 };
-	struct kbloom_filter *filter;
+	struct kbloom_bpf_filter *filter;
 	union kbloom_bpf_name buf;
 	int ret;
 

@@ -118,8 +118,8 @@ line() {
 fresh() { # (re)create both filters, the allow-list holding 10.0.0.1
 	"$BLOOMCTL" destroy "$A" >/dev/null 2>&1
 	"$BLOOMCTL" destroy "$F" >/dev/null 2>&1
-	"$BLOOMCTL" create "$A" --capacity 1000 --fpr 0.001 >/dev/null &&
-	"$BLOOMCTL" create "$F" --capacity 100000 --fpr 0.001 >/dev/null &&
+	"$BLOOMCTL" create "$A" --capacity 1000 --fpr 0.001 --bpf read >/dev/null &&
+	"$BLOOMCTL" create "$F" --capacity 100000 --fpr 0.001 --bpf write >/dev/null &&
 	"$BLOOMCTL" add "$A" --key saddr --flow 10.0.0.1 \
 		--flow 2001:db8::1 >/dev/null
 }
@@ -184,7 +184,7 @@ mode=--by-id
 fresh
 run test-run --by-id --allow "$A" --flows "$F" --pkt "$U4" \
 	--pkt "exec $BLOOMCTL destroy $F" --pkt "$U4" \
-	--pkt "exec $BLOOMCTL create $F --capacity 1000 --fpr 0.01" \
+	--pkt "exec $BLOOMCTL create $F --capacity 1000 --fpr 0.01 --bpf write" \
 	--pkt "$U4"
 [ "$rc" = 0 ]
 result $? "$mode: test-run with the flow filter destroyed, then created again"
@@ -196,7 +196,7 @@ mode=--by-ref
 fresh
 run test-run --by-ref --allow "$A" --flows "$F" --pkt "$U4" \
 	--pkt "exec $BLOOMCTL destroy $F" --pkt "$U4" \
-	--pkt "exec $BLOOMCTL create $F --capacity 1000 --fpr 0.01" \
+	--pkt "exec $BLOOMCTL create $F --capacity 1000 --fpr 0.01 --bpf write" \
 	--pkt "$U4"
 [ "$rc" = 0 ]
 result $? "$mode: test-run with the flow filter destroyed, then created again (exit 0, got $rc)"
@@ -247,8 +247,8 @@ adds() {
 mode=kfunc
 "$BLOOMCTL" destroy "$K" >/dev/null 2>&1
 "$BLOOMCTL" destroy "$C" >/dev/null 2>&1
-"$BLOOMCTL" create "$K" --capacity 1000 --fpr 0.01 >/dev/null &&
-	"$BLOOMCTL" create "$C" --capacity 1000 --fpr 0.01 --counting >/dev/null
+"$BLOOMCTL" create "$K" --capacity 1000 --fpr 0.01 --bpf write >/dev/null &&
+	"$BLOOMCTL" create "$C" --capacity 1000 --fpr 0.01 --counting --bpf write >/dev/null
 result $? "kfunc: filters $K and $C (counting) created"
 adds0=$(adds "$K")
 # Each program type and way of reaching a filter, a key of its own.

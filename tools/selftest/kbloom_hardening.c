@@ -1074,6 +1074,11 @@ FIXTURE_TEARDOWN(sysfs)
 	close(self->fd);
 }
 
+/*
+ * One rule for every file (kbloom_sysfs.c): what traffic moves is root's,
+ * what the administrator chose is everyone's. Every file of a filter's
+ * directory must be in this table, so that a new one is classified.
+ */
 TEST_F(sysfs, modes)
 {
 	static const struct {
@@ -1081,24 +1086,28 @@ TEST_F(sysfs, modes)
 		unsigned int mode;
 	} files[] = {
 		/*
-		 * Traffic statistics are root's, and so is the exact fill
-		 * (kbloom_sysfs.c: it changes as keys arrive, so whoever can
-		 * send keys could tell whether theirs was already in).
+		 * Traffic is root's: statistics, the exact fill (whoever can
+		 * send keys could tell whether theirs was already in), and
+		 * rotations (a rotate-at-fill filter's tell how fast keys
+		 * arrive).
 		 */
 		{ "adds", 0400 }, { "queries", 0400 }, { "hits", 0400 },
 		{ "bits_set", 0400 }, { "saturated", 0400 },
-		/* The filter's shape is everyone's. */
+		{ "rotations", 0400 },
+		/* The filter's shape and use are everyone's. */
 		{ "bits", 0444 }, { "hashes", 0444 }, { "counting", 0444 },
-		{ "capacity", 0444 }, { "fpr_ppb", 0444 },
+		{ "layout", 0444 }, { "capacity", 0444 }, { "fpr_ppb", 0444 },
 		{ "memory_bytes", 0444 }, { "memory_charged", 0444 },
 		{ "rules", 0444 }, { "hash_scheme", 0444 },
 		{ "window_ms", 0444 }, { "generations", 0444 },
-		{ "rotations", 0444 }, { "id", 0444 },
+		{ "id", 0444 }, { "bpf", 0444 },
 	};
 	static const char *const filters[] = { SS_P, SS_C };
 	char path[160];
+	struct dirent *e;
 	struct stat st;
 	size_t i, j;
+	DIR *d;
 
 	for (j = 0; j < ARRAY_SIZE(filters); j++) {
 		for (i = 0; i < ARRAY_SIZE(files); i++) {
@@ -1112,6 +1121,21 @@ TEST_F(sysfs, modes)
 				       st.st_mode & 07777, files[i].mode);
 			}
 		}
+		snprintf(path, sizeof(path), SYSFS "/filters/%s", filters[j]);
+		d = opendir(path);
+		ASSERT_TRUE(d != NULL);
+		while ((e = readdir(d))) {
+			if (e->d_name[0] == '.' || e->d_type != DT_REG)
+				continue;
+			for (i = 0; i < ARRAY_SIZE(files); i++)
+				if (!strcmp(e->d_name, files[i].file))
+					break;
+			EXPECT_LT(i, ARRAY_SIZE(files)) {
+				TH_LOG("%s/%s: a file the rule does not classify",
+				       path, e->d_name);
+			}
+		}
+		closedir(d);
 	}
 }
 

@@ -127,7 +127,7 @@ static void image_bad_inputs(struct __test_metadata *_metadata,
 	BAD(hash_scheme, 0, EINVAL, "hash_scheme 0");
 	BAD(flags, KBLOOM_CREATE_LIKE, EINVAL, "flags LIKE");
 	BAD(flags, 1u << 2, EINVAL, "flags 1 << 2");
-	BAD(flags, 1u << 4, EINVAL, "flags 1 << 4");
+	BAD(flags, 1u << 6, EINVAL, "flags 1 << 6");
 	BAD(flags, KBLOOM_CREATE_BLOCKED, EINVAL,
 	    "flags BLOCKED on bits that are no whole blocks");
 	BAD(flags, 0x80000000u, EINVAL, "flags 0x80000000");
@@ -709,6 +709,63 @@ TEST_F(image, export_import_counting)
 TEST_F_TIMEOUT(image, import_replace, 300)
 {
 	image_replace(_metadata);
+}
+
+#define IMG_BPF		(KBLOOM_CREATE_BPF_READ | KBLOOM_CREATE_BPF_WRITE)
+
+/* A filter's BPF access, as INFO and sysfs "bpf" report it. */
+static void img_bpf_is(struct __test_metadata *_metadata, const char *name,
+		       u32 want, const char *word)
+{
+	struct kbloom_info info;
+	char path[128], got[16] = "";
+	FILE *f;
+
+	ASSERT_EQ(0, kb_info(g_fd, name, &info));
+	EXPECT_EQ(want, info.flags & IMG_BPF) {
+		TH_LOG("%s: INFO flags %#x", name, info.flags);
+	}
+	snprintf(path, sizeof(path), SYSFS "/filters/%s/bpf", name);
+	f = fopen(path, "r");
+	ASSERT_TRUE(f != NULL);
+	EXPECT_TRUE(fgets(got, sizeof(got), f) != NULL);
+	fclose(f);
+	EXPECT_EQ(0, strncmp(got, word, strlen(word))) {
+		TH_LOG("%s: sysfs bpf says %s, want %s", name, got, word);
+	}
+}
+
+/*
+ * A filter's BPF access: write implies read, CREATE reports both; EXPORT
+ * carries it and IMPORT gives it to the filter it creates, while a
+ * replaced filter keeps its own; --like does not copy it.
+ */
+TEST_F(image, bpf_access)
+{
+	struct kbloom_create c;
+	struct kbloom_image im;
+	unsigned char *buf;
+	u64 len = payload_size(4096, false);
+
+	ASSERT_EQ(0, kb_create_ex(g_fd, IMG_R, 4096, 3,
+				  KBLOOM_CREATE_BPF_WRITE, NULL, &c));
+	EXPECT_EQ(IMG_BPF, c.flags & IMG_BPF);
+	img_bpf_is(_metadata, IMG_R, IMG_BPF, "write");
+	ASSERT_EQ(0, kb_create_ex(g_fd, IMG_BAD, 4096, 3,
+				  KBLOOM_CREATE_BPF_READ, NULL, NULL));
+	img_bpf_is(_metadata, IMG_BAD, KBLOOM_CREATE_BPF_READ, "read");
+	ASSERT_EQ(0, kb_create_like(g_fd, IMG_Q, IMG_R, 0, 0, &c));
+	img_bpf_is(_metadata, IMG_Q, 0, "none");
+
+	buf = calloc(1, len);
+	ASSERT_TRUE(buf != NULL);
+	ASSERT_EQ(0, kb_export(g_fd, IMG_R, buf, len, &im));
+	EXPECT_EQ(IMG_BPF, im.flags & IMG_BPF);
+	ASSERT_EQ(0, kb_import(g_fd, &im, IMG_S, 0));
+	img_bpf_is(_metadata, IMG_S, IMG_BPF, "write");
+	ASSERT_EQ(0, kb_import(g_fd, &im, IMG_BAD, KBLOOM_IMPORT_REPLACE));
+	img_bpf_is(_metadata, IMG_BAD, KBLOOM_CREATE_BPF_READ, "read");
+	free(buf);
 }
 
 /*

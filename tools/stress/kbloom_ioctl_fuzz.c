@@ -376,6 +376,7 @@ struct owned {
 	char name[KBLOOM_NAME_MAX];
 	bool exists;
 	bool counting;
+	u32 bpf;		/* KBLOOM_CREATE_BPF_* it was created with */
 	bool full;		/* shadow full: keys added but not tracked */
 	char like[KBLOOM_NAME_MAX];	/* compatible sibling, if made --like */
 	int handle;		/* KBLOOM_IOC_OPEN's fd on it, or -1 */
@@ -862,6 +863,13 @@ static void own_create(struct worker *w, struct owned *o, int slot)
 			c.hashes = 1 + below(&w->r, 10);
 		}
 	}
+	/* The BPF access is the call's, with --like too; INFO reports it. */
+	o->bpf = (u32[]){ 0, KBLOOM_CREATE_BPF_READ,
+			  KBLOOM_CREATE_BPF_READ | KBLOOM_CREATE_BPF_WRITE }
+		 [below(&w->r, 3)];
+	/* Write alone implies read, and is reported as both. */
+	c.flags |= o->bpf & KBLOOM_CREATE_BPF_WRITE && chance(&w->r, 50) ?
+		   KBLOOM_CREATE_BPF_WRITE : o->bpf;
 	note(w, "own create %s%s%s", o->name, c.flags & KBLOOM_CREATE_LIKE ?
 	     " like " : "", c.flags & KBLOOM_CREATE_LIKE ? c.like : "");
 	err = call(w, w->rw, KBLOOM_IOC_CREATE, (uintptr_t)&c);
@@ -877,6 +885,7 @@ static void own_create(struct worker *w, struct owned *o, int slot)
 		o->exists = true;
 		shadow_clear(o);
 		o->counting = false;	/* unknown: keep to plain ops */
+		o->bpf = ~0U;		/* likewise */
 	} else if (err == ENOENT && (c.flags & KBLOOM_CREATE_LIKE)) {
 		vanished(w, model, "--like model not found", err);
 	}
@@ -1284,6 +1293,9 @@ static void own_info(struct worker *w, struct owned *o)
 	}
 	if (!err && (info.bits_set > info.bits || !info.memory_bytes ||
 		     !!(info.flags & KBLOOM_CREATE_COUNTING) != o->counting ||
+		     (o->bpf != ~0U &&
+		      (info.flags & (KBLOOM_CREATE_BPF_READ |
+				     KBLOOM_CREATE_BPF_WRITE)) != o->bpf) ||
 		     (o->n && !info.bits_set))) {
 		add(&sh->other, 1);
 		diag("VIOLATION [p%d t%d] INFO %s: bits %llu bits_set %llu memory %llu flags %#x with %u keys in the shadow",

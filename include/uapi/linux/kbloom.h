@@ -71,6 +71,8 @@
 #define KBLOOM_FEATURE_HANDLE		(1ULL << 8)
 /* KBLOOM_CREATE_BLOCKED: the cache-line blocked layout. */
 #define KBLOOM_FEATURE_BLOCKED		(1ULL << 9)
+/* KBLOOM_CREATE_BPF_READ and _WRITE: filters choose what BPF may do. */
+#define KBLOOM_FEATURE_BPF_ACCESS	(1ULL << 10)
 
 /* Creation flags (struct kbloom_create, struct kbloom_info, images). */
 /* 4-bit counters instead of bits: keys can be removed. */
@@ -96,6 +98,24 @@
  * different layouts are never merged or compared.
  */
 #define KBLOOM_CREATE_BLOCKED		(1U << 3)
+/*
+ * What BPF programs may do with the filter through kbloom's kfuncs
+ * (XDP, tc and syscall programs; see "BPF programs" in the admin guide,
+ * Documentation/admin-guide.md). Neither flag (the default): nothing, a
+ * program cannot even obtain the filter (bpf_kbloom_get() gives NULL,
+ * bpf_kbloom_id() and the calls by id -EACCES). KBLOOM_CREATE_BPF_READ:
+ * query. KBLOOM_CREATE_BPF_WRITE: query, add, test-and-add and remove; it
+ * implies KBLOOM_CREATE_BPF_READ, and both are reported. The default is
+ * none because loading a program that calls the kfuncs takes less than
+ * changing a filter through /dev/bloom (CAP_BPF, with CAP_NET_ADMIN for
+ * XDP and tc, against CAP_SYS_ADMIN or a writable device): a filter that
+ * an iptables rule relies on is reachable from BPF only if its creator
+ * says so. Chosen at creation, never changed; kept by EXPORT and IMPORT
+ * (an IMPORT with KBLOOM_IMPORT_REPLACE keeps the existing filter's), not
+ * copied by KBLOOM_CREATE_LIKE (give them with it).
+ */
+#define KBLOOM_CREATE_BPF_READ		(1U << 4)
+#define KBLOOM_CREATE_BPF_WRITE		(1U << 5)
 
 /*
  * Time-windowed filters ("seen in the last W"). A windowed filter is
@@ -223,12 +243,13 @@ struct kbloom_version {
  *	KBLOOM_FPR_ONE - 1), used with @capacity when @bits is 0.
  * @capacity: in: the number of keys the filter is designed for (n); 0 if
  *	sized by @bits and @hashes alone. Reported back by KBLOOM_IOC_INFO.
- * @flags: in: KBLOOM_CREATE_* bits. With KBLOOM_CREATE_LIKE, @bits,
+ * @flags: in/out: KBLOOM_CREATE_* bits. With KBLOOM_CREATE_LIKE, @bits,
  *	@hashes, @fpr_ppb, @capacity and @hash_scheme must be 0 and
  *	everything, the secret seed and hash scheme included, is copied from
  *	the filter @like: that is how to make filters that can be merged and
  *	compared. KBLOOM_CREATE_COUNTING (KBLOOM_CREATE_BLOCKED) may then be
- *	given only if @like is counting (blocked) too.
+ *	given only if @like is counting (blocked) too; the BPF access
+ *	(KBLOOM_CREATE_BPF_READ, _WRITE) is the call's, not @like's.
  * @hash_scheme: in/out: KBLOOM_HASH_JHASH or KBLOOM_HASH_SIPHASH, or 0 for
  *	the module's default (struct kbloom_version @default_hash_scheme;
  *	with KBLOOM_IOC_CREATE_V1, always KBLOOM_HASH_JHASH). On return, the
@@ -534,7 +555,9 @@ struct kbloom_merge {
  * @bits: EXPORT out, IMPORT in: m.
  * @hashes: EXPORT out, IMPORT in: k.
  * @flags: EXPORT out, IMPORT in: KBLOOM_CREATE_COUNTING,
- *	KBLOOM_CREATE_BLOCKED, KBLOOM_CREATE_ROTATE_AT_FILL or 0.
+ *	KBLOOM_CREATE_BLOCKED, KBLOOM_CREATE_ROTATE_AT_FILL,
+ *	KBLOOM_CREATE_BPF_READ, KBLOOM_CREATE_BPF_WRITE or 0. IMPORT with
+ *	KBLOOM_IMPORT_REPLACE keeps the filter's own BPF access.
  * @seed: EXPORT out, IMPORT in: the secret hash seed, low 64 bits.
  * @adds: EXPORT out, IMPORT in: keys added (informational).
  * @capacity: EXPORT out, IMPORT in: design n (informational).

@@ -138,7 +138,7 @@ run_xdp_bench() {
 		return
 	fi
 	check_exit 0 "XDP bench: create xb ($xb_flows flows, 1%, blocked)" \
-		bloomctl create xb --capacity "$xb_flows" --fpr 0.01 --layout blocked
+		bloomctl create xb --capacity "$xb_flows" --fpr 0.01 --layout blocked --bpf write
 	# Rounds of the programs side by side, and the median of their ratios.
 	: > /tmp/xb.ratios
 	for xb_round in $(seq 1 $XB_ROUNDS); do

@@ -7,6 +7,8 @@
 # gives it, Debian's stock one needs make BTF=1 (tools/btf-kdir.sh), which
 # check.sh builds with.
 #  - sysfs "kfuncs" says available, and the module's BTF carries them;
+#  - tools/bpf/kbloom_bpf_access: no program reads a filter's memory, and
+#    each filter's BPF access (none, read, write) holds for every call;
 #  - tools/bpf/test-kfunc.sh: verdicts and keys on crafted packets
 #    (BPF_PROG_TEST_RUN), by reference and by id, the verifier refusing a
 #    leaked reference, filters destroyed under a loaded program;
@@ -51,7 +53,7 @@ bpf_traffic() {
 	bloomctl destroy xdpflows >/dev/null 2>&1
 	# Sized far beyond N: a false positive would make the count inexact.
 	check_exit 0 "kfuncs traffic: create xdpflows" \
-		bloomctl create xdpflows --capacity 1000000 --fpr 0.000000001 --layout blocked
+		bloomctl create xdpflows --capacity 1000000 --fpr 0.000000001 --layout blocked --bpf write
 	check_exit 0 "kfuncs traffic: attach the program to vb0 (generic XDP, by id)" \
 		kbloom_xdp attach --by-id --flows xdpflows --generic vb0
 	t0=$(now_ms)
@@ -85,7 +87,7 @@ bpf_traffic() {
 # A loaded program holds kbloom.ko: on lo, with nothing else holding it
 # (tests.d/packets.sh's xt_bloom is gone by then).
 bpf_rmmod() {
-	bloomctl create xdplo --capacity 1000 --fpr 0.01 >/dev/null
+	bloomctl create xdplo --capacity 1000 --fpr 0.01 --bpf write >/dev/null
 	br0=$(cat /sys/module/kbloom/refcnt)
 	check_exit 0 "kfuncs: attach the program to lo (generic XDP)" \
 		kbloom_xdp attach --by-ref --flows xdplo --generic lo
@@ -118,8 +120,8 @@ run_bpf() {
 	fi
 	if command -v bpftool >/dev/null; then
 		bpftool btf dump file /sys/kernel/btf/kbloom > /tmp/bpf.btf 2>&1
-		check "kfuncs: kbloom's BTF has bpf_kbloom_get and struct kbloom_filter" \
-			sh -c "grep -q \"FUNC 'bpf_kbloom_get'\" /tmp/bpf.btf && grep -q \"STRUCT 'kbloom_filter'\" /tmp/bpf.btf"
+		check "kfuncs: kbloom's BTF has bpf_kbloom_get and struct kbloom_bpf_filter, with no members" \
+			sh -c "grep -q \"FUNC 'bpf_kbloom_get'\" /tmp/bpf.btf && grep -q \"STRUCT 'kbloom_bpf_filter' size=0 vlen=0\" /tmp/bpf.btf"
 		rm -f /tmp/bpf.btf
 	else
 		ok "kfuncs: kbloom's BTF # SKIP no bpftool in the initramfs"
@@ -131,6 +133,9 @@ run_bpf() {
 	bpf_tap < /tmp/bpf.tap
 	check "kfuncs: test-kfunc.sh exit status 0 ($bt_rc)" [ "$bt_rc" = 0 ]
 	rm -f /tmp/bpf.tap
+	# tap_run is in faults.sh.
+	tap_run kbloom_bpf_access "kbloom_bpf_access: what programs can read and reach" \
+		kbloom_bpf_access
 	if pk_setup; then
 		bpf_traffic
 		pk_teardown
