@@ -860,44 +860,32 @@ static int kbloom_copy_storage_in(struct kbloom_gen *gen,
 	return ret;
 }
 
-/* Attempts at copying a windowed filter between two of its rotations. */
-#define KBLOOM_EXPORT_TRIES	4
-
 /*
  * Export: a filter's storage to userspace, generations newest first. No
- * lock is held across the copy (it may fault, and a stalled page must not
- * stall the window's rotations): a windowed filter is copied again if a
- * rotation ran meanwhile, and -EAGAIN if it keeps rotating faster than it
- * can be copied.
+ * lock is held across the copy of a plain filter (it may fault and take
+ * its time); a windowed one's waits for a rotation under way and holds
+ * off the next (kbloom_window_copy_begin()), so that the image is of one
+ * set of generations.
  */
 static int kbloom_copy_storage_out(struct kbloom_gen *gen,
 				   void __user *payload, u8 *bounce)
 {
-	u32 i, n = kbloom_gen_slices(gen), tries;
+	u32 i, n = kbloom_gen_slices(gen);
 	size_t bytes = gen->bytes / n;
-	struct kbloom_slice *slice;
 	int ret;
-	u64 seq;
 
 	if (!gen->win)
 		return kbloom_copy_out(payload, gen->core.bitmap, bytes,
 				       bounce);
-	for (tries = 0; tries < KBLOOM_EXPORT_TRIES; tries++) {
-		seq = kbloom_window_read_begin(gen->win);
-		for (i = 0, ret = 0; i < n && !ret; i++) {
-			slice = kbloom_window_slice_seq(gen->win, i, seq);
-			if (!slice)
-				break;
-			ret = kbloom_copy_out(payload + i * bytes,
-					      slice->core.bitmap, bytes,
-					      bounce);
-		}
-		if (ret)
-			return ret;
-		if (i == n && !kbloom_window_read_retry(gen->win, seq))
-			return 0;
-	}
-	return -EAGAIN;
+	ret = kbloom_window_copy_begin(gen->win);
+	if (ret)
+		return ret;
+	for (i = 0; i < n && !ret; i++)
+		ret = kbloom_copy_out(payload + i * bytes,
+				      kbloom_window_slice(gen->win, i)->core.bitmap,
+				      bytes, bounce);
+	kbloom_window_copy_end(gen->win);
+	return ret;
 }
 
 static long kbloom_ioc_export(void __user *argp)

@@ -15,6 +15,14 @@
  * cleared slice), and publishes it again as the newest. Between the two
  * views readers see G - 1 slices: the one missing held only keys already
  * older than W (G - 1) / G, which the guarantee lets go.
+ *
+ * Keys keep landing in the outgoing newest slice until the new one is
+ * published, at the end of a rotation. So the clock of a slice's keys
+ * starts then, not at the rotation's deadline: a timed rotation never
+ * drops a slice before W (G - 1) / G has passed since it stopped being
+ * the newest (@keep_until, in CLOCK_MONOTONIC time, which is what callers
+ * measure with), and waits for it if it has not, whatever the size of
+ * the slices and the load, which only make rotations slower.
  */
 
 #include <linux/jiffies.h>
@@ -35,6 +43,22 @@ static unsigned long kbloom_window_period(const struct kbloom_window *win)
 						 win->generations)), 1UL);
 }
 
+/*
+ * Jiffies until the oldest generation may go by the clock, 0 if it may
+ * go now. Under @win->lock.
+ */
+static unsigned long kbloom_window_hold(struct kbloom_window *win)
+{
+	struct kbloom_view *view;
+	s64 left;
+
+	view = rcu_dereference_protected(win->view,
+					 lockdep_is_held(&win->lock));
+	left = ktime_to_ns(ktime_sub(view->s[view->n - 1]->keep_until,
+				     ktime_get()));
+	return left > 0 ? nsecs_to_jiffies(left) + 1 : 0;
+}
+
 /* Is the newest generation at its design fill? Under @win->lock. */
 static bool kbloom_window_full(struct kbloom_window *win)
 {
@@ -50,20 +74,29 @@ static bool kbloom_window_full(struct kbloom_window *win)
  * Rotations run on a system workqueue: they sleep (grace periods). The
  * work runs for three reasons and rotates only if one still holds when it
  * gets the lock: the period is due (deadlines are absolute, so periods
- * do not drift), KBLOOM_IOC_ROTATE asked, or the newest generation is
- * full. A kick that arrives while a rotation runs (adds still landing in
- * the generation that was full) thus finds a fresh newest generation and
- * does nothing.
+ * do not drift, unless the oldest generation must be held longer:
+ * kbloom_window_hold()), KBLOOM_IOC_ROTATE asked, or the newest
+ * generation is full. A kick that arrives while a rotation runs (adds
+ * still landing in the generation that was full) thus finds a fresh
+ * newest generation and does nothing.
  */
 static void kbloom_window_work(struct work_struct *work)
 {
 	struct kbloom_window *win = container_of(to_delayed_work(work),
 						 struct kbloom_window, work);
 	bool due, asked, full, rotated;
+	unsigned long hold;
 
 	mutex_lock(&win->lock);
 	due = win->started && win->window_ms &&
 	      time_after_eq(jiffies, win->deadline);
+	if (due) {
+		hold = kbloom_window_hold(win);
+		if (hold) {
+			win->deadline = jiffies + hold;
+			due = false;
+		}
+	}
 	asked = test_and_clear_bit(KBLOOM_WIN_ROTATE, &win->requests);
 	full = test_and_clear_bit(KBLOOM_WIN_FULL, &win->requests) &&
 	       kbloom_window_full(win);
@@ -125,8 +158,8 @@ struct kbloom_window *kbloom_window_new(u32 generations, u32 window_ms,
 	win->fill_every = div64_u64(fill_limit, 4 * num_possible_cpus());
 	win->fill_every = clamp_t(u64, win->fill_every, 1, 256);
 	atomic64_set(&win->rotations, 0);
-	atomic64_set(&win->seq, 0);
 	mutex_init(&win->lock);
+	init_rwsem(&win->copying);
 	INIT_DELAYED_WORK(&win->work, kbloom_window_work);
 	for (i = 0; i < generations; i++) {
 		struct kbloom_slice *s = &win->slices[i];
@@ -188,17 +221,19 @@ void kbloom_window_stop(struct kbloom_window *win)
  * kbloom_window_rotate() - clear the oldest generation, make it the newest
  * @win: the window.
  *
- * Process context; sleeps for two grace periods. Never interrupted: a
- * half-cleared generation must never become the newest.
+ * Process context; sleeps for two grace periods, and for an export's copy
+ * under way. Never interrupted: a half-cleared generation must never
+ * become the newest.
  */
 void kbloom_window_rotate(struct kbloom_window *win)
 {
 	struct kbloom_view *cur, *nxt;
 	struct kbloom_slice *oldest;
 	struct kbloom_delta d = {};
+	u32 g = win->generations;
 
 	mutex_lock(&win->lock);
-	atomic64_inc(&win->seq);
+	down_write(&win->copying);
 	cur = rcu_dereference_protected(win->view,
 					lockdep_is_held(&win->lock));
 	nxt = cur == &win->views[0] ? &win->views[1] : &win->views[0];
@@ -219,12 +254,20 @@ void kbloom_window_rotate(struct kbloom_window *win)
 	cur->s[0] = oldest;
 	memcpy(&cur->s[1], nxt->s, nxt->n * sizeof(cur->s[0]));
 	rcu_assign_pointer(win->view, cur);
+	/*
+	 * From now on no add lands in the newest of before: its keys are
+	 * owed W (G - 1) / G from here (an add that started before the store
+	 * started before this clock reading).
+	 */
+	cur->s[1]->keep_until = ktime_add_ms(ktime_get(),
+					     DIV_ROUND_UP((u64)win->window_ms *
+							  (g - 1), g));
 	/* Before the next rotation rewrites nxt, its readers must be gone. */
 	synchronize_rcu();
 
 	atomic64_inc(&win->rotations);
 	WRITE_ONCE(win->newest_since, jiffies);
-	atomic64_inc(&win->seq);
+	up_write(&win->copying);
 	mutex_unlock(&win->lock);
 }
 
@@ -330,51 +373,36 @@ bool kbloom_window_do(struct kbloom_window *win, enum kbloom_op op,
 
 /*
  * Generation @i, newest first, for whole-filter operations (clear, export,
- * import): the caller holds @win->lock, so no rotation reorders them.
+ * import): the caller holds @win->lock, or is between
+ * kbloom_window_copy_begin() and _end(), so no rotation reorders them.
  */
 struct kbloom_slice *kbloom_window_slice(struct kbloom_window *win, u32 i)
 {
 	struct kbloom_view *view;
 
 	view = rcu_dereference_protected(win->view,
-					 lockdep_is_held(&win->lock));
+					 lockdep_is_held(&win->lock) ||
+					 lockdep_is_held(&win->copying));
 	return view->s[i];
 }
 
 /*
- * For a copy to userspace, which must not hold @win->lock across page
- * faults (a stalled page would stall rotations and everything behind
- * them): kbloom_window_read_begin() gives a sequence to hand to
- * kbloom_window_slice_seq() for each generation and then to
- * kbloom_window_read_retry(); if a rotation ran meanwhile, copy again. A
- * slice is never freed while the window is, so a stale one is only
- * stale, not gone.
+ * Around a copy of the generations to userspace (export): waits for a
+ * rotation under way, interruptibly, and holds off the next one until
+ * kbloom_window_copy_end(), so that the copy is of one set of generations,
+ * read in between with kbloom_window_slice(). Not @win->lock, which a
+ * stalled page would hold for clear and import too. Process context.
+ *
+ * Return: 0, or -EINTR if a signal came first.
  */
-u64 kbloom_window_read_begin(struct kbloom_window *win)
+int kbloom_window_copy_begin(struct kbloom_window *win)
 {
-	return atomic64_read(&win->seq);
+	return down_read_interruptible(&win->copying);
 }
 
-bool kbloom_window_read_retry(struct kbloom_window *win, u64 seq)
+void kbloom_window_copy_end(struct kbloom_window *win)
 {
-	return (seq & 1) || atomic64_read(&win->seq) != seq;
-}
-
-/* Generation @i, newest first, of the view under sequence @seq, or NULL. */
-struct kbloom_slice *kbloom_window_slice_seq(struct kbloom_window *win,
-					     u32 i, u64 seq)
-{
-	struct kbloom_slice *s = NULL;
-	struct kbloom_view *view;
-
-	if (kbloom_window_read_retry(win, seq))
-		return NULL;
-	rcu_read_lock();
-	view = rcu_dereference(win->view);
-	if (i < view->n)
-		s = view->s[i];
-	rcu_read_unlock();
-	return s;
+	up_read(&win->copying);
 }
 
 /* Lock-free: sysfs and INFO never wait for a rotation. */

@@ -7,8 +7,10 @@
 #ifndef _KBLOOM_WINDOW_H
 #define _KBLOOM_WINDOW_H
 
+#include <linux/ktime.h>
 #include <linux/mutex.h>
 #include <linux/rcupdate.h>
+#include <linux/rwsem.h>
 #include <linux/workqueue.h>
 #include <uapi/linux/kbloom.h>
 
@@ -16,10 +18,20 @@
 
 struct kbloom_occupancy;
 
-/* One generation: its storage and its occupancy counters. */
+/**
+ * struct kbloom_slice - one generation
+ * @core: its storage.
+ * @occ: its occupancy counters.
+ * @keep_until: CLOCK_MONOTONIC time before which no timed rotation may
+ *	drop it: W (G - 1) / G after it stopped being the newest, so that a
+ *	key added up to then is kept as long as promised; under the
+ *	window's @lock. 0 for a generation that was never the newest since
+ *	the window started.
+ */
 struct kbloom_slice {
 	struct kbloom_core core;
 	struct kbloom_occupancy __percpu *occ;
+	ktime_t keep_until;
 };
 
 /* What readers see: the generations in use, newest first. */
@@ -41,14 +53,15 @@ struct kbloom_view {
  *	next one in the view readers no longer see.
  * @lock: serialises rotations with each other and with whole-filter
  *	operations that hold no user page meanwhile (clear, import).
+ * @copying: held for reading by exports while they copy the generations
+ *	to userspace, which may fault and take its time, and for writing by
+ *	rotations (under @lock): an export waits for a rotation under way and
+ *	holds off the next one, so that it copies one set of generations.
  * @work: runs rotations: when the period is due, when asked to
  *	(@requests), or when the newest generation is full.
  * @requests: KBLOOM_WIN_* bits: why @work was kicked before its time.
  * @started: the timer runs (the filter is published); under @lock.
  * @deadline: jiffies of the next periodic rotation; under @lock.
- * @seq: odd while a rotation runs, bumped at its start and its end: a
- *	reader that copies generations without the lock (export) checks it
- *	did not change meanwhile.
  * @rotations: rotations done; read without the lock.
  * @newest_since: jiffies when the newest generation became the newest;
  *	read without the lock.
@@ -62,11 +75,11 @@ struct kbloom_window {
 	struct kbloom_view __rcu *view;
 	struct kbloom_view views[2];
 	struct mutex lock;	/* see above */
+	struct rw_semaphore copying;
 	struct delayed_work work;
 	unsigned long requests;
 	bool started;
 	unsigned long deadline;
-	atomic64_t seq;
 	atomic64_t rotations;
 	unsigned long newest_since;
 	struct kbloom_slice slices[];
@@ -88,10 +101,8 @@ void kbloom_window_rotate_now(struct kbloom_window *win);
 bool kbloom_window_do(struct kbloom_window *win, enum kbloom_op op,
 		      const void *key, u32 len);
 struct kbloom_slice *kbloom_window_slice(struct kbloom_window *win, u32 i);
-u64 kbloom_window_read_begin(struct kbloom_window *win);
-bool kbloom_window_read_retry(struct kbloom_window *win, u64 seq);
-struct kbloom_slice *kbloom_window_slice_seq(struct kbloom_window *win,
-					     u32 i, u64 seq);
+int kbloom_window_copy_begin(struct kbloom_window *win);
+void kbloom_window_copy_end(struct kbloom_window *win);
 void kbloom_window_info(struct kbloom_window *win, u64 *rotations,
 			u64 *newest_age_ms);
 

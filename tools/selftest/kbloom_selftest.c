@@ -211,5 +211,6 @@ _Static_assert(KBLOOM_FEATURE_SIPHASH == 1ULL << 6, "SIPHASH feature");
 #include "kbloom_st_stress.c"
 #include "kbloom_st_sysfs.c"
 #include "kbloom_st_handle.c"
+#include "kbloom_st_window.c"
 
 TEST_HARNESS_MAIN

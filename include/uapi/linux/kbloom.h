@@ -127,16 +127,18 @@
  * the leaving generation is cleared only once no reader can see it).
  * A window of 0 rotates only on KBLOOM_IOC_ROTATE.
  *
- * Guarantee: a key added at time t is reported present at least until
- * t + W (G - 1) / G and, barring false positives, never after t + W (unless
- * added again). Add puts a key in the newest generation; query answers
- * "maybe" when any generation has it; test-and-add of a key found only in
- * an older generation also adds it to the newest and answers "seen", so a
- * flow that keeps sending stays remembered (seen within W of its last
- * packet). Remove (counting filters) removes the key from the newest
- * generation in which it tests present, only: one remove undoes one add
- * (removing it from every generation that tests present would take counts
- * from other keys wherever it is only a false positive).
+ * Guarantee: a key whose add started at time t is reported present by
+ * every query that ends by t + W (G - 1) / G (CLOCK_MONOTONIC), whatever
+ * the generations' size and the load, and, barring false positives,
+ * never after t + W (unless added again), give or take the slack below.
+ * Add puts a key in the newest generation; query answers "maybe" when any
+ * generation has it; test-and-add of a key found only in an older
+ * generation also adds it to the newest and answers "seen", so a flow that
+ * keeps sending stays remembered (seen within W of its last packet). Remove
+ * (counting filters) removes the key from the newest generation in which it
+ * tests present, only: one remove undoes one add (removing it from every
+ * generation that tests present would take counts from other keys wherever
+ * it is only a false positive).
  *
  * Sizing by capacity n and rate eps means n keys per window at a total
  * false-positive rate of at most eps over all generations: each generation
@@ -146,13 +148,15 @@
  * generation's. Memory is G times that. Windowed filters are not merged
  * or compared.
  *
- * The period W / G is rounded up to the timer's resolution (a jiffy), so
- * a key is never dropped before W (G - 1) / G; it may stay up to G jiffies
- * past W, plus the time rotations take (two RCU grace periods and a clear
- * of one generation each). KBLOOM_CREATE_ROTATE_AT_FILL rotates early, at
- * most once per time the newest generation is seen full; the fill is
- * looked at often enough that all CPUs together overshoot it by at most a
- * quarter.
+ * The period W / G is rounded up to the timer's resolution (a jiffy). Keys
+ * land in the newest generation until a rotation ends, so a timed
+ * rotation drops a generation only once W (G - 1) / G has passed since it
+ * stopped being the newest, and waits if need be: a key may stay up to
+ * G jiffies past W, plus the time rotations take (two RCU grace periods
+ * and a clear of one generation each, and any EXPORT copying meanwhile).
+ * KBLOOM_CREATE_ROTATE_AT_FILL rotates early, at most once per time the
+ * newest generation is seen full; the fill is looked at often enough
+ * that all CPUs together overshoot it by at most a quarter.
  */
 #define KBLOOM_MAX_GENERATIONS		16
 
@@ -578,9 +582,9 @@ struct kbloom_merge {
  *	first, each as described below.
  * @window_ms: EXPORT out, IMPORT in: W; 0 if @generations is 0. A loaded
  *	windowed filter starts a fresh period: its timer starts at the load.
- *	EXPORT copies a windowed filter's generations without stopping its
- *	rotations, and copies again if one ran meanwhile (-EAGAIN if it
- *	keeps rotating faster than it can be copied).
+ *	EXPORT of a windowed filter waits for a rotation under way (a
+ *	signal interrupts the wait: -EINTR) and holds off the next one
+ *	while it copies, so that the image is of one set of generations.
  *
  * The payload is the filter's contents in a fixed byte order, whatever the
  * architecture: plain filters, bit i of the filter is bit (i % 8) of byte

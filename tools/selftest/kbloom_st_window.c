@@ -1,0 +1,237 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kbloom_selftest, area "window": the promises of a windowed filter under
+ * load, with generations large enough that a rotation (two grace periods
+ * and the clear of one generation) takes its time. Included by
+ * kbloom_selftest.c, and so run 64-bit and 32-bit (compat ioctl).
+ *
+ *  - A key whose add started at t is found by every query that ends by
+ *    t + W (G - 1) / G: keys added while a rotation runs too, with adds
+ *    and queries of other threads going on.
+ *  - EXPORT of a rotating filter waits for the rotation and returns one
+ *    consistent image: never EAGAIN, and a key added just before it is in
+ *    the image.
+ */
+
+#define WIN_F		"window_f"
+#define WIN_G		"window_g"
+#define WIN_IMPORT	"window_i"
+/* 16 MiB generations. */
+#define WIN_BITS	(1ULL << 27)
+
+static int win_create(const char *name, u64 bits, u32 window_ms, u32 gens)
+{
+	struct kbloom_create c;
+
+	memset(&c, 0, sizeof(c));
+	set_name(c.name, name);
+	c.bits = bits;
+	c.hashes = 4;
+	c.window_ms = window_ms;
+	c.generations = gens;
+	c.hash_scheme = g_scheme;
+	return ioc(g_fd, KBLOOM_IOC_CREATE, &c);
+}
+
+static const char *const window_all[] = { WIN_F, WIN_G, WIN_IMPORT };
+
+FIXTURE(window) {
+};
+
+FIXTURE_SETUP(window)
+{
+	size_t i;
+
+	st_open(_metadata);
+	for (i = 0; i < ARRAY_SIZE(window_all); i++)
+		cleanup(_metadata, window_all[i]);
+}
+
+FIXTURE_TEARDOWN(window)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(window_all); i++)
+		cleanup(_metadata, window_all[i]);
+	st_close();
+}
+
+/* ---- the lower bound ---- */
+
+#define WIN_W_MS	400
+#define WIN_GENS	2
+#define WIN_RUN_MS	3000
+#define WIN_KEYS	4096
+/* A key is queried this long before its promise runs out. */
+#define WIN_EARLY_NS	(3 * 1000000ULL)
+
+struct win_run {
+	u64 added[WIN_KEYS];	/* start of each key's add; 0: not yet */
+	volatile u32 nadded;	/* published after added[] */
+	volatile bool stop;
+	u32 violations, conclusive, late;
+	u64 worst_ns;		/* how early the worst violation was */
+};
+
+static void win_key(char *buf, size_t len, const char *tag, u32 i)
+{
+	snprintf(buf, len, "%s:%u", tag, i);
+}
+
+/* One key every millisecond, each timed from before its ADD. */
+static void *win_adder(void *arg)
+{
+	struct win_run *r = arg;
+	int fd = open(DEV, O_RDWR);
+	char key[32];
+	u64 end = now_ns() + WIN_RUN_MS * 1000000ULL;
+	u32 i;
+
+	for (i = 0; i < WIN_KEYS && now_ns() < end && fd >= 0; i++) {
+		win_key(key, sizeof(key), "w", i);
+		r->added[i] = now_ns();
+		if (kb_skey(fd, KBLOOM_IOC_ADD, WIN_F, key, NULL))
+			break;
+		__atomic_store_n(&r->nadded, i + 1, __ATOMIC_RELEASE);
+		sleep_ms(1);
+	}
+	r->stop = true;
+	if (fd >= 0)
+		close(fd);
+	return NULL;
+}
+
+/* Other traffic meanwhile: batches of adds and queries of other keys. */
+static void *win_noise(void *arg)
+{
+	struct win_run *r = arg;
+	int fd = open(DEV, O_RDWR);
+	char keys[64 * 16];
+	u32 lens[64], i, n = 0;
+	struct kbloom_batch b;
+	unsigned char res[64];
+
+	for (i = 0; i < 64; i++)
+		lens[i] = 16;
+	while (!r->stop && fd >= 0) {
+		for (i = 0; i < 64; i++, n++)
+			memcpy(keys + i * 16, &n, sizeof(n));
+		fill_batch(&b, WIN_F, keys, lens, res, sizeof(keys), 64);
+		ioc(fd, n % 128 ? KBLOOM_IOC_QUERY_BATCH :
+				  KBLOOM_IOC_ADD_BATCH, &b);
+	}
+	if (fd >= 0)
+		close(fd);
+	return NULL;
+}
+
+/*
+ * Each key, in order, just before its promise runs out: a query that
+ * ends by then must find it. One that ends later proves nothing (late).
+ */
+static void *win_checker(void *arg)
+{
+	struct win_run *r = arg;
+	int fd = open(DEV, O_RDONLY);
+	const u64 keep = (u64)WIN_W_MS * (WIN_GENS - 1) / WIN_GENS * 1000000ULL;
+	char key[32];
+	u64 due, end;
+	u32 i, res;
+
+	for (i = 0; fd >= 0; i++) {
+		while (i >= __atomic_load_n(&r->nadded, __ATOMIC_ACQUIRE)) {
+			if (r->stop && i >= r->nadded)
+				goto out;
+			sleep_ms(1);
+		}
+		due = r->added[i] + keep;
+		/* Sleep to 2 ms before, then spin: sleeps wake late. */
+		while (now_ns() + WIN_EARLY_NS + 2000000 < due)
+			sleep_ms(1);
+		while (now_ns() + WIN_EARLY_NS < due)
+			;
+		win_key(key, sizeof(key), "w", i);
+		if (kb_skey(fd, KBLOOM_IOC_QUERY, WIN_F, key, &res))
+			break;
+		end = now_ns();
+		if (end > due) {
+			r->late++;
+			continue;
+		}
+		r->conclusive++;
+		if (!res) {
+			r->violations++;
+			if (due - end > r->worst_ns)
+				r->worst_ns = due - end;
+		}
+	}
+out:
+	if (fd >= 0)
+		close(fd);
+	return NULL;
+}
+
+TEST_F_TIMEOUT(window, keeps_keys_as_promised, 120)
+{
+	static struct win_run r;
+	pthread_t add, chk, noise[2];
+	size_t i;
+
+	memset(&r, 0, sizeof(r));
+	ASSERT_EQ(0, win_create(WIN_F, WIN_BITS, WIN_W_MS, WIN_GENS));
+	ASSERT_EQ(0, pthread_create(&chk, NULL, win_checker, &r));
+	for (i = 0; i < ARRAY_SIZE(noise); i++)
+		ASSERT_EQ(0, pthread_create(&noise[i], NULL, win_noise, &r));
+	ASSERT_EQ(0, pthread_create(&add, NULL, win_adder, &r));
+	pthread_join(add, NULL);
+	for (i = 0; i < ARRAY_SIZE(noise); i++)
+		pthread_join(noise[i], NULL);
+	pthread_join(chk, NULL);
+	TH_LOG("%u keys, %u checked in time (%u late), %u missing",
+	       r.nadded, r.conclusive, r.late, r.violations);
+	EXPECT_EQ(0U, r.violations) {
+		TH_LOG("keys forgotten before t + W (G - 1) / G, the worst %llu us early",
+		       (unsigned long long)r.worst_ns / 1000);
+	}
+	/* Enough keys checked in time to mean something. */
+	EXPECT_LE(200U, r.conclusive);
+}
+
+/* ---- export of a rotating filter ---- */
+
+#define WIN_EXPORTS	10
+
+TEST_F_TIMEOUT(window, export_waits_for_rotations, 300)
+{
+	const u64 len = 4 * (WIN_BITS / 8);
+	struct kbloom_image im;
+	unsigned char *buf = malloc(len);
+	char key[32];
+	u32 i, res;
+
+	ASSERT_TRUE(buf != NULL);
+	/*
+	 * A rotation every 50 ms, each clearing 16 MiB: more often than
+	 * 64 MiB are copied out under emulation.
+	 */
+	ASSERT_EQ(0, win_create(WIN_G, WIN_BITS, 200, 4));
+	for (i = 0; i < WIN_EXPORTS; i++) {
+		win_key(key, sizeof(key), "e", i);
+		ASSERT_EQ(0, kb_skey(g_fd, KBLOOM_IOC_ADD, WIN_G, key, NULL));
+		ASSERT_EQ(0, kb_export(g_fd, WIN_G, buf, len, &im)) {
+			TH_LOG("export %u of a filter rotating every 50 ms", i);
+		}
+		ASSERT_EQ(len, im.payload_len);
+		/*
+		 * The key went in just before: whichever generation holds it
+		 * is in the image, once, and loads back.
+		 */
+		im.payload = PTR(buf);
+		ASSERT_EQ(0, kb_import(g_fd, &im, WIN_IMPORT, 0));
+		ASSERT_EQ(0, kb_skey(g_fd, KBLOOM_IOC_QUERY, WIN_IMPORT, key,
+				     &res));
+		EXPECT_EQ(1U, res) TH_LOG("export %u: %s not in the image", i, key);
+		ASSERT_EQ(0, kb_destroy(g_fd, WIN_IMPORT));
+	}
+	free(buf);
+}
