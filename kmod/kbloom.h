@@ -20,6 +20,12 @@
  * kbloom_get() takes a reference on kbloom.ko as well: rmmod kbloom is
  * refused (the module is in use) while any in-kernel reference is held.
  *
+ * A rule that carries its filter's shape uses kbloom_get_shaped(): it
+ * creates the filter if it is missing, and a filter made so is destroyed
+ * when its last pin goes, unless userspace adopted it since (CREATE of
+ * the same name and shape). kbloom_shape_of() tells an existing filter's
+ * shape, to compare.
+ *
  * Symbols are in the KBLOOM namespace: MODULE_IMPORT_NS(KBLOOM).
  */
 #ifndef _KBLOOM_H
@@ -29,7 +35,27 @@
 
 struct kbloom_filter;
 
+/*
+ * A filter's shape, as a rule gives it: the fields of struct
+ * kbloom_create that size a filter by capacity and rate.
+ * @flags: KBLOOM_CREATE_COUNTING, KBLOOM_CREATE_BLOCKED.
+ * @hash_scheme: KBLOOM_HASH_*; 0 for the module's default.
+ * @window_ms, @generations: a windowed filter's; 0 for a plain one.
+ */
+struct kbloom_shape {
+	u64 capacity;
+	u32 fpr_ppb;
+	u32 flags;
+	u32 hash_scheme;
+	u32 window_ms;
+	u32 generations;
+};
+
 struct kbloom_filter *kbloom_get(const char *name);
+struct kbloom_filter *kbloom_get_shaped(const char *name,
+					const struct kbloom_shape *shape,
+					bool *created);
+void kbloom_shape_of(struct kbloom_filter *filter, struct kbloom_shape *shape);
 void kbloom_put(struct kbloom_filter *filter);
 int kbloom_add(struct kbloom_filter *filter, const void *key, u32 len);
 int kbloom_query(struct kbloom_filter *filter, const void *key, u32 len);

@@ -25,6 +25,7 @@
  * what they really cost, not only the bits.
  */
 
+#include <linux/capability.h>
 #include <linux/ctype.h>
 #include <linux/hashtable.h>
 #include <linux/jhash.h>
@@ -42,6 +43,7 @@
 
 #include "kbloom.h"
 #include "kbloom_filter.h"
+#include "kbloom_params.h"
 #include "kbloom_sysfs.h"
 
 static DEFINE_MUTEX(kbloom_lock);
@@ -844,6 +846,92 @@ struct kbloom_filter *kbloom_get(const char *name)
 EXPORT_SYMBOL_NS_GPL(kbloom_get, KBLOOM);
 
 /**
+ * kbloom_get_shaped() - kbloom_get(), making the filter if it is missing
+ * @name: the filter's name.
+ * @shape: what to make it of, if it has to be made.
+ * @created: out: whether this call made it.
+ *
+ * For rules that carry their filter (xt_bloom): whatever boots first, the
+ * rules or the filters, the rules find their filter. One made here is
+ * destroyed when its last pin goes (kbloom_unpin()), unless userspace
+ * adopted it since (kbloom_filter_adopt()). Making it takes what CREATE
+ * takes: CAP_SYS_ADMIN, a valid shape, room in the memory budget and
+ * under max_filters. An existing filter is returned whatever its shape:
+ * the caller compares (kbloom_shape_of()). Process context.
+ *
+ * Return: the filter, to be released with kbloom_put(), or an ERR_PTR:
+ * -EINVAL (a bad name or shape), -EPERM (no CAP_SYS_ADMIN to make it),
+ * or what kbloom_filter_create() returns.
+ */
+struct kbloom_filter *kbloom_get_shaped(const char *name,
+					const struct kbloom_shape *shape,
+					bool *created)
+{
+	struct kbloom_create c = {
+		.capacity = shape->capacity,
+		.fpr_ppb = shape->fpr_ppb,
+		.flags = shape->flags,
+		.hash_scheme = shape->hash_scheme,
+		.window_ms = shape->window_ms,
+		.generations = shape->generations,
+	};
+	struct kbloom_params p = { .ruled = true };
+	struct kbloom_filter *filter;
+	int ret;
+
+	*created = false;
+	if (!kbloom_name_valid(name) ||
+	    shape->flags & ~(KBLOOM_CREATE_COUNTING | KBLOOM_CREATE_BLOCKED))
+		return ERR_PTR(-EINVAL);
+	filter = kbloom_get(name);
+	if (filter)
+		return filter;
+	if (!capable(CAP_SYS_ADMIN))
+		return ERR_PTR(-EPERM);
+	p.flags = kbloom_core_flags(c.flags);
+	ret = kbloom_create_params(&c, &p, false);
+	if (ret)
+		return ERR_PTR(ret);
+	if (!try_module_get(THIS_MODULE))
+		return ERR_PTR(-ENODEV);
+	ret = kbloom_filter_create(name, &p, &filter);
+	if (!ret) {
+		*created = true;
+		return filter;
+	}
+	module_put(THIS_MODULE);
+	/* Made meanwhile by someone else: that one, then. */
+	if (ret == -EEXIST)
+		filter = kbloom_get(name);
+	return filter ? filter : ERR_PTR(ret);
+}
+EXPORT_SYMBOL_NS_GPL(kbloom_get_shaped, KBLOOM);
+
+/**
+ * kbloom_shape_of() - a filter's shape, as kbloom_get_shaped() takes it
+ * @filter: a held filter.
+ * @shape: out.
+ *
+ * Process context.
+ */
+void kbloom_shape_of(struct kbloom_filter *filter, struct kbloom_shape *shape)
+{
+	struct kbloom_gen *gen = kbloom_gen_get(filter);
+
+	memset(shape, 0, sizeof(*shape));
+	shape->capacity = gen->capacity;
+	shape->fpr_ppb = gen->fpr_ppb;
+	shape->flags = kbloom_uapi_flags(gen->core.flags);
+	shape->hash_scheme = kbloom_flags_scheme(gen->core.flags);
+	if (gen->win) {
+		shape->window_ms = gen->win->window_ms;
+		shape->generations = gen->win->generations;
+	}
+	kbloom_gen_put(gen);
+}
+EXPORT_SYMBOL_NS_GPL(kbloom_shape_of, KBLOOM);
+
+/**
  * kbloom_put() - drop a reference taken by kbloom_get()
  * @filter: the filter; NULL is ignored.
  *
@@ -858,6 +946,8 @@ void kbloom_put(struct kbloom_filter *filter)
 	}
 }
 EXPORT_SYMBOL_NS_GPL(kbloom_put, KBLOOM);
+
+static void kbloom_filter_unlink(struct kbloom_filter *filter);
 
 /**
  * kbloom_pin() - keep a filter from being destroyed from userspace
@@ -888,13 +978,17 @@ EXPORT_SYMBOL_NS_GPL(kbloom_pin, KBLOOM);
  * kbloom_unpin() - undo kbloom_pin()
  * @filter: a pinned filter.
  *
- * Process context.
+ * The last unpin of a filter a rule made (kbloom_get_shaped()) destroys
+ * it. Process context.
  */
 void kbloom_unpin(struct kbloom_filter *filter)
 {
 	mutex_lock(&kbloom_lock);
 	if (!WARN_ON_ONCE(!filter->pins))
 		WRITE_ONCE(filter->pins, filter->pins - 1);
+	/* A rule's own filter goes with its last rule. */
+	if (!filter->pins && filter->ruled && !filter->dead)
+		kbloom_filter_unlink(filter);
 	mutex_unlock(&kbloom_lock);
 }
 EXPORT_SYMBOL_NS_GPL(kbloom_unpin, KBLOOM);
@@ -1195,6 +1289,7 @@ int kbloom_filter_add_gen(const char *name, struct kbloom_gen *gen,
 	}
 	filter->charge = charge;
 	filter->bpf_ops = p->bpf_ops;
+	filter->ruled = p->ruled;
 	mutex_init(&filter->lock);
 	refcount_set(&filter->ref, 1);	/* the table's */
 	RCU_INIT_POINTER(filter->gen, gen);
@@ -1388,6 +1483,59 @@ static void kbloom_filter_unlink(struct kbloom_filter *filter)
 	/* Under the lock, so a new filter of this name can reuse the dir. */
 	kbloom_sysfs_del(filter);
 	kbloom_filter_put(filter);
+}
+
+/* Would @p make @filter's shape again? Under kbloom_lock. */
+static bool kbloom_filter_same(struct kbloom_filter *filter,
+			       const struct kbloom_params *p)
+{
+	struct kbloom_gen *gen = rcu_dereference_protected(filter->gen,
+				lockdep_is_held(&kbloom_lock));
+	struct kbloom_params have;
+	u32 seed[4];
+
+	kbloom_gen_params(gen, &have, seed);
+	memzero_explicit(seed, sizeof(seed));
+	return have.nbits == p->nbits && have.nhashes == p->nhashes &&
+	       have.flags == p->flags && have.capacity == p->capacity &&
+	       have.fpr_ppb == p->fpr_ppb &&
+	       have.generations == p->generations &&
+	       have.window_ms == p->window_ms &&
+	       have.rotate_at_fill == p->rotate_at_fill &&
+	       filter->bpf_ops == p->bpf_ops;
+}
+
+/**
+ * kbloom_filter_adopt() - take over a filter a rule made
+ * @name: its name.
+ * @p: the parameters CREATE was asked for.
+ * @filterp: on success, the filter with a reference the caller drops.
+ *
+ * CREATE of the name of a filter that a rule made (kbloom_get_shaped())
+ * with the same shape makes it userspace's: it then stays when its last
+ * rule goes, as a filter CREATE made. Process context.
+ *
+ * Return: 0, or -EEXIST if there is a filter of that name that no rule
+ * made or of another shape (-ENOENT if there is none).
+ */
+int kbloom_filter_adopt(const char *name, const struct kbloom_params *p,
+			struct kbloom_filter **filterp)
+{
+	struct kbloom_filter *filter;
+	int ret = -EEXIST;
+
+	mutex_lock(&kbloom_lock);
+	filter = kbloom_find_rcu(name);
+	if (!filter) {
+		ret = -ENOENT;
+	} else if (filter->ruled && kbloom_filter_same(filter, p)) {
+		filter->ruled = false;
+		refcount_inc(&filter->ref);
+		*filterp = filter;
+		ret = 0;
+	}
+	mutex_unlock(&kbloom_lock);
+	return ret;
 }
 
 /**

@@ -151,6 +151,8 @@ struct kbloom_bpf_filter {
  * @charge: what the filter itself (not its generation) is charged.
  * @pins: under kbloom_lock: long-lived in-kernel users (kbloom_pin(), a
  *	netfilter rule); destroying a pinned filter fails with -EBUSY.
+ * @ruled: under kbloom_lock: made by a rule (kbloom_get_shaped()) and not
+ *	adopted by userspace since: destroyed when its last pin goes.
  * @lock: serialises replacing @gen with destruction (@dead), so that a
  *	replacement never lands in a destroyed filter, and guards @base.
  *	Never taken on the hot path.
@@ -182,6 +184,7 @@ struct kbloom_filter {
 	struct kbloom_totals base;
 	size_t charge;
 	unsigned int pins;
+	bool ruled;
 	struct mutex lock;	/* see above */
 	refcount_t ref;
 	struct kobject kobj;
@@ -211,6 +214,7 @@ static_assert(offsetofend(struct kbloom_filter, bpf_ops) <= 64,
  *	generation holds @capacity keys' worth of positions.
  * @bpf_ops: KBLOOM_BPF_OPS_* of the filter (not of its contents: an image
  *	loaded over a filter keeps the filter's).
+ * @ruled: the filter is made by a rule (struct kbloom_filter @ruled).
  */
 struct kbloom_params {
 	u64 nbits;
@@ -224,6 +228,7 @@ struct kbloom_params {
 	u32 window_ms;
 	bool rotate_at_fill;
 	u8 bpf_ops;
+	bool ruled;
 };
 
 /*
@@ -287,6 +292,8 @@ int kbloom_filter_create(const char *name, const struct kbloom_params *p,
 int kbloom_filter_create_like(const char *name, const char *like, u32 flags,
 			      u8 bpf_ops, struct kbloom_params *used,
 			      struct kbloom_filter **filterp);
+int kbloom_filter_adopt(const char *name, const struct kbloom_params *p,
+			struct kbloom_filter **filterp);
 int kbloom_filter_destroy(const char *name);
 int kbloom_filter_unlink_this(struct kbloom_filter *filter);
 void kbloom_filter_release(struct kobject *kobj);

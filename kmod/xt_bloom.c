@@ -7,7 +7,8 @@
  * packet. Works under iptables-legacy and, through nft_compat, under
  * iptables-nft, for IPv4 and IPv6.
  *
- * The rule looks the filter up, keeps one reference to it and pins it at
+ * The rule looks the filter up (revision 1: makes it, if the rule carries
+ * its shape and it is missing), keeps one reference to it and pins it at
  * checkentry (process context); the per-packet path only calls the
  * lock-free, sleep-free kbloom API: no lock, no reference count, no
  * allocation, so it runs in softirq context at any hook.
@@ -158,11 +159,27 @@ static int bloom_key6(const struct sk_buff *skb,
 }
 #endif
 
+/* Revision 1 begins as revision 0 does: the code below reads both so. */
+static_assert(offsetof(struct xt_bloom_mtinfo1, reserved) ==
+	      offsetof(struct xt_bloom_mtinfo, reserved) &&
+	      sizeof_field(struct xt_bloom_mtinfo1, reserved) ==
+	      sizeof_field(struct xt_bloom_mtinfo, reserved),
+	      "xt_bloom revisions 0 and 1 share their first fields");
+
+/* The rule's filter, where its revision keeps it. */
+static struct kbloom_filter *bloom_filter(const struct xt_action_param *par)
+{
+	if (par->match->revision)
+		return ((const struct xt_bloom_mtinfo1 *)par->matchinfo)->filter;
+	return ((const struct xt_bloom_mtinfo *)par->matchinfo)->filter;
+}
+
 /* Apply the rule's mode to a key: does the packet match? */
-static bool bloom_apply(const struct xt_bloom_mtinfo *info, const u8 *key,
+static bool bloom_apply(const struct xt_action_param *par, const u8 *key,
 			int len)
 {
-	struct kbloom_filter *filter = info->filter;
+	const struct xt_bloom_mtinfo *info = par->matchinfo;
+	struct kbloom_filter *filter = bloom_filter(par);
 	int ret;
 
 	switch (info->mode) {
@@ -193,7 +210,7 @@ static bool bloom_mt4(const struct sk_buff *skb, struct xt_action_param *par)
 		par->hotdrop = true;
 		return false;
 	}
-	return bloom_apply(info, key, len);
+	return bloom_apply(par, key, len);
 }
 
 #if IS_ENABLED(CONFIG_IPV6)
@@ -207,13 +224,16 @@ static bool bloom_mt6(const struct sk_buff *skb, struct xt_action_param *par)
 		par->hotdrop = true;
 		return false;
 	}
-	return bloom_apply(info, key, len);
+	return bloom_apply(par, key, len);
 }
 #endif
 
-/* The rule's arguments, before any filter is looked up. */
+/*
+ * The rule's arguments, before any filter is looked up; @flags: the
+ * flags its revision knows.
+ */
 static int bloom_mt_check_args(const struct xt_mtchk_param *par,
-			       const struct xt_bloom_mtinfo *info)
+			       const struct xt_bloom_mtinfo *info, u8 flags)
 {
 	unsigned int full = par->family == NFPROTO_IPV6 ? 128 : 32;
 	bool invertible;
@@ -257,7 +277,7 @@ static int bloom_mt_check_args(const struct xt_mtchk_param *par,
 				    info->name, info->mode);
 		return -EINVAL;
 	}
-	if ((info->flags & ~XT_BLOOM_INVERT) ||
+	if ((info->flags & ~flags) ||
 	    ((info->flags & XT_BLOOM_INVERT) && !invertible) ||
 	    memchr_inv(info->reserved, 0, sizeof(info->reserved))) {
 		pr_info_ratelimited("filter \"%s\": bad flags %#x or reserved bytes\n",
@@ -267,20 +287,15 @@ static int bloom_mt_check_args(const struct xt_mtchk_param *par,
 	return 0;
 }
 
-static int bloom_mt_check(const struct xt_mtchk_param *par)
+/*
+ * The rule's hold on its filter: what the mode needs of it, and a pin.
+ * Consumes the reference on failure.
+ */
+static int bloom_mt_hold(const struct xt_bloom_mtinfo *info,
+			 struct kbloom_filter *filter)
 {
-	struct xt_bloom_mtinfo *info = par->matchinfo;
-	struct kbloom_filter *filter;
 	int ret;
 
-	ret = bloom_mt_check_args(par, info);
-	if (ret)
-		return ret;
-	filter = kbloom_get(info->name);
-	if (!filter) {
-		pr_info_ratelimited("no filter \"%s\"\n", info->name);
-		return -ENOENT;
-	}
 	if (info->mode == XT_BLOOM_REMOVE && !kbloom_is_counting(filter)) {
 		pr_info_ratelimited("filter \"%s\" is not a counting filter: --remove needs one\n",
 				    info->name);
@@ -293,7 +308,6 @@ static int bloom_mt_check(const struct xt_mtchk_param *par)
 				    info->name);
 		goto err_put;
 	}
-	info->filter = filter;
 	return 0;
 
 err_put:
@@ -301,9 +315,151 @@ err_put:
 	return ret;
 }
 
+/* A rule without a shape: its filter must exist. */
+static struct kbloom_filter *bloom_mt_existing(const struct xt_bloom_mtinfo *info)
+{
+	struct kbloom_filter *filter = kbloom_get(info->name);
+	int ret;
+
+	if (!filter) {
+		pr_info_ratelimited("no filter \"%s\"\n", info->name);
+		return ERR_PTR(-ENOENT);
+	}
+	ret = bloom_mt_hold(info, filter);
+	return ret ? ERR_PTR(ret) : filter;
+}
+
+static int bloom_mt_check(const struct xt_mtchk_param *par)
+{
+	struct xt_bloom_mtinfo *info = par->matchinfo;
+	struct kbloom_filter *filter;
+	int ret;
+
+	ret = bloom_mt_check_args(par, info, XT_BLOOM_INVERT);
+	if (ret)
+		return ret;
+	filter = bloom_mt_existing(info);
+	if (IS_ERR(filter))
+		return PTR_ERR(filter);
+	info->filter = filter;
+	return 0;
+}
+
+static const char *bloom_kind(u32 create_flags)
+{
+	return create_flags & KBLOOM_CREATE_COUNTING ? "counting, " : "";
+}
+
+/*
+ * An existing filter's shape against the rule's: 0, or -EEXIST with what
+ * differs in the log. A rule that names no hash scheme takes any.
+ */
+static int bloom_shape_check(const char *name, struct kbloom_filter *filter,
+			     const struct kbloom_shape *want)
+{
+	struct kbloom_shape have;
+
+	kbloom_shape_of(filter, &have);
+	if (have.capacity != want->capacity || have.fpr_ppb != want->fpr_ppb)
+		pr_info_ratelimited("filter \"%s\" exists with another size: capacity %llu, fpr %u ppb (the rule: %llu, %u ppb)\n",
+				    name, have.capacity, have.fpr_ppb,
+				    want->capacity, want->fpr_ppb);
+	else if (have.flags != want->flags)
+		pr_info_ratelimited("filter \"%s\" exists as another kind: %s%s layout (the rule: %s%s layout)\n",
+				    name, bloom_kind(have.flags),
+				    have.flags & KBLOOM_CREATE_BLOCKED ? "blocked" : "plain",
+				    bloom_kind(want->flags),
+				    want->flags & KBLOOM_CREATE_BLOCKED ? "blocked" : "plain");
+	else if (have.generations != want->generations ||
+		 have.window_ms != want->window_ms)
+		pr_info_ratelimited("filter \"%s\" exists with another window: %u ms, %u generations (the rule: %u ms, %u generations)\n",
+				    name, have.window_ms, have.generations,
+				    want->window_ms, want->generations);
+	else if (want->hash_scheme && have.hash_scheme != want->hash_scheme)
+		pr_info_ratelimited("filter \"%s\" exists with another hash: %s (the rule: %s)\n",
+				    name,
+				    have.hash_scheme == KBLOOM_HASH_SIPHASH ? "siphash" : "jhash",
+				    want->hash_scheme == KBLOOM_HASH_SIPHASH ? "siphash" : "jhash");
+	else
+		return 0;
+	return -EEXIST;
+}
+
+static int bloom_mt_check1(const struct xt_mtchk_param *par)
+{
+	struct xt_bloom_mtinfo1 *info = par->matchinfo;
+	struct kbloom_filter *filter;
+	struct kbloom_shape shape = {
+		.capacity = info->capacity,
+		.fpr_ppb = info->fpr_ppb,
+		.flags = info->create_flags,
+		.hash_scheme = info->hash_scheme,
+		.window_ms = info->window_ms,
+		.generations = info->generations,
+	};
+	bool created;
+	int ret;
+
+	ret = bloom_mt_check_args(par, (void *)info,
+				  XT_BLOOM_INVERT | XT_BLOOM_SHAPE);
+	if (ret)
+		return ret;
+	if (info->reserved1 ||
+	    (!(info->flags & XT_BLOOM_SHAPE) &&
+	     memchr_inv(&shape, 0, sizeof(shape)))) {
+		pr_info_ratelimited("filter \"%s\": shape fields without a shape, or reserved bytes\n",
+				    info->name);
+		return -EINVAL;
+	}
+	if (!(info->flags & XT_BLOOM_SHAPE)) {
+		filter = bloom_mt_existing((void *)info);
+		if (IS_ERR(filter))
+			return PTR_ERR(filter);
+		info->filter = filter;
+		return 0;
+	}
+	/* Before anything is made, so that nothing is left behind. */
+	if (info->mode == XT_BLOOM_REMOVE &&
+	    !(shape.flags & KBLOOM_CREATE_COUNTING)) {
+		pr_info_ratelimited("filter \"%s\": --remove needs a counting filter (--counting)\n",
+				    info->name);
+		return -EOPNOTSUPP;
+	}
+	filter = kbloom_get_shaped(info->name, &shape, &created);
+	if (IS_ERR(filter)) {
+		ret = PTR_ERR(filter);
+		pr_info_ratelimited("filter \"%s\": cannot make it (error %d%s)\n",
+				    info->name, ret,
+				    ret == -EINVAL ? ": a bad shape" :
+				    ret == -EPERM ? ": it takes CAP_SYS_ADMIN" : "");
+		return ret;
+	}
+	ret = created ? 0 : bloom_shape_check(info->name, filter, &shape);
+	if (ret) {
+		kbloom_put(filter);
+		return ret;
+	}
+	/*
+	 * A filter made here cannot fail the mode's check (see above), and
+	 * fails the pin only if it was destroyed meanwhile.
+	 */
+	ret = bloom_mt_hold((void *)info, filter);
+	if (!ret)
+		info->filter = filter;
+	return ret;
+}
+
 static void bloom_mt_destroy(const struct xt_mtdtor_param *par)
 {
 	struct xt_bloom_mtinfo *info = par->matchinfo;
+
+	kbloom_unpin(info->filter);
+	kbloom_put(info->filter);
+}
+
+static void bloom_mt_destroy1(const struct xt_mtdtor_param *par)
+{
+	struct xt_bloom_mtinfo1 *info = par->matchinfo;
 
 	kbloom_unpin(info->filter);
 	kbloom_put(info->filter);
@@ -321,6 +477,17 @@ static struct xt_match bloom_mt_reg[] __read_mostly = {
 		.usersize	= offsetof(struct xt_bloom_mtinfo, filter),
 		.me		= THIS_MODULE,
 	},
+	{
+		.name		= "bloom",
+		.revision	= 1,
+		.family		= NFPROTO_IPV4,
+		.match		= bloom_mt4,
+		.checkentry	= bloom_mt_check1,
+		.destroy	= bloom_mt_destroy1,
+		.matchsize	= sizeof(struct xt_bloom_mtinfo1),
+		.usersize	= offsetof(struct xt_bloom_mtinfo1, filter),
+		.me		= THIS_MODULE,
+	},
 #if IS_ENABLED(CONFIG_IPV6)
 	{
 		.name		= "bloom",
@@ -331,6 +498,17 @@ static struct xt_match bloom_mt_reg[] __read_mostly = {
 		.destroy	= bloom_mt_destroy,
 		.matchsize	= sizeof(struct xt_bloom_mtinfo),
 		.usersize	= offsetof(struct xt_bloom_mtinfo, filter),
+		.me		= THIS_MODULE,
+	},
+	{
+		.name		= "bloom",
+		.revision	= 1,
+		.family		= NFPROTO_IPV6,
+		.match		= bloom_mt6,
+		.checkentry	= bloom_mt_check1,
+		.destroy	= bloom_mt_destroy1,
+		.matchsize	= sizeof(struct xt_bloom_mtinfo1),
+		.usersize	= offsetof(struct xt_bloom_mtinfo1, filter),
 		.me		= THIS_MODULE,
 	},
 #endif

@@ -279,16 +279,19 @@ struct kbloom_version {
  * [1, KBLOOM_MAX_HASHES], neither or both ways of sizing given, fpr_ppb
  * out of range, an unknown hash scheme, unknown flags, a blocked filter's
  * bits not a whole number of blocks), -ENOENT (no filter
- * @like), -EEXIST (the name is taken), -EFBIG (larger than the module's
- * per-filter limit, the max_filter_bytes parameter), -ENOSPC (the module's
- * memory budget, the max_memory parameter, would be exceeded: every
- * filter is charged its storage rounded to pages plus its bookkeeping),
- * -EDQUOT (the module already has max_filters filters), -ENOMEM (the
- * allocation failed), -EFAULT (the structure cannot be written back: this
- * is checked before anything is created). On any error nothing is created
- * (but for one race: if the structure is unmapped during the call and an
- * in-kernel user such as an iptables rule pinned the new filter in the
- * meantime, the filter stays, in use, and the call fails with -EFAULT).
+ * @like), -EEXIST (the name is taken; but a filter an iptables rule made,
+ * of the shape asked for, BPF access included, is adopted instead: it then
+ * stays when its last rule goes, see <linux/netfilter/xt_bloom.h>), -EFBIG
+ * (larger than the module's per-filter limit, the max_filter_bytes
+ * parameter), -ENOSPC (the module's memory budget, the max_memory
+ * parameter, would be exceeded: every filter is charged its storage rounded
+ * to pages plus its bookkeeping), -EDQUOT (the module already has
+ * max_filters filters), -ENOMEM (the allocation failed), -EFAULT (the
+ * structure cannot be written back: this is checked before anything is
+ * created). On any error nothing is created (but for one race: if the
+ * structure is unmapped during the call and an in-kernel user such as an
+ * iptables rule pinned the new filter in the meantime, the filter stays, in
+ * use, and the call fails with -EFAULT).
  */
 struct kbloom_create {
 	char name[KBLOOM_NAME_MAX];

@@ -702,6 +702,84 @@ pk_lifecycle() {
 	check_exit 0 "then bloomctl destroy works" bloomctl destroy life
 }
 
+# pk_gone NAME: wait (up to 10 s) for filter NAME to be destroyed.
+pk_gone() {
+	local i=0
+	while [ -d "/sys/kernel/bloom/filters/$1" ] && [ $i -lt 100 ]; do
+		sleep 0.1; i=$((i + 1))
+	done
+	[ ! -d "/sys/kernel/bloom/filters/$1" ]
+}
+
+# Rules that carry their filter's shape (revision 1): a saved ruleset
+# restores on a boot where no filter exists, IPv4 and IPv6; the filter
+# goes with its last rule unless bloomctl create adopted it; a filter of
+# another shape refuses the rule, saying what differs.
+pk_shapes() { # IPT IP6T BACKEND
+	ipt=$1 ip6t=$2 be=$3
+	for f in shp shw shx sha; do bloomctl destroy "$f" >/dev/null 2>&1; done
+	cat > /tmp/sh.rules <<-EOF
+	*filter
+	:SHP - [0:0]
+	-A SHP -m bloom --name shp --key saddr --test --capacity 1000 --fpr 0.01
+	-A SHP -m bloom --name shw --key saddr,daddr,proto,sport,dport ! --test-and-add --capacity 5000 --fpr 0.001 --window 60s --generations 4 --layout blocked --hash jhash
+	COMMIT
+	EOF
+	check_exit 0 "$be: iptables-restore of rules with shapes, no filter existing" \
+		"$ipt"-restore --noflush /tmp/sh.rules
+	check "$be: the rules made their filters" \
+		sh -c '[ -d /sys/kernel/bloom/filters/shp ] && [ -d /sys/kernel/bloom/filters/shw ]'
+	# shellcheck disable=SC2016 # expanded by the inner shell
+	check "$be: of the rules' shapes" sh -c '
+		[ "$(cat /sys/kernel/bloom/filters/shp/capacity)" = 1000 ] &&
+		[ "$(cat /sys/kernel/bloom/filters/shp/fpr_ppb)" = 10000000 ] &&
+		[ "$(cat /sys/kernel/bloom/filters/shw/window_ms)" = 60000 ] &&
+		[ "$(cat /sys/kernel/bloom/filters/shw/generations)" = 4 ] &&
+		[ "$(cat /sys/kernel/bloom/filters/shw/layout)" = blocked ] &&
+		[ "$(cat /sys/kernel/bloom/filters/shw/hash_scheme)" = 1 ]'
+	"$ipt"-save 2>/dev/null | grep -- '-A SHP' > /tmp/sh.saved
+	grep -- '-A SHP' /tmp/sh.rules > /tmp/sh.want
+	check "$be: iptables-save prints the shapes as given" cmp -s /tmp/sh.want /tmp/sh.saved
+	{ echo '*filter'; echo ':SHP - [0:0]'; cat /tmp/sh.saved; echo COMMIT; } > /tmp/sh.restore
+	"$ipt" -F SHP; "$ipt" -X SHP
+	check "$be: the filters went with their last rules" pk_gone shp
+	check "$be: ... both" pk_gone shw
+	check_exit 0 "$be: iptables-save's output restores them again" \
+		"$ipt"-restore --noflush /tmp/sh.restore
+	check "$be: the filters are back" [ -d /sys/kernel/bloom/filters/shw ]
+	# IPv6, a counting filter for --remove.
+	"$ip6t" -N SHP
+	check_exit 0 "$be: an IPv6 rule with a counting shape" \
+		"$ip6t" -A SHP -m bloom --name shx --key saddr --remove --capacity 100 --fpr 0.01 --counting
+	check "$be: it made a counting filter" \
+		[ "$(cat /sys/kernel/bloom/filters/shx/counting 2>/dev/null)" = 1 ]
+	pk_refused 2 "$be: --remove with a shape that is not counting is refused" \
+		"--remove needs a counting filter" \
+		"$ip6t" -A SHP -m bloom --name shy --key saddr --remove --capacity 100 --fpr 0.01
+	# A filter of another shape refuses the rule, in the extension and in
+	# the kernel (the test build of the extension checks nothing).
+	pk_refused 2 "$be: a rule whose shape differs from its filter's is refused" \
+		"exists with capacity 1000, not 2000" \
+		"$ipt" -A SHP -m bloom --name shp --key saddr --test --capacity 2000 --fpr 0.01
+	pk_kernel_refuses "$be" "a shape that differs from the filter's" \
+		"filter \"shp\" exists with another size: capacity 1000" \
+		env XTABLES_LIBDIR="$L/xt-unchecked:$PK_XTLIB" "$ipt" -A SHP -m bloom --name shp --key saddr --test --capacity 2000 --fpr 0.01
+	check "$be: a rule without a shape takes the filter as it is" \
+		"$ipt" -A SHP -m bloom --name shp --key saddr,dport --test
+	# Adoption: bloomctl create of the same shape keeps the filter.
+	check_exit 0 "$be: a rule makes sha" \
+		"$ipt" -A SHP -m bloom --name sha --key saddr --add --capacity 300 --fpr 0.05
+	check_exit 0 "$be: bloomctl create of its name and shape adopts it" \
+		bloomctl create sha --capacity 300 --fpr 0.05
+	check_exit 2 "$be: ... of another shape does not" \
+		bloomctl create shx --capacity 101 --fpr 0.01 --counting
+	"$ipt" -F SHP; "$ipt" -X SHP; "$ip6t" -F SHP; "$ip6t" -X SHP
+	check "$be: the rules' own filters went with them" \
+		eval 'pk_gone shp && pk_gone shw && pk_gone shx'
+	pk_eq "$be: the adopted filter stayed" "$(pk_wait_rules sha 0)" 0
+	check_exit 0 "$be: and is userspace's to destroy" bloomctl destroy sha
+}
+
 pk_teardown() {
 	pk_flush_all
 	# shellcheck disable=SC2086 # PK_FILTERS is a list of names
@@ -883,6 +961,7 @@ run_packets() {
 			pk_roundtrip "$be" "$ip6" "$be"
 		fi
 		pk_refusals "$be" "$ip6" "$be"
+		pk_shapes "$be" "$ip6" "$be"
 		pk_netns "$be" "$be"
 	done
 	pk_lifecycle
