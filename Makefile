@@ -11,7 +11,9 @@
 #   make BTF=1            the same, the modules with BTF (which kbloom's BPF
 #                         kfuncs need): see BTF below
 #   make install          all that (DESTDIR, PREFIX; see below); make uninstall
-#   make check            the test command (tools/check.sh)
+#   make check            the test command (tools/check.sh), what CI runs
+#   make check-quick      its first stages, no VM: native tests, bloomctl,
+#                         static checks, packaging lint (the edit loop)
 #   make dkms-check       dkms add/build/install/remove in a scratch tree
 #   make deb              kbloom-dkms and bloomctl .debs in build/deb
 #   make deb-check        make deb, lintian, and the packages' file lists
@@ -219,6 +221,9 @@ checkpatch: $(KSRC)/scripts/checkpatch.pl
 check:
 	bash tools/check.sh
 
+check-quick:
+	bash tools/check.sh --quick
+
 # Every shell script: the tools, the VM's busybox scripts, the completion.
 SHELL_SCRIPTS = $(shell find tools .ci -name '*.sh' -not -path '*/work/*') \
 	tools/completion/bloomctl .ci/run
@@ -254,5 +259,5 @@ clean:
 
 .PHONY: all no-kdir modules bloomctl xtables tools install install-modules \
 	install-tools install-tools-files uninstall uninstall-modules uninstall-tools print-version \
-	dkms-check deb deb-check completion-check sparse checkpatch shellcheck check \
+	dkms-check deb deb-check completion-check sparse checkpatch shellcheck check check-quick \
 	bench bench-vm demo shell clean

@@ -4,7 +4,7 @@
 # Tests of tools/bpf that need no kbloom module, on any kernel that lets
 # root use bpf() (5.18 or later: bpf_xdp_load_bytes):
 #  - the programs as built: the kfunc program calls the kfuncs, declares
-#    struct kbloom_filter as a STRUCT (libbpf refuses a FWD), and carries
+#    struct kbloom_bpf_filter as a STRUCT (libbpf refuses a FWD), and carries
 #    the GPL license kfuncs want; the kfunc test programs call all eleven
 #    kfuncs, their syscall program only those that change nothing, and
 #    the programs that must be refused the others;
@@ -151,9 +151,9 @@ else
 fi
 if command -v bpftool >/dev/null 2>&1 && [ -f "$here/kbloom_xdp.bpf.o" ]; then
 	bpftool btf dump file "$here/kbloom_xdp.bpf.o" >"$tmp/out" 2>"$tmp/err"
-	grep -q "STRUCT 'kbloom_filter'" "$tmp/out" &&
-		! grep -q "FWD 'kbloom_filter'" "$tmp/out"
-	result $? "struct kbloom_filter is a STRUCT in BTF (libbpf's prototype check refuses a FWD)"
+	grep -q "STRUCT 'kbloom_bpf_filter'" "$tmp/out" &&
+		! grep -q "FWD 'kbloom_bpf_filter'" "$tmp/out"
+	result $? "struct kbloom_bpf_filter is a STRUCT in BTF (libbpf's prototype check refuses a FWD)"
 	grep -q "FUNC 'bpf_kbloom_get' type_id=[0-9]* linkage=extern" "$tmp/out"
 	result $? "bpf_kbloom_get is an extern function in BTF (a __ksym)"
 	for o in kbloom_xdp kbloom_xdp_map kbloom_xdp_leak kbloom_kfunc_test \
