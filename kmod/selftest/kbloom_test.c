@@ -1153,7 +1153,7 @@ static void kbloom_registry_occupancy_is_exact(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, kbloom_filter_create("kunit_occ", &p, &f), 0);
 	KUNIT_ASSERT_EQ(test,
 			kbloom_filter_create_like("kunit_occ2", "kunit_occ", 0,
-						  &p, &g), 0);
+						  0, &p, &g), 0);
 	for (i = 0; i < 3000; i++) {
 		len = kbloom_test_key(key, 50, i % 700);
 		if (i % 5 == 4)
