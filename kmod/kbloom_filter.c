@@ -202,6 +202,14 @@ static size_t kbloom_filter_charge(void)
 	       KBLOOM_NAME_MAX;
 }
 
+/* A window rotated because its newest generation was full. */
+static void kbloom_gen_rotated_full(void *ctx)
+{
+	struct kbloom_gen *gen = ctx;
+
+	kbloom_filter_alert(gen->owner, KBLOOM_ALERT_ROTATED);
+}
+
 /**
  * kbloom_gen_new() - allocate a zeroed generation
  * @p: its parameters, valid per kbloom_core_valid().
@@ -256,6 +264,8 @@ struct kbloom_gen *kbloom_gen_new(const struct kbloom_params *p)
 			ret = -ENOMEM;
 			goto err_free_gen;
 		}
+		gen->win->on_full = kbloom_gen_rotated_full;
+		gen->win->on_full_ctx = gen;
 	} else {
 		gen->occ = alloc_percpu_gfp(struct kbloom_occupancy,
 					    GFP_KERNEL_ACCOUNT);
@@ -277,6 +287,15 @@ struct kbloom_gen *kbloom_gen_new(const struct kbloom_params *p)
 	gen->charge = charge;
 	gen->capacity = p->capacity;
 	gen->fpr_ppb = p->fpr_ppb;
+	if (!gen->win && p->capacity) {
+		gen->full_at = kbloom_fill_at(p->nbits, p->nhashes,
+					      p->capacity, p->flags);
+		/* As often as the window looks: at most a quarter over. */
+		gen->alert_every = clamp_t(u64,
+					   div64_u64(gen->full_at,
+						     4 * num_possible_cpus()),
+					   1, 256);
+	}
 	refcount_set(&gen->ref, 1);
 	atomic_inc(&kbloom_live);
 	return gen;
@@ -417,6 +436,35 @@ void kbloom_occ_account(struct kbloom_occupancy __percpu *occ,
 	kbloom_stat_add(&o->unstuck, d->unstuck);
 	u64_stats_update_end_irqrestore(&o->syncp, flags);
 	put_cpu_ptr(occ);
+}
+
+/**
+ * kbloom_gen_account() - kbloom_occ_account() of a plain generation, and
+ * its fill alerts
+ * @gen: the generation.
+ * @d: what an operation (or a batch) did.
+ *
+ * Raises KBLOOM_ALERT_FULL when the generation first reaches its design
+ * fill, KBLOOM_ALERT_SATURATED when a first counter sticks, once each for
+ * these contents: a flag test, and the fill summed every @alert_every
+ * positions this CPU sets, never per key. Any context, never sleeps.
+ */
+void kbloom_gen_account(struct kbloom_gen *gen, const struct kbloom_delta *d)
+{
+	u64 occupied, stuck;
+
+	kbloom_occ_account(gen->occ, d);
+	if (d->stuck && !test_bit(KBLOOM_ALERT_SATURATED, &gen->alerted) &&
+	    !test_and_set_bit(KBLOOM_ALERT_SATURATED, &gen->alerted))
+		kbloom_filter_alert(gen->owner, KBLOOM_ALERT_SATURATED);
+	if (!gen->full_at || !d->set ||
+	    test_bit(KBLOOM_ALERT_FULL, &gen->alerted) ||
+	    !kbloom_occ_crossed(gen->occ, d->set, gen->alert_every))
+		return;
+	kbloom_occ_read(gen->occ, &occupied, &stuck);
+	if (occupied >= gen->full_at &&
+	    !test_and_set_bit(KBLOOM_ALERT_FULL, &gen->alerted))
+		kbloom_filter_alert(gen->owner, KBLOOM_ALERT_FULL);
 }
 
 /*
@@ -620,8 +668,66 @@ u32 kbloom_gen_do_batch(struct kbloom_gen *gen, enum kbloom_op op,
 	hits = kbloom_core_do_batch(&gen->core, op, keys, lens, n, results,
 				    &d);
 	if (op != KBLOOM_OP_QUERY)
-		kbloom_occ_account(gen->occ, &d);
+		kbloom_gen_account(gen, &d);
 	return hits;
+}
+
+static const char *const kbloom_alert_names[KBLOOM_ALERT_NR] = {
+	[KBLOOM_ALERT_FULL] = "full",
+	[KBLOOM_ALERT_SATURATED] = "saturated",
+	[KBLOOM_ALERT_ROTATED] = "rotated",
+};
+
+/*
+ * The alerts raised since the last run, each a KOBJ_CHANGE uevent with
+ * EVENT=, NAME=, and the fill then: BITS_SET= and BITS= (of the newest
+ * generation, for a windowed filter). Under kbloom_lock, as every uevent
+ * of a filter: a destroyed filter sends none.
+ */
+static void kbloom_filter_alert_work(struct work_struct *work)
+{
+	struct kbloom_filter *filter = container_of(work, struct kbloom_filter,
+						    alert_work);
+	unsigned long pending = xchg(&filter->alerts, 0);
+	char event[24], name[8 + KBLOOM_NAME_MAX], bits_set[32], bits[32];
+	struct kbloom_gen *gen = kbloom_gen_get(filter);
+	u64 occupied, stuck;
+	unsigned int a;
+	char *envp[5];
+
+	envp[0] = event;
+	envp[1] = name;
+	envp[2] = bits_set;
+	envp[3] = bits;
+	envp[4] = NULL;
+
+	kbloom_gen_occupancy(gen, &occupied, &stuck);
+	snprintf(name, sizeof(name), "NAME=%s", filter->name);
+	snprintf(bits_set, sizeof(bits_set), "BITS_SET=%llu", occupied);
+	snprintf(bits, sizeof(bits), "BITS=%llu", gen->core.nbits);
+	kbloom_gen_put(gen);
+	mutex_lock(&kbloom_lock);
+	for_each_set_bit(a, &pending, KBLOOM_ALERT_NR) {
+		if (filter->dead)
+			break;
+		snprintf(event, sizeof(event), "EVENT=%s",
+			 kbloom_alert_names[a]);
+		kobject_uevent_env(&filter->kobj, KOBJ_CHANGE, envp);
+	}
+	mutex_unlock(&kbloom_lock);
+}
+
+/**
+ * kbloom_filter_alert() - have a fill alert sent for a filter
+ * @filter: the filter, alive for the caller (held, or in an RCU reader).
+ * @a: the alert.
+ *
+ * Any context but NMI; never sleeps: the uevent goes out from a work item.
+ */
+void kbloom_filter_alert(struct kbloom_filter *filter, enum kbloom_alert a)
+{
+	if (!test_and_set_bit(a, &filter->alerts))
+		schedule_work(&filter->alert_work);
 }
 
 static void kbloom_filter_free(struct work_struct *work)
@@ -630,6 +736,14 @@ static void kbloom_filter_free(struct work_struct *work)
 		container_of(to_rcu_work(work), struct kbloom_filter, free_work);
 	struct kbloom_gen *gen = rcu_dereference_protected(filter->gen, 1);
 
+	/*
+	 * Alerts were raised a grace period ago at the latest, by an
+	 * operation or by the window's rotations, which stop here: nothing
+	 * raises one now.
+	 */
+	if (gen && gen->win)
+		kbloom_window_stop(gen->win);
+	cancel_work_sync(&filter->alert_work);
 	if (gen)	/* NULL only if creation failed half-way */
 		kbloom_gen_put(gen);
 	kbloom_uncharge(filter->charge);
@@ -1290,6 +1404,8 @@ int kbloom_filter_add_gen(const char *name, struct kbloom_gen *gen,
 	filter->charge = charge;
 	filter->bpf_ops = p->bpf_ops;
 	filter->ruled = p->ruled;
+	INIT_WORK(&filter->alert_work, kbloom_filter_alert_work);
+	gen->owner = filter;
 	mutex_init(&filter->lock);
 	refcount_set(&filter->ref, 1);	/* the table's */
 	RCU_INIT_POINTER(filter->gen, gen);
@@ -1456,6 +1572,7 @@ int kbloom_filter_replace_gen(const char *name, struct kbloom_gen *gen,
 		kbloom_filter_put(filter);
 		return -ENOENT;
 	}
+	gen->owner = filter;
 	old = rcu_replace_pointer(filter->gen, gen,
 				  lockdep_is_held(&filter->lock));
 	kbloom_stats_reset(filter, p->adds);
@@ -1463,6 +1580,9 @@ int kbloom_filter_replace_gen(const char *name, struct kbloom_gen *gen,
 		kbloom_window_start(gen->win);
 	mutex_unlock(&filter->lock);
 	kbloom_filter_put(filter);
+	/* The old one rotates no more (and alerts no more). */
+	if (old->win)
+		kbloom_window_stop(old->win);
 	/* Hot-path readers may still be in the old one: freed later. */
 	kbloom_gen_put(old);
 	return 0;
@@ -1611,6 +1731,9 @@ int kbloom_filter_clear(struct kbloom_filter *filter)
 		kbloom_occ_account(kbloom_gen_slice_occ(gen, i), &d);
 	}
 	kbloom_gen_unlock(gen);
+	/* Emptied: its alerts may come again. */
+	if (!ret)
+		WRITE_ONCE(gen->alerted, 0);
 	kbloom_gen_put(gen);
 	if (ret)
 		return ret;

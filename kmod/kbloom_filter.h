@@ -75,6 +75,14 @@ struct kbloom_occupancy {
  *	structure and its per-CPU counters.
  * @capacity: design n, 0 if created by bits.
  * @fpr_ppb: design false-positive rate, 0 if created by bits.
+ * @owner: the filter it belongs to, set before it is published: where its
+ *	fill alerts go (kbloom_gen_account()).
+ * @full_at: occupied positions at @capacity keys, where the false-positive
+ *	rate reaches @fpr_ppb: past it a "full" alert; 0 for none (a filter
+ *	created by bits, a windowed one).
+ * @alert_every: how many positions a CPU sets between looks at the fill.
+ * @alerted: KBLOOM_ALERT_* bits already sent for these contents (a clear
+ *	starts them over).
  * @ref: one for the filter that points to it, one for each user that
  *	sleeps while using it (kbloom_gen_get()). The hot path takes none:
  *	it relies on RCU.
@@ -99,8 +107,24 @@ struct kbloom_gen {
 	size_t charge;
 	u64 capacity;
 	u32 fpr_ppb;
+	struct kbloom_filter *owner;
+	u64 full_at;
+	u64 alert_every;
+	unsigned long alerted;
 	refcount_t ref;
 	struct rcu_work free_work;
+};
+
+/*
+ * Fill alerts, each a KOBJ_CHANGE uevent of the filter with EVENT= its
+ * name (kbloom_filter_alert()); bit numbers of struct kbloom_gen @alerted
+ * and struct kbloom_filter @alerts.
+ */
+enum kbloom_alert {
+	KBLOOM_ALERT_FULL,		/* past the design capacity */
+	KBLOOM_ALERT_SATURATED,		/* a counter stuck at its maximum */
+	KBLOOM_ALERT_ROTATED,		/* a window rotated because full */
+	KBLOOM_ALERT_NR
 };
 
 static_assert(offsetofend(struct kbloom_gen, occ) <= 64,
@@ -167,6 +191,9 @@ struct kbloom_bpf_filter {
  * @free_work: frees the filter a grace period after the last reference.
  * @nmi_put: a last reference dropped in NMI context waits here for an
  *	irq_work to drop it (bpf_kbloom_put()).
+ * @alerts: KBLOOM_ALERT_* bits raised, from any context, for @alert_work
+ *	to send as uevents (process context: they sleep).
+ * @alert_work: sends them.
  * @name: NUL-terminated name.
  * @bpf: what BPF programs hold (no bytes of its own).
  */
@@ -191,6 +218,8 @@ struct kbloom_filter {
 	struct hlist_node node;
 	struct rcu_work free_work;
 	struct llist_node nmi_put;
+	unsigned long alerts;
+	struct work_struct alert_work;
 	char name[KBLOOM_NAME_MAX];
 	struct kbloom_bpf_filter bpf;
 };
@@ -273,6 +302,8 @@ size_t kbloom_storage_bytes(size_t bytes);
 unsigned long *kbloom_storage_alloc(size_t size);
 void kbloom_occ_account(struct kbloom_occupancy __percpu *occ,
 			const struct kbloom_delta *d);
+void kbloom_gen_account(struct kbloom_gen *gen, const struct kbloom_delta *d);
+void kbloom_filter_alert(struct kbloom_filter *filter, enum kbloom_alert a);
 void kbloom_occ_read(struct kbloom_occupancy __percpu *occ, u64 *occupied,
 		     u64 *stuck);
 bool kbloom_occ_crossed(struct kbloom_occupancy __percpu *occ, u64 set,
@@ -360,7 +391,7 @@ static __always_inline bool __kbloom_gen_do(struct kbloom_gen *gen,
 				    op == KBLOOM_OP_QUERY ? NULL : &d);
 	/* Most adds change nothing once a key was seen: no call then. */
 	if (op != KBLOOM_OP_QUERY && (d.set | d.cleared | d.stuck | d.unstuck))
-		kbloom_occ_account(gen->occ, &d);
+		kbloom_gen_account(gen, &d);
 	return ret;
 }
 

@@ -107,6 +107,8 @@ static void kbloom_window_work(struct work_struct *work)
 		kbloom_window_rotate(win);
 
 	mutex_lock(&win->lock);
+	if (full && win->started && win->on_full)
+		win->on_full(win->on_full_ctx);
 	if (win->started && win->window_ms) {
 		if (due)
 			win->deadline += kbloom_window_period(win);

@@ -65,6 +65,9 @@ struct kbloom_view {
  * @rotations: rotations done; read without the lock.
  * @newest_since: jiffies when the newest generation became the newest;
  *	read without the lock.
+ * @on_full: called, with @on_full_ctx, after a rotation that the newest
+ *	generation's fill asked for, while the window runs (process context).
+ * @on_full_ctx: its argument.
  * @slices: the G generations' storage, in no particular order.
  */
 struct kbloom_window {
@@ -82,6 +85,8 @@ struct kbloom_window {
 	unsigned long deadline;
 	atomic64_t rotations;
 	unsigned long newest_since;
+	void (*on_full)(void *ctx);
+	void *on_full_ctx;
 	struct kbloom_slice slices[];
 };
 

@@ -60,6 +60,7 @@ enum {
 	OPT_GENERATIONS,
 	OPT_ROTATE_AT_FILL,
 	OPT_BPF,
+	OPT_COUNT_EVENTS,
 	OPT_KEY,
 	OPT_FLOW,
 	OPT_SRC_PREFIX,
@@ -154,5 +155,6 @@ int cmd_estimate(const struct cmd *cmd, int argc, char **argv);
 int cmd_save(const struct cmd *cmd, int argc, char **argv);
 int cmd_load(const struct cmd *cmd, int argc, char **argv);
 int cmd_inspect(const struct cmd *cmd, int argc, char **argv);
+int cmd_monitor(const struct cmd *cmd, int argc, char **argv);
 
 #endif /* BLOOMCTL_H */

@@ -75,6 +75,11 @@ static const struct cmd cmds[] = {
 	  "Rotate a windowed filter now: its oldest generation is forgotten.",
 	  NULL },
 	{ "list", cmd_list, "", "List the filters.", NULL },
+	{ "monitor", cmd_monitor, "[NAME] [--events N]",
+	  "Print filters' events as they happen: create, destroy, and fill\n"
+	  "alerts: full (past its design capacity), saturated (a counter stuck),\n"
+	  "rotated (a window rotated because full). One JSON object a line with -j.",
+	  "  --events N           exit after N events\n" },
 	{ "show", cmd_show, "NAME", "Show a filter's parameters and statistics.",
 	  NULL },
 	{ "add", cmd_add, "NAME [--file F] [--hex | --key FIELDS [--flow VALUES]...] [--batch N] [--count] [KEY...]",

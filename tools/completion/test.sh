@@ -89,7 +89,7 @@ expect() {
 	fi
 }
 
-all_commands="add calc clear create destroy estimate help inspect list load merge query remove rotate save show test-and-add version"
+all_commands="add calc clear create destroy estimate help inspect list load merge monitor query remove rotate save show test-and-add version"
 common="--help --json --pretty -h -j -p"
 filters="NAME flows.v4 seen"
 files="a.img b.txt sub"
