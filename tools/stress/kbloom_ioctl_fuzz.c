@@ -837,6 +837,7 @@ static void own_create(struct worker *w, struct owned *o, int slot)
 {
 	struct kbloom_create c = {};
 	struct owned *model = slot ? &w->own[0] : NULL;
+	u32 bpf;
 	int err;
 
 	if (o->handle >= 0) {
@@ -864,17 +865,18 @@ static void own_create(struct worker *w, struct owned *o, int slot)
 		}
 	}
 	/* The BPF access is the call's, with --like too; INFO reports it. */
-	o->bpf = (u32[]){ 0, KBLOOM_CREATE_BPF_READ,
-			  KBLOOM_CREATE_BPF_READ | KBLOOM_CREATE_BPF_WRITE }
-		 [below(&w->r, 3)];
+	bpf = (u32[]){ 0, KBLOOM_CREATE_BPF_READ,
+		       KBLOOM_CREATE_BPF_READ | KBLOOM_CREATE_BPF_WRITE }
+	      [below(&w->r, 3)];
 	/* Write alone implies read, and is reported as both. */
-	c.flags |= o->bpf & KBLOOM_CREATE_BPF_WRITE && chance(&w->r, 50) ?
-		   KBLOOM_CREATE_BPF_WRITE : o->bpf;
+	c.flags |= bpf & KBLOOM_CREATE_BPF_WRITE && chance(&w->r, 50) ?
+		   KBLOOM_CREATE_BPF_WRITE : bpf;
 	note(w, "own create %s%s%s", o->name, c.flags & KBLOOM_CREATE_LIKE ?
 	     " like " : "", c.flags & KBLOOM_CREATE_LIKE ? c.like : "");
 	err = call(w, w->rw, KBLOOM_IOC_CREATE, (uintptr_t)&c);
 	if (!err) {
 		o->exists = true;
+		o->bpf = bpf;
 		shadow_clear(o);
 		if (c.flags & KBLOOM_CREATE_LIKE)
 			set_name(o->like, model->name);
@@ -1217,15 +1219,21 @@ static void own_roundtrip(struct worker *w, struct owned *o)
 		vanished(w, dst, "IMPORT: exists though no CREATE of it succeeded",
 			 err);
 		dst->exists = true;
+		dst->bpf = ~0U;		/* unknown */
 		shadow_clear(dst);
 		return;
 	}
 	if (err)
 		return;
+	/*
+	 * A filter the image makes takes its BPF access; a replaced one
+	 * keeps its own.
+	 */
 	if (damage) {
 		shadow_clear(dst);
 		dst->exists = true;
 		dst->counting = o->counting;
+		dst->bpf = o->bpf;
 		return;
 	}
 	if (dst != o) {
@@ -1236,6 +1244,7 @@ static void own_roundtrip(struct worker *w, struct owned *o)
 		}
 		dst->exists = true;
 		dst->counting = o->counting;
+		dst->bpf = o->bpf;
 		dst->n = o->n;
 		dst->full = o->full;
 		memcpy(dst->k, o->k, sizeof(o->k[0]) * o->n);
