@@ -194,7 +194,7 @@ TEST_F_TIMEOUT(window, keeps_keys_as_promised, 120)
 		       (unsigned long long)r.worst_ns / 1000);
 	}
 	/* Enough keys checked in time to mean something. */
-	EXPECT_LE(200U, r.conclusive);
+	EXPECT_LE(100U, r.conclusive);
 }
 
 /* ---- export of a rotating filter ---- */

@@ -77,40 +77,31 @@ enum {
 /* A windowed filter's generations when --window comes alone. */
 #define BLOOM_GENERATIONS	4
 
+/* The options of both revisions. */
+#define BLOOM_OPTS \
+	{.name = "name", .id = O_NAME, .type = XTTYPE_STRING, \
+	 .flags = XTOPT_MAND}, \
+	{.name = "key", .id = O_KEY, .type = XTTYPE_STRING, \
+	 .flags = XTOPT_MAND}, \
+	{.name = "src-prefix", .id = O_SRC_PREFIX, .type = XTTYPE_UINT8}, \
+	{.name = "dst-prefix", .id = O_DST_PREFIX, .type = XTTYPE_UINT8}, \
+	{.name = "test", .id = O_TEST, .type = XTTYPE_NONE, \
+	 .excl = F_MODE, .flags = XTOPT_INVERT}, \
+	{.name = "add", .id = O_ADD, .type = XTTYPE_NONE, .excl = F_MODE, \
+	 .flags = BLOOM_MODE_INV}, \
+	{.name = "test-and-add", .id = O_TEST_AND_ADD, .type = XTTYPE_NONE, \
+	 .excl = F_MODE, .flags = XTOPT_INVERT}, \
+	{.name = "remove", .id = O_REMOVE, .type = XTTYPE_NONE, \
+	 .excl = F_MODE, .flags = BLOOM_MODE_INV}
+
 static const struct xt_option_entry bloom_opts[] = {
-	{.name = "name", .id = O_NAME, .type = XTTYPE_STRING,
-	 .flags = XTOPT_MAND},
-	{.name = "key", .id = O_KEY, .type = XTTYPE_STRING,
-	 .flags = XTOPT_MAND},
-	{.name = "src-prefix", .id = O_SRC_PREFIX, .type = XTTYPE_UINT8},
-	{.name = "dst-prefix", .id = O_DST_PREFIX, .type = XTTYPE_UINT8},
-	{.name = "test", .id = O_TEST, .type = XTTYPE_NONE,
-	 .excl = F_MODE, .flags = XTOPT_INVERT},
-	{.name = "add", .id = O_ADD, .type = XTTYPE_NONE, .excl = F_MODE,
-	 .flags = BLOOM_MODE_INV},
-	{.name = "test-and-add", .id = O_TEST_AND_ADD, .type = XTTYPE_NONE,
-	 .excl = F_MODE, .flags = XTOPT_INVERT},
-	{.name = "remove", .id = O_REMOVE, .type = XTTYPE_NONE,
-	 .excl = F_MODE, .flags = BLOOM_MODE_INV},
+	BLOOM_OPTS,
 	XTOPT_TABLEEND,
 };
 
 /* Revision 1: the same, and the filter's shape. */
 static const struct xt_option_entry bloom_opts1[] = {
-	{.name = "name", .id = O_NAME, .type = XTTYPE_STRING,
-	 .flags = XTOPT_MAND},
-	{.name = "key", .id = O_KEY, .type = XTTYPE_STRING,
-	 .flags = XTOPT_MAND},
-	{.name = "src-prefix", .id = O_SRC_PREFIX, .type = XTTYPE_UINT8},
-	{.name = "dst-prefix", .id = O_DST_PREFIX, .type = XTTYPE_UINT8},
-	{.name = "test", .id = O_TEST, .type = XTTYPE_NONE,
-	 .excl = F_MODE, .flags = XTOPT_INVERT},
-	{.name = "add", .id = O_ADD, .type = XTTYPE_NONE, .excl = F_MODE,
-	 .flags = BLOOM_MODE_INV},
-	{.name = "test-and-add", .id = O_TEST_AND_ADD, .type = XTTYPE_NONE,
-	 .excl = F_MODE, .flags = XTOPT_INVERT},
-	{.name = "remove", .id = O_REMOVE, .type = XTTYPE_NONE,
-	 .excl = F_MODE, .flags = BLOOM_MODE_INV},
+	BLOOM_OPTS,
 	{.name = "capacity", .id = O_CAPACITY, .type = XTTYPE_UINT64,
 	 .min = 1},
 	{.name = "fpr", .id = O_FPR, .type = XTTYPE_STRING},
