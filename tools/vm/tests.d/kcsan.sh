@@ -45,6 +45,8 @@ kcsan_drop_foreign() {
 			fns = title
 			sub(/^.*data-race in /, "", fns)
 			gsub(/\+0x[0-9a-f]+\/0x[0-9a-f]+( \[[a-z_]+\])?/, "", fns)
+			# Clones the compiler made: console_emit_next_record.constprop.0.
+			gsub(/\.(constprop|isra|part|cold)(\.[0-9]+)?/, "", fns)
 			fn = "((_?v?printk|console_)[a-z_]*|debug_check_no_obj_freed|debug_object_[a-z_]*)"
 			infra_only = fns ~ ("^ *" fn "( */ *" fn ")? *$")
 			if (buf ~ /\[(kbloom|xt_bloom)\]/ && !infra_only) {
