@@ -244,7 +244,9 @@ fmt_err(char *err, size_t errlen, const char *file, const char *fmt, ...)
 static int img_check_kind(const struct image *img, const char *f, char *err,
 			  size_t errlen)
 {
-	uint32_t known = KBLOOM_CREATE_COUNTING;
+	/* The BPF access: a policy, not a shape; any version carries it. */
+	uint32_t known = KBLOOM_CREATE_COUNTING | KBLOOM_CREATE_BPF_READ |
+			 KBLOOM_CREATE_BPF_WRITE;
 
 	if (img->version != IMG_VERSION && img->version != IMG_VERSION_WINDOW) {
 		fmt_err(err, errlen, f, "unknown format version %" PRIu32 " (bloomctl reads versions %d and %d)",
@@ -267,12 +269,16 @@ static int img_check_kind(const struct image *img, const char *f, char *err,
 	}
 	if (img->flags & ~known) {
 		if (img->version == IMG_VERSION_WINDOW)
-			fmt_err(err, errlen, f, "unknown flags 0x%" PRIx32 " (only 0x%x, counting, and 0x%x, rotate at fill, are defined)",
+			fmt_err(err, errlen, f, "unknown flags 0x%" PRIx32 " (only 0x%x, counting, 0x%x, rotate at fill, and 0x%x, BPF access, are defined)",
 				img->flags, KBLOOM_CREATE_COUNTING,
-				KBLOOM_CREATE_ROTATE_AT_FILL);
+				KBLOOM_CREATE_ROTATE_AT_FILL,
+				KBLOOM_CREATE_BPF_READ |
+				KBLOOM_CREATE_BPF_WRITE);
 		else
-			fmt_err(err, errlen, f, "unknown flags 0x%" PRIx32 " (only 0x%x, counting, is defined)",
-				img->flags, KBLOOM_CREATE_COUNTING);
+			fmt_err(err, errlen, f, "unknown flags 0x%" PRIx32 " (only 0x%x, counting, and 0x%x, BPF access, are defined)",
+				img->flags, KBLOOM_CREATE_COUNTING,
+				KBLOOM_CREATE_BPF_READ |
+				KBLOOM_CREATE_BPF_WRITE);
 		return -1;
 	}
 	if (img->version == IMG_VERSION_WINDOW &&

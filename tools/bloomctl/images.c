@@ -134,6 +134,7 @@ static void inspect_json(const struct img_reader *rd)
 	jw_kv_u64(jw, "layout", img->layout);
 	jw_kv_u64(jw, "flags", img->flags);
 	jw_kv_bool(jw, "counting", img->flags & KBLOOM_CREATE_COUNTING);
+	jw_kv_string(jw, "bpf", bpf_access_name(img->flags));
 	jw_kv_u64(jw, "bits", img->bits);
 	jw_kv_u64(jw, "hashes", img->hashes);
 	jw_kv_u64(jw, "capacity", img->capacity);
@@ -178,6 +179,7 @@ static void inspect_text(const struct img_reader *rd)
 	printf("  layout:         %u (%s)\n", img->layout,
 	       img->layout == IMG_LAYOUT_BLOCKED ? "blocked" : "standard");
 	printf("  counting:       %s\n", counting ? "yes" : "no");
+	printf("  bpf:            %s\n", bpf_access_name(img->flags));
 	if (img->generations) {
 		printf("  generations:    %u (bits and hashes are per generation; bits set counts all)\n",
 		       img->generations);

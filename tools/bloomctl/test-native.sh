@@ -1014,6 +1014,15 @@ fake_blocked_tests() {
 	err_has "filter 'bp3': --bpf read: the module does not support it" "...says the module lacks it"
 	fexpect 0 "--like with --bpf" -j create bp4 --like bp1 --bpf read
 	json_is bpf read "...the access is the call's, not the model's"
+	fexpect 0 "save a filter open to BPF writes" save bp1 "$tmp/bp1.img"
+	expect 0 "inspect its image" -j inspect "$tmp/bp1.img"
+	json_is bpf write "the image carries the BPF access"
+	fexpect 0 "load it under another name" load bp5 "$tmp/bp1.img"
+	fexpect 0 "show that" -j show bp5
+	json_is bpf write "...which takes the image's access"
+	fexpect 0 "load it over a filter open to BPF reads" load bp2 "$tmp/bp1.img" --replace
+	fexpect 0 "show that" -j show bp2
+	json_is bpf read "...which keeps its own"
 	fexpect 2 "merge blocked into plain" merge p6 b3
 	err_has "layouts differ (plain vs blocked)" "merge says the layouts differ"
 	fexpect 0 "add a key to the blocked filter" add b1 k1
