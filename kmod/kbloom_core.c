@@ -752,8 +752,8 @@ static_assert(KBLOOM_CORE_PIPE_POS >= KBLOOM_CORE_MAX_HASHES,
  * fetched while this one is worked on, and all a key needs meanwhile is
  * its hash (256 bytes of stack; the block is one multiply away). 32
  * places ahead at about 12 ns a key is 380 ns of lead, more than a miss
- * to DRAM takes even in a virtual machine (about 240 ns here); 16 were
- * 10-20% slower past the caches (the batch alone, natively, 50M keys).
+ * to DRAM takes; 16 were 10-20% slower past the caches (the batch alone,
+ * natively, 50M keys: make bench).
  * Group-wise (hash a group, then work on it) would leave the memory idle
  * while a group is worked on.
  */

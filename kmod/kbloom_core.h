@@ -205,10 +205,9 @@ u64 kbloom_exp_neg_q32(u64 x);
  *
  * The hash, the block and the bit tests, inline for whoever runs one key
  * at a time on a packet path (kbloom_core_do_inline(): the API calls and
- * the BPF kfuncs), as for the batch loops: there a call per key shows,
- * and more so under emulation, where each call and return costs more
- * than the hashing. Only the write of new bits, rare once keys repeat,
- * stays out of line (kbloom_block_set()).
+ * the BPF kfuncs), as for the batch loops: there a call per key shows.
+ * Only the write of new bits, rare once keys repeat, stays out of line
+ * (kbloom_block_set()).
  */
 
 /* The first @len (1 to 4) bytes at @k, little-endian, zero-padded. */
@@ -272,11 +271,11 @@ static __always_inline u64 __kbloom_hash64(const void *key, u32 len,
 
 /*
  * siphash() of lib/siphash.c, inline: SipHash-2-4 from the kernel's own
- * rounds (SIPHASH_PERMUTATION()), the same value for any alignment. Out
- * of line it is a call into the kernel image from a packet's kfunc or
- * match, and under emulation each call and return between pages costs
- * as much as a round. The words are read as lib/siphash.c reads them;
- * the last 0 to 7 bytes as kbloom_tail_le32() reads a tail.
+ * rounds (SIPHASH_PERMUTATION()), the same value for any alignment, and
+ * KUnit (kbloom_hash_siphash_is_kernels) proves it equal to siphash().
+ * Inline, the one-key path of a blocked filter makes no call at all. The
+ * words are read as lib/siphash.c reads them; the last 0 to 7 bytes as
+ * kbloom_tail_le32() reads a tail.
  */
 static __always_inline u64 __kbloom_siphash64(const void *key, u32 len,
 					      const u32 seed[4])

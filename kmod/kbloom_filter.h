@@ -519,7 +519,7 @@ static __always_inline int kbloom_filter_do_id(u32 id, enum kbloom_op op,
 	 * synchronize_rcu(), which free filters and generations, wait for,
 	 * as they do for rcu_read_lock(). rcu_read_lock_sched() is inline,
 	 * where a preemptible kernel's rcu_read_lock() and rcu_read_unlock()
-	 * are two calls: a fifth of a packet's lookup under emulation.
+	 * are two calls per packet.
 	 */
 	rcu_read_lock_sched();
 	filter = kbloom_id_lookup_rcu(id);
