@@ -719,14 +719,16 @@ static void kbloom_filter_alert_work(struct work_struct *work)
 
 /**
  * kbloom_filter_alert() - have a fill alert sent for a filter
- * @filter: the filter, alive for the caller (held, or in an RCU reader).
+ * @filter: the filter, alive for the caller (held, or in an RCU reader);
+ *	NULL for a generation no filter owns: nothing is sent.
  * @a: the alert.
  *
  * Any context but NMI; never sleeps: the uevent goes out from a work item.
  */
 void kbloom_filter_alert(struct kbloom_filter *filter, enum kbloom_alert a)
 {
-	if (!test_and_set_bit(a, &filter->alerts))
+	/* A generation of no filter (KUnit's own) alerts nobody. */
+	if (filter && !test_and_set_bit(a, &filter->alerts))
 		schedule_work(&filter->alert_work);
 }
 
