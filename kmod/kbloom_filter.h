@@ -146,6 +146,13 @@ struct kbloom_totals {
  * around it (kbloom_bpf_filter_of()).
  */
 struct kbloom_bpf_filter {
+	/*
+	 * Not empty: 6.1 takes any memory pointer for a kfunc argument whose
+	 * struct holds only scalars, an empty one too, which would let a
+	 * program pass NULL or its stack as a filter. A zero-length array of
+	 * pointers makes it no such struct, and still nothing to load.
+	 */
+	void *opaque[0];
 };
 
 /*

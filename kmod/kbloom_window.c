@@ -234,8 +234,12 @@ void kbloom_window_rotate(struct kbloom_window *win)
 	struct kbloom_delta d = {};
 	u32 g = win->generations;
 
-	mutex_lock(&win->lock);
+	/*
+	 * Before the lock: waiting for an export here must not hold up
+	 * clear, import and ROTATE, which take only the lock.
+	 */
 	down_write(&win->copying);
+	mutex_lock(&win->lock);
 	cur = rcu_dereference_protected(win->view,
 					lockdep_is_held(&win->lock));
 	nxt = cur == &win->views[0] ? &win->views[1] : &win->views[0];
@@ -262,15 +266,15 @@ void kbloom_window_rotate(struct kbloom_window *win)
 	 * started before this clock reading).
 	 */
 	cur->s[1]->keep_until = ktime_add_ms(ktime_get(),
-					     DIV_ROUND_UP((u64)win->window_ms *
+					     DIV_ROUND_UP_ULL((u64)win->window_ms *
 							  (g - 1), g));
 	/* Before the next rotation rewrites nxt, its readers must be gone. */
 	synchronize_rcu();
 
 	atomic64_inc(&win->rotations);
 	WRITE_ONCE(win->newest_since, jiffies);
-	up_write(&win->copying);
 	mutex_unlock(&win->lock);
+	up_write(&win->copying);
 }
 
 /*
@@ -390,16 +394,16 @@ struct kbloom_slice *kbloom_window_slice(struct kbloom_window *win, u32 i)
 
 /*
  * Around a copy of the generations to userspace (export): waits for a
- * rotation under way, interruptibly, and holds off the next one until
+ * rotation under way (a fatal signal ends the wait), and holds off the next one until
  * kbloom_window_copy_end(), so that the copy is of one set of generations,
  * read in between with kbloom_window_slice(). Not @win->lock, which a
  * stalled page would hold for clear and import too. Process context.
  *
- * Return: 0, or -EINTR if a signal came first.
+ * Return: 0, or -EINTR if a fatal signal came first.
  */
 int kbloom_window_copy_begin(struct kbloom_window *win)
 {
-	return down_read_interruptible(&win->copying);
+	return down_read_killable(&win->copying);
 }
 
 void kbloom_window_copy_end(struct kbloom_window *win)

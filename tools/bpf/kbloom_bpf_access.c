@@ -240,6 +240,27 @@ static void prog_get(struct prog *p, const struct ba_btf *b, const char *name)
 	emit_put_exit(p);
 }
 
+/*
+ * @kf(r1, KEY) with r1 a pointer no bpf_kbloom_get() gave: NULL (@stack
+ * false) or the program's stack. The verifier must refuse it.
+ */
+static void prog_forged(struct prog *p, const struct ba_btf *b, bool stack,
+			enum ba_kfunc kf)
+{
+	p->n = 0;
+	p->btf = b;
+	emit_stack(p, NAME_OFF, "forged filter, stack memory...", 32);
+	if (stack) {
+		emit(p, MOV_REG(R1, FP));
+		emit(p, ADD_IMM(R1, NAME_OFF));
+	} else {
+		emit(p, MOV_IMM(R1, 0));
+	}
+	emit_key(p);
+	emit_call(p, kf);
+	emit(p, EXIT());
+}
+
 /* return bpf_kbloom_id(@name). */
 static void prog_id(struct prog *p, const struct ba_btf *b, const char *name)
 {
@@ -505,6 +526,31 @@ TEST_F(access, no_member_is_readable)
 					       ba_types[t].name,
 					       ba_offsets[o], r.line);
 				}
+			}
+		}
+	}
+}
+
+/*
+ * The calls on a held filter take only what bpf_kbloom_get() gave: not
+ * NULL, not the stack (6.1 would take any memory for a struct of scalars).
+ */
+TEST_F(access, forged_pointers_refused)
+{
+	static const enum ba_kfunc calls[] = {
+		KF_QUERY, KF_ADD, KF_TEST_AND_ADD, KF_REMOVE,
+	};
+	struct load_result r;
+	struct prog p;
+	size_t i, stack;
+
+	for (stack = 0; stack < 2; stack++) {
+		for (i = 0; i < ARRAY_SIZE(calls); i++) {
+			prog_forged(&p, &self->btf, stack, calls[i]);
+			load_as(CAPS_ALL, &p, BPF_PROG_TYPE_XDP, 0, &r);
+			EXPECT_NE(0, r.err) {
+				TH_LOG("%s on a %s pointer: loaded", ba_kfunc_names[calls[i]],
+				       stack ? "stack" : "NULL");
 			}
 		}
 	}

@@ -586,7 +586,7 @@ struct kbloom_merge {
  * @window_ms: EXPORT out, IMPORT in: W; 0 if @generations is 0. A loaded
  *	windowed filter starts a fresh period: its timer starts at the load.
  *	EXPORT of a windowed filter waits for a rotation under way (a
- *	signal interrupts the wait: -EINTR) and holds off the next one
+ *	fatal signal ends the wait: -EINTR) and holds off the next one
  *	while it copies, so that the image is of one set of generations.
  *
  * The payload is the filter's contents in a fixed byte order, whatever the
