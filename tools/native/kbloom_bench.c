@@ -10,7 +10,7 @@
  * kind in turn is created, filled (timed), queried with present and with
  * absent keys (timed), and destroyed, so the kinds see the same machine
  * state; the table gives each figure's median of the three. Then the
- * issue's goals, against these figures. Not a test: timings here vary
+ * goals, against these figures. Not a test: timings here vary
  * by tens of percent from run to run; compare the rows of one run.
  *
  * Usage: kbloom_bench [-o DIR] [-q] [-k KIND]... [-l LEN] [KEYS...]
@@ -633,7 +633,7 @@ static void ref_hashes(void)
 	}
 }
 
-/* ---- the goals of issue 10, against this run ---- */
+/* ---- the goals, against this run ---- */
 
 static struct result *find(struct result *res, int nkinds, const char *name)
 {

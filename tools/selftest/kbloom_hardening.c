@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * kbloom_hardening - regression tests for the hardening of issue 9, on the
- * kernel's own selftest harness (tools/testing/selftests/kselftest_harness.h
- * of the kernel source, not a copy). Run as root in the test VM with
- * kbloom.ko loaded; built static for x86_64 and for i386 (compat ioctl).
+ * kbloom_hardening - regression tests for kbloom's hardening (faulting
+ * buffers, read-only fds, sysfs modes and counters, limits, image
+ * validation, hash schemes), on the kernel's own selftest harness
+ * (tools/testing/selftests/kselftest_harness.h of the kernel source, not a
+ * copy). Run as root in the test VM with kbloom.ko loaded; built static
+ * for x86_64 and for i386 (compat ioctl).
  *
  * Each TEST_F runs in its own child process with a fresh fixture: the
  * fixture's setup removes leftovers of an earlier, killed run and creates

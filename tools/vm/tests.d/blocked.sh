@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # shellcheck shell=dash
 #
-# The blocked layout end to end (issue 10), sourced by tests.sh: sizing
+# The blocked layout end to end, sourced by tests.sh: sizing
 # as calc computes it, no false negative and the target rate kept on real
 # keys, counting, windows, --like and merge, images, and the refusals.
 # The bloom match on blocked filters is in packets.sh (allow4, cnt4).

@@ -1,13 +1,14 @@
 # SPDX-License-Identifier: GPL-2.0
 # shellcheck shell=dash
 #
-# kbloom_hardening (tools/selftest/kbloom_hardening.c): the regression tests
-# of issue 9 on the kernel's kselftest harness, 64-bit and i386 (compat
-# ioctl), sourced by tests.sh and run by run_checks with kbloom.ko loaded.
-# Each binary runs through tap_run (faults.sh): its "ok N fixture.case"
-# lines are counted by the host between "# TAP-BEGIN"/"# TAP-END", and it
-# must exit 0 with its plan ("1..N", printed first by the harness) matching
-# its results. Without tap_run, check on the exit status.
+# kbloom_hardening (tools/selftest/kbloom_hardening.c): the hardening's
+# regression tests on the kernel's kselftest harness, 64-bit and i386
+# (compat ioctl), sourced by tests.sh and run by run_checks with kbloom.ko
+# loaded. Each binary runs through tap_run (faults.sh): its
+# "ok N fixture.case" lines are counted by the host between
+# "# TAP-BEGIN"/"# TAP-END", and it must exit 0 with its plan ("1..N",
+# printed first by the harness) matching its results. Without tap_run,
+# check on the exit status.
 
 KBLOOM_CHECKS="$KBLOOM_CHECKS run_selftest_hardening"
 

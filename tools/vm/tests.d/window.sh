@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # shellcheck shell=dash
 #
-# Time-windowed filters on real time (issue 8), sourced by tests.sh: a
+# Time-windowed filters on real time, sourced by tests.sh: a
 # short window forgets, a refreshed key stays, rotation by hand, images,
 # bad input, and memory given back on destroy.
 
