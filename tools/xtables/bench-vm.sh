@@ -69,6 +69,7 @@ bench_boot run_packets_bench,run_ioctl_bench,run_api_bench,run_input_bench,run_x
 	"kbloom_packets_bench=$flows kbloom_bench_keys=$keys" all || rc=$?
 # The XDP bench again, in a boot of its own: what the benches before it
 # leave in the VM slows both programs, kbloom's lookups more than the
-# map's (README, "XDP: kfuncs against the BPF bloom map").
+# map's (Documentation/benchmarks.md, "XDP: kfuncs against the BPF bloom
+# map").
 bench_boot run_xdp_bench "" xdp || rc=$?
 exit $rc
