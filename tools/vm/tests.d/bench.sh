@@ -72,7 +72,7 @@ run_api_bench() {
 }
 
 # run_input_bench: bloomctl's key input (large reads, memchr() for the
-# line ends, one batch ioctl per 4096 keys) against wc -l (busybox's)
+# line ends, one batch ioctl per 65536 keys) against wc -l (busybox's)
 # over the same file of 10 x kbloom_bench_keys lines: how much a batched
 # query costs on top of just reading the lines.
 run_input_bench() {
