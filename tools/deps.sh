@@ -23,7 +23,9 @@ pkgs=(build-essential gcc-multilib bc bison flex libelf-dev libssl-dev
       # the kfuncs (tools/btf-kdir.sh, tools/bpf): pahole for module BTF;
       # the XDP examples link libbpf statically, with libelf's and zlib's
       # archives (libelf-dev, zlib1g-dev above)
-      dwarves)
+      dwarves
+      # bloomctl stats --format prometheus is checked by promtool
+      prometheus)
 
 missing=()
 for p in "${pkgs[@]}"; do

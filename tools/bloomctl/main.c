@@ -85,6 +85,11 @@ static const struct cmd cmds[] = {
 	  "  --events N           exit after N events\n" },
 	{ "show", cmd_show, "NAME", "Show a filter's parameters and statistics.",
 	  NULL },
+	{ "stats", cmd_stats, "[--format text|prometheus] [--output FILE]",
+	  "Show every filter's fill and traffic: a table, JSON (-j), or the\n"
+	  "Prometheus text format (for the node exporter's textfile collector).",
+	  "  --format FORMAT      text (default) or prometheus\n"
+	  "  --output FILE        write FILE (mode 0644) atomically, not stdout\n" },
 	{ "add", cmd_add, "NAME [--file F] [--hex | --key FIELDS [--flow VALUES]...] [--batch N] [--count] [KEY...]",
 	  "Add keys (the arguments, else one per line from stdin or --file).",
 	  KEY_OPTIONS },
