@@ -90,13 +90,9 @@ static long kbloom_ioc_version(void __user *argp)
 	return copy_to_user(argp, &v, sizeof(v)) ? -EFAULT : 0;
 }
 
-/*
- * @size: sizeof(struct kbloom_create), or of struct kbloom_create_v1 for
- * binaries from before windows: the fields they lack read as zero.
- */
-static long kbloom_ioc_create(struct file *file, void __user *argp,
-			      size_t size)
+static long kbloom_ioc_create(struct file *file, void __user *argp)
 {
+	const size_t size = sizeof(struct kbloom_create);
 	struct kbloom_filter *filter;
 	struct kbloom_create c = {};
 	struct kbloom_params p = {};
@@ -129,8 +125,7 @@ static long kbloom_ioc_create(struct file *file, void __user *argp,
 		ret = kbloom_filter_create_like(c.name, c.like, p.flags,
 						p.bpf_ops, &p, &filter);
 	} else {
-		ret = kbloom_create_params(&c, &p,
-					   size == sizeof(struct kbloom_create_v1));
+		ret = kbloom_create_params(&c, &p);
 		if (!ret)
 			ret = kbloom_filter_create(c.name, &p, &filter);
 		/* A rule's filter of this very shape becomes the caller's. */
@@ -1066,10 +1061,7 @@ static long kbloom_ioctl(struct file *file, unsigned int cmd,
 	case KBLOOM_IOC_VERSION:
 		return kbloom_ioc_version(argp);
 	case KBLOOM_IOC_CREATE:
-		return kbloom_ioc_create(file, argp, sizeof(struct kbloom_create));
-	case KBLOOM_IOC_CREATE_V1:
-		return kbloom_ioc_create(file, argp,
-					 sizeof(struct kbloom_create_v1));
+		return kbloom_ioc_create(file, argp);
 	case KBLOOM_IOC_ROTATE:
 		return kbloom_ioc_rotate(file, argp);
 	case KBLOOM_IOC_OPEN:

@@ -1005,7 +1005,7 @@ struct kbloom_filter *kbloom_get_shaped(const char *name,
 	if (!capable(CAP_SYS_ADMIN))
 		return ERR_PTR(-EPERM);
 	p.flags = kbloom_core_flags(c.flags);
-	ret = kbloom_create_params(&c, &p, false);
+	ret = kbloom_create_params(&c, &p);
 	if (ret)
 		return ERR_PTR(ret);
 	if (!try_module_get(THIS_MODULE))

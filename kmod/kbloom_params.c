@@ -89,18 +89,13 @@ int kbloom_create_window(const struct kbloom_create *c,
 	return 0;
 }
 
-/*
- * Everything of a new filter but the name, from @c into @p, checked.
- * @v1: the caller uses the layout from before hash schemes: its 0 means
- * jhash, the only scheme it knows how to save and load.
- */
-int kbloom_create_params(struct kbloom_create *c, struct kbloom_params *p,
-			 bool v1)
+/* Everything of a new filter but the name, from @c into @p, checked. */
+int kbloom_create_params(struct kbloom_create *c, struct kbloom_params *p)
 {
 	int ret;
 
 	if (!c->hash_scheme)
-		c->hash_scheme = v1 ? KBLOOM_HASH_JHASH : KBLOOM_HASH_DEFAULT;
+		c->hash_scheme = KBLOOM_HASH_DEFAULT;
 	if (!kbloom_scheme_valid(c->hash_scheme) ||
 	    memchr_inv(c->like, 0, sizeof(c->like)))
 		return -EINVAL;

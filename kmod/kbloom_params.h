@@ -32,7 +32,6 @@ u32 kbloom_bpf_flags(u8 bpf_ops);
 int kbloom_params_check(const struct kbloom_params *p);
 int kbloom_create_window(const struct kbloom_create *c,
 			 struct kbloom_params *p);
-int kbloom_create_params(struct kbloom_create *c, struct kbloom_params *p,
-			 bool v1);
+int kbloom_create_params(struct kbloom_create *c, struct kbloom_params *p);
 
 #endif /* _KBLOOM_PARAMS_H */

@@ -1907,28 +1907,6 @@ TEST_F(siphash, version)
 	}
 }
 
-/* Binaries from before hash schemes (CREATE_V1) get jhash, which they know. */
-TEST_F(siphash, create_v1_is_jhash)
-{
-	struct kbloom_create_v1 c;
-	struct kbloom_info info;
-
-	memset(&c, 0, sizeof(c));
-	set_name(c.name, SH_F);
-	c.bits = 1 << 16;
-	c.hashes = 5;
-	ASSERT_EQ(0, ioc(self->fd, KBLOOM_IOC_CREATE_V1, &c));
-	EXPECT_EQ((u32)KBLOOM_HASH_JHASH, c.hash_scheme);
-	ASSERT_EQ(0, kb_info(self->fd, SH_F, &info));
-	EXPECT_EQ((u32)KBLOOM_HASH_JHASH, info.hash_scheme);
-	ASSERT_EQ(0, kb_destroy(self->fd, SH_F));
-	/* It may still ask for SipHash explicitly. */
-	c.hash_scheme = KBLOOM_HASH_SIPHASH;
-	ASSERT_EQ(0, ioc(self->fd, KBLOOM_IOC_CREATE_V1, &c));
-	ASSERT_EQ(0, kb_info(self->fd, SH_F, &info));
-	EXPECT_EQ((u32)KBLOOM_HASH_SIPHASH, info.hash_scheme);
-}
-
 TEST_F(siphash, create_schemes)
 {
 	static const struct {

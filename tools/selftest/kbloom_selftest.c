@@ -67,9 +67,6 @@ ASSERT_OFF(kbloom_create, generations, 100);
 ASSERT_OFF(kbloom_create, reserved, 104);
 ASSERT_FSIZE(kbloom_create, reserved, 16);
 /* The argument before windows, still accepted under its own number. */
-ASSERT_SIZE(kbloom_create_v1, 96);
-ASSERT_OFF(kbloom_create_v1, hash_scheme, 60);
-ASSERT_OFF(kbloom_create_v1, like, 64);
 
 ASSERT_SIZE(kbloom_open, 56);
 ASSERT_OFF(kbloom_open, name, 0);
@@ -165,7 +162,6 @@ ASSERT_OFF(kbloom_image, window_ms, 116);
 /* The command numbers themselves are ABI: the same on both builds. */
 _Static_assert(KBLOOM_IOC_VERSION == 0x8050BF00u, "VERSION number");
 _Static_assert(KBLOOM_IOC_CREATE == 0xC078BF01u, "CREATE number");
-_Static_assert(KBLOOM_IOC_CREATE_V1 == 0xC060BF01u, "CREATE_V1 number");
 _Static_assert(KBLOOM_IOC_ROTATE == 0x4030BF06u, "ROTATE number");
 _Static_assert(KBLOOM_IOC_OPEN == 0xC038BF07u, "OPEN number");
 _Static_assert(KBLOOM_IOC_DESTROY == 0x4030BF02u, "DESTROY number");

@@ -297,9 +297,6 @@ static const struct cmdinfo cmds[] = {
 #ifdef KBLOOM_IOC_ROTATE
 	{ KBLOOM_IOC_ROTATE, "ROTATE",
 	  E(EBADF, EPERM, EINVAL, ENOENT, EFAULT), true, true },
-	{ KBLOOM_IOC_CREATE_V1, "CREATE_V1",
-	  E(EBADF, EPERM, EINVAL, ENOENT, EEXIST, EFBIG, ENOSPC, EDQUOT,
-	    ENOMEM, EFAULT), true, true },
 #endif
 	{ KBLOOM_IOC_CLEAR, "CLEAR",
 	  E(EBADF, EPERM, EINVAL, ENOENT, EINTR, EFAULT), true, true },
@@ -1457,13 +1454,6 @@ static void chaos_create(struct worker *w)
 	}
 	if (chance(&w->r, 5))
 		c.reserved[below(&w->r, 2)] = rnd(&w->r);
-	if ((features & KBLOOM_FEATURE_WINDOW) && chance(&w->r, 10)) {
-		/* The pre-window structure, still accepted. */
-		note(w, "chaos create_v1 '%.32s'", c.name);
-		call(w, pick_fd(w, true), KBLOOM_IOC_CREATE_V1,
-		     place_arg(w, &c, sizeof(struct kbloom_create_v1)));
-		return;
-	}
 #endif
 	if (chance(&w->r, 10))
 		chaos_bits(w, &c, sizeof(c));

@@ -204,8 +204,7 @@
 /**
  * struct kbloom_version - KBLOOM_IOC_VERSION argument (all fields out)
  * @api_version: KBLOOM_API_VERSION of the module.
- * @hash_scheme: KBLOOM_HASH_JHASH: the scheme every module has, and the
- *	one KBLOOM_IOC_CREATE_V1 (binaries from before hash schemes) gets.
+ * @hash_scheme: KBLOOM_HASH_JHASH: the scheme every module has.
  *	KBLOOM_FEATURE_SIPHASH says KBLOOM_HASH_SIPHASH exists too.
  * @features: KBLOOM_FEATURE_* bits.
  * @min_bits: smallest filter, in bits.
@@ -257,9 +256,8 @@ struct kbloom_version {
  *	given only if @like is counting (blocked) too; the BPF access
  *	(KBLOOM_CREATE_BPF_READ, _WRITE) is the call's, not @like's.
  * @hash_scheme: in/out: KBLOOM_HASH_JHASH or KBLOOM_HASH_SIPHASH, or 0 for
- *	the module's default (struct kbloom_version @default_hash_scheme;
- *	with KBLOOM_IOC_CREATE_V1, always KBLOOM_HASH_JHASH). On return, the
- *	scheme used.
+ *	the module's default (struct kbloom_version @default_hash_scheme).
+ *	On return, the scheme used.
  * @like: in: with KBLOOM_CREATE_LIKE, the filter to copy; else all zero.
  * @window_ms: in: the window W of a windowed filter, in milliseconds (0:
  *	rotate only on KBLOOM_IOC_ROTATE); must be 0 when @generations is.
@@ -307,18 +305,6 @@ struct kbloom_create {
 	__u32 window_ms;
 	__u32 generations;
 	__u64 reserved[2];
-};
-
-/* The argument of KBLOOM_IOC_CREATE before windows: still accepted. */
-struct kbloom_create_v1 {
-	char name[KBLOOM_NAME_MAX];
-	__u64 bits;
-	__u32 hashes;
-	__u32 fpr_ppb;
-	__u64 capacity;
-	__u32 flags;
-	__u32 hash_scheme;
-	char like[KBLOOM_NAME_MAX];
 };
 
 /**
@@ -716,7 +702,6 @@ struct kbloom_open {
 
 #define KBLOOM_IOC_VERSION	_IOR(KBLOOM_IOC_MAGIC, 0x00, struct kbloom_version)
 #define KBLOOM_IOC_CREATE	_IOWR(KBLOOM_IOC_MAGIC, 0x01, struct kbloom_create)
-#define KBLOOM_IOC_CREATE_V1	_IOWR(KBLOOM_IOC_MAGIC, 0x01, struct kbloom_create_v1)
 #define KBLOOM_IOC_DESTROY	_IOW(KBLOOM_IOC_MAGIC, 0x02, struct kbloom_name)
 #define KBLOOM_IOC_CLEAR	_IOW(KBLOOM_IOC_MAGIC, 0x03, struct kbloom_name)
 #define KBLOOM_IOC_INFO		_IOWR(KBLOOM_IOC_MAGIC, 0x04, struct kbloom_info)
