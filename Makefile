@@ -18,6 +18,8 @@
 #   make deb              kbloom-dkms and bloomctl .debs in build/deb
 #   make deb-check        make deb, lintian, and the packages' file lists
 #   make completion-check the bash completion of bloomctl
+#   make reboot-test      kbloom on a Debian system across a reboot and a
+#                         crash (tools/vm/reboot-test.sh; after make deb)
 #   make tools            the test-only programs too (static and 32-bit
 #                         bloomctl, selftests): needs tools/deps.sh's packages
 #   make demo, make shell, make bench, make bench-vm, make sparse,
@@ -231,6 +233,9 @@ deb-check:
 completion-check: bloomctl
 	bash tools/completion/test.sh tools/bloomctl/bloomctl
 
+reboot-test:
+	bash tools/vm/reboot-test.sh
+
 # ---- development -------------------------------------------------------------
 # C=2: check every file, not only those recompiled.
 sparse:
@@ -284,5 +289,5 @@ clean:
 
 .PHONY: all no-kdir modules bloomctl xtables tools install install-modules \
 	install-tools install-tools-files uninstall uninstall-modules uninstall-tools print-version \
-	dkms-check deb deb-check completion-check sparse checkpatch shellcheck check check-quick \
+	dkms-check deb deb-check completion-check reboot-test sparse checkpatch shellcheck check check-quick \
 	bench bench-vm demo shell clean

@@ -156,11 +156,13 @@ units_paths() {
 	! grep -n '@[A-Z]*@' "$u"/kbloom*
 }
 # dh_installsystemd --no-enable --no-start: the postinst records the
-# units' state for purge, and neither enables nor starts them.
+# units' state for purge and enables a unit again only if the admin had it
+# enabled (deb-systemd-helper debian-installed ... was-enabled), never
+# starts one, and only try-restarts one that runs.
 units_not_enabled() {
 	local p=$scratch/x-tool/DEBIAN/postinst
-	grep -q 'deb-systemd-helper' "$p" &&
-	! grep -E "deb-systemd-helper enable|deb-systemd-invoke (start|restart)" "$p"
+	grep -q "deb-systemd-helper debian-installed 'kbloom.service'" "$p" &&
+	! grep -E "deb-systemd-invoke (start|restart) " "$p"
 }
 man_pages_clean() {
 	local m w
