@@ -254,9 +254,10 @@ check:
 check-quick:
 	bash tools/check.sh --quick
 
-# Every shell script: the tools, the VM's busybox scripts, the completion.
+# Every shell script: the tools, the VM's busybox scripts, the completion,
+# the netfilter-persistent plugin.
 SHELL_SCRIPTS = $(shell find tools .ci -name '*.sh' -not -path '*/work/*') \
-	tools/completion/bloomctl .ci/run
+	tools/completion/bloomctl tools/packaging/10-kbloom .ci/run
 
 shellcheck:
 	shellcheck -x $(SHELL_SCRIPTS)
