@@ -127,6 +127,11 @@ phase1() {
 	now > "$S/flows.added"
 	check "bloomctl query flows: the keys just added are there" \
 		bloomctl query flows --key saddr,dport --file "$S/flows.keys"
+	# A longer window, which the reboot must not cut short: its keys are
+	# there until t + W(G-1)/G (7.5 min).
+	check "bloomctl create longwin --window 10m, add 20 keys" sh -c "
+		bloomctl create longwin --capacity 1000 --fpr 0.01 --window 10m --generations 4 &&
+		bloomctl add longwin --key saddr,dport --file $S/flows.keys > /dev/null"
 
 	# netfilter-persistent saves the rules of the selected backend (nft);
 	# the legacy ones through a plugin of the test's, as the Debian
@@ -220,6 +225,9 @@ phase2() {
 	n=$(grep -c ' maybe$' /tmp/flows.answers)
 	check "flows: the 20 keys added ${age} s ago (window ${W} s) are forgotten ($n left)" \
 		test "$(grep -c ' no$' /tmp/flows.answers)" -eq 20
+	age=$(( $(now) - t ))
+	check "longwin: its 20 keys added ${age} s ago (window 10 min) are there" \
+		bloomctl query longwin --key saddr,dport --file "$S/flows.keys"
 	check "flows: a key added now is there" sh -c \
 		'bloomctl add flows --key saddr,dport --flow 198.18.201.1,9 >/dev/null &&
 		 bloomctl query flows --key saddr,dport --flow 198.18.201.1,9'
