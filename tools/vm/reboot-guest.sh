@@ -77,10 +77,18 @@ ruleset() { # IPTABLES
 	"$1-save" | grep -v -e '^#' -e '^:' | sed 's/\[[0-9]*:[0-9]*\]//g'
 }
 
+# The test runs after multi-user.target, which does not wait for units
+# without default dependencies (netfilter-persistent, kbloom.service): wait
+# until the boot's other jobs are done, as a login would see the system.
 boot_note() {
+	i=0
+	while [ $i -lt 120 ] && systemctl list-jobs --no-legend | grep -v kbloom-vmtest | grep -q .; do
+		sleep 1
+		i=$((i + 1))
+	done
 	mu=$(mono multi-user.target ActiveEnterTimestampMonotonic)
-	us=$(mono kbloom-vmtest.service ExecMainStartTimestampMonotonic)
-	note "boot $phase: multi-user.target reached ${mu} ms after the kernel started; test started at ${us} ms"
+	us=$(awk '{ print int($1 * 1000) }' /proc/uptime)
+	note "boot $phase: multi-user.target reached ${mu} ms after the kernel started, every boot job done at ${us} ms"
 }
 
 units_disabled() {
@@ -115,11 +123,12 @@ phase1() {
 	note "allow-list: $(grep -c ' maybe$' "$S/other.before") false positives among 1000 keys never added"
 
 	# The rules: legacy and nft, IPv4 and IPv6; the first rule naming
-	# flows makes it (the shape options), the others find it.
+	# flows makes it (the shape options), the others find it. UDP only,
+	# so that neighbour discovery does not count.
 	for ipt in $ipts; do
 		check "$ipt: bloom rules (flows with its shape, allow)" sh -c "
-			$ipt -A INPUT -i vk0 -m bloom --name flows --key saddr,dport ! --test-and-add $FLOWS_SHAPE &&
-			$ipt -A INPUT -i vk0 -m bloom --name allow --key saddr --test -j ACCEPT"
+			$ipt -A INPUT -i vk0 -p udp -m bloom --name flows --key saddr,dport ! --test-and-add $FLOWS_SHAPE &&
+			$ipt -A INPUT -i vk0 -p udp -m bloom --name allow --key saddr --test -j ACCEPT"
 	done
 	check "the rules made the windowed filter flows" test -d /sys/kernel/bloom/filters/flows
 	keys4 200 20 | sed 's/$/,9/' > "$S/flows.keys"
