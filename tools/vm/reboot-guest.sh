@@ -93,6 +93,10 @@ boot_note() {
 	mu=$(mono multi-user.target ActiveEnterTimestampMonotonic)
 	us=$(awk '{ print int($1 * 1000) }' /proc/uptime)
 	note "boot $phase: multi-user.target reached ${mu} ms after the kernel started, every boot job done at ${us} ms"
+	for u in kbloom.service netfilter-persistent.service; do
+		a=$(mono "$u" InactiveExitTimestampMonotonic) b=$(mono "$u" ActiveEnterTimestampMonotonic)
+		[ "$a" -gt 0 ] && [ "$b" -ge "$a" ] && note "boot $phase: $u took $((b - a)) ms (from ${a} ms)"
+	done
 }
 
 units_disabled() {
