@@ -335,6 +335,12 @@ phase3() {
 		'cd /sys/kernel/bloom/filters && test -d allow && test -d flows && test -d confonly'
 	check "the crash left every image whole (bloomctl inspect)" sh -c \
 		"for f in $STATE/*.kbloom; do bloomctl inspect \"\$f\" > /dev/null || exit; done"
+	# The plugin's flush: every filter goes but those rules use.
+	/usr/share/netfilter-persistent/plugins.d/10-kbloom flush > /tmp/flush.out 2>&1
+	check "10-kbloom flush: longwin and confonly destroyed, allow and flows (used by rules) kept" sh -c \
+		'cd /sys/kernel/bloom/filters && test ! -e longwin && test ! -e confonly &&
+		 test -d allow && test -d flows'
+	sed 's/^/#   10-kbloom flush: /' /tmp/flush.out >&3
 	note "phase 3 done at uptime $(uptime_s) s: poweroff"
 	note "phase 3 end"
 	systemctl --no-block poweroff
