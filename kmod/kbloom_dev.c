@@ -77,7 +77,8 @@ static long kbloom_ioc_version(void __user *argp)
 			    KBLOOM_FEATURE_MERGE | KBLOOM_FEATURE_IMAGE |
 			    KBLOOM_FEATURE_SIPHASH | KBLOOM_FEATURE_WINDOW |
 			    KBLOOM_FEATURE_HANDLE | KBLOOM_FEATURE_BLOCKED |
-			    KBLOOM_FEATURE_BPF_ACCESS,
+			    KBLOOM_FEATURE_BPF_ACCESS |
+			    KBLOOM_FEATURE_WINDOW_AGE,
 		.min_bits = KBLOOM_MIN_BITS,
 		.max_bits = KBLOOM_MAX_BITS,
 		.max_hashes = KBLOOM_MAX_HASHES,
@@ -705,7 +706,7 @@ static int kbloom_get_image(void __user *argp, struct kbloom_image *img)
 		return -EPERM;
 	if (copy_from_user(img, argp, sizeof(*img)))
 		return -EFAULT;
-	if (img->reserved0 || !kbloom_name_valid(img->name))
+	if (!kbloom_name_valid(img->name))
 		return -EINVAL;
 	return 0;
 }
@@ -743,7 +744,8 @@ static int kbloom_copy_storage_in(struct kbloom_gen *gen,
  * set of generations.
  */
 static int kbloom_copy_storage_out(struct kbloom_gen *gen,
-				   void __user *payload, u8 *bounce)
+				   void __user *payload, u8 *bounce,
+				   u32 *age_ms)
 {
 	u32 i, n = kbloom_gen_slices(gen);
 	size_t bytes = gen->bytes / n;
@@ -752,7 +754,7 @@ static int kbloom_copy_storage_out(struct kbloom_gen *gen,
 	if (!gen->win)
 		return kbloom_copy_out(payload, gen->core.bitmap, bytes,
 				       bounce);
-	ret = kbloom_window_copy_begin(gen->win);
+	ret = kbloom_window_copy_begin(gen->win, age_ms);
 	if (ret)
 		return ret;
 	for (i = 0; i < n && !ret; i++)
@@ -776,8 +778,8 @@ static long kbloom_ioc_export(void __user *argp)
 	if (ret)
 		return ret;
 	/* All out fields but @payload_len: zero on the way in. */
-	if (img.import_flags || img.seed_hi[0] || img.seed_hi[1] ||
-	    img.generations || img.window_ms)
+	if (img.import_flags || img.age_ms || img.seed_hi[0] ||
+	    img.seed_hi[1] || img.generations || img.window_ms)
 		return -EINVAL;
 	filter = kbloom_filter_get(img.name);
 	if (!filter)
@@ -791,7 +793,7 @@ static long kbloom_ioc_export(void __user *argp)
 		bounce = kvmalloc(KBLOOM_BOUNCE_BYTES, GFP_KERNEL);
 		ret = bounce ? kbloom_copy_storage_out(gen,
 						u64_to_user_ptr(img.payload),
-						bounce) : -ENOMEM;
+						bounce, &img.age_ms) : -ENOMEM;
 	}
 	/* Out only: whatever the caller left in it is not part of it. */
 	img.flags = 0;
@@ -849,7 +851,9 @@ static int kbloom_import(const struct kbloom_image *img)
 			   KBLOOM_CREATE_ROTATE_AT_FILL | KBLOOM_CREATE_BPF) ||
 	    !kbloom_scheme_valid(img->hash_scheme) ||
 	    (img->hash_scheme == KBLOOM_HASH_JHASH &&
-	     (img->seed_hi[0] || img->seed_hi[1])))
+	     (img->seed_hi[0] || img->seed_hi[1])) ||
+	    (img->age_ms && (!img->generations ||
+			     (img->window_ms && img->age_ms > img->window_ms))))
 		return -EINVAL;
 	/* The window, as CREATE checks it. */
 	ret = kbloom_create_window(&c, &p);
@@ -899,6 +903,8 @@ static int kbloom_import(const struct kbloom_image *img)
 		ret = PTR_ERR(gen);
 		goto out_free_bounce;
 	}
+	if (gen->win)
+		kbloom_window_set_age(gen->win, img->age_ms);
 	ret = kbloom_copy_storage_in(gen, u64_to_user_ptr(img->payload),
 				     bounce);
 	if (!ret)

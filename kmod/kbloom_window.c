@@ -197,16 +197,29 @@ void kbloom_window_free(struct kbloom_window *win)
 	kfree_sensitive(win);
 }
 
+/*
+ * An imported window's newest generation is @age_ms old already: its
+ * first period is that much shorter, so that a filter saved and restored
+ * rotates when it would have, had it never left. Before
+ * kbloom_window_start(), on a window nobody else sees.
+ */
+void kbloom_window_set_age(struct kbloom_window *win, u32 age_ms)
+{
+	win->age = msecs_to_jiffies(age_ms);
+}
+
 /* Start the timer: the window's filter is published. Process context. */
 void kbloom_window_start(struct kbloom_window *win)
 {
+	unsigned long period = kbloom_window_period(win);
+	unsigned long first = period - min(win->age, period);
+
 	mutex_lock(&win->lock);
 	win->started = true;
-	WRITE_ONCE(win->newest_since, jiffies);
-	win->deadline = jiffies + kbloom_window_period(win);
+	WRITE_ONCE(win->newest_since, jiffies - win->age);
+	win->deadline = jiffies + first;
 	if (win->window_ms)
-		queue_delayed_work(system_unbound_wq, &win->work,
-				   kbloom_window_period(win));
+		queue_delayed_work(system_unbound_wq, &win->work, first);
 	mutex_unlock(&win->lock);
 }
 
@@ -394,16 +407,22 @@ struct kbloom_slice *kbloom_window_slice(struct kbloom_window *win, u32 i)
 
 /*
  * Around a copy of the generations to userspace (export): waits for a
- * rotation under way (a fatal signal ends the wait), and holds off the next one until
- * kbloom_window_copy_end(), so that the copy is of one set of generations,
- * read in between with kbloom_window_slice(). Not @win->lock, which a
+ * rotation under way (a fatal signal ends the wait), and holds off the
+ * next one until kbloom_window_copy_end(), so that the copy is of one set
+ * of generations, read in between with kbloom_window_slice(), and
+ * @age_ms, the newest one's age, is theirs. Not @win->lock, which a
  * stalled page would hold for clear and import too. Process context.
  *
  * Return: 0, or -EINTR if a fatal signal came first.
  */
-int kbloom_window_copy_begin(struct kbloom_window *win)
+int kbloom_window_copy_begin(struct kbloom_window *win, u32 *age_ms)
 {
-	return down_read_killable(&win->copying);
+	int ret = down_read_killable(&win->copying);
+
+	if (!ret)
+		*age_ms = jiffies_to_msecs(jiffies -
+					   READ_ONCE(win->newest_since));
+	return ret;
 }
 
 void kbloom_window_copy_end(struct kbloom_window *win)

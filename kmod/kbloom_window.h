@@ -65,6 +65,8 @@ struct kbloom_view {
  * @rotations: rotations done; read without the lock.
  * @newest_since: jiffies when the newest generation became the newest;
  *	read without the lock.
+ * @age: how old the newest generation already is when the timer starts
+ *	(an imported image's), in jiffies; set before kbloom_window_start().
  * @on_full: called, with @on_full_ctx, after a rotation that the newest
  *	generation's fill asked for, while the window runs (process context).
  * @on_full_ctx: its argument.
@@ -85,6 +87,7 @@ struct kbloom_window {
 	unsigned long deadline;
 	atomic64_t rotations;
 	unsigned long newest_since;
+	unsigned long age;
 	void (*on_full)(void *ctx);
 	void *on_full_ctx;
 	struct kbloom_slice slices[];
@@ -99,6 +102,7 @@ struct kbloom_window *kbloom_window_new(u32 generations, u32 window_ms,
 					u32 nhashes, u32 flags,
 					const u32 *seed, size_t storage);
 void kbloom_window_free(struct kbloom_window *win);
+void kbloom_window_set_age(struct kbloom_window *win, u32 age_ms);
 void kbloom_window_start(struct kbloom_window *win);
 void kbloom_window_stop(struct kbloom_window *win);
 void kbloom_window_rotate(struct kbloom_window *win);
@@ -106,7 +110,7 @@ void kbloom_window_rotate_now(struct kbloom_window *win);
 bool kbloom_window_do(struct kbloom_window *win, enum kbloom_op op,
 		      const void *key, u32 len);
 struct kbloom_slice *kbloom_window_slice(struct kbloom_window *win, u32 i);
-int kbloom_window_copy_begin(struct kbloom_window *win);
+int kbloom_window_copy_begin(struct kbloom_window *win, u32 *age_ms);
 void kbloom_window_copy_end(struct kbloom_window *win);
 void kbloom_window_info(struct kbloom_window *win, u64 *rotations,
 			u64 *newest_age_ms);

@@ -14,6 +14,7 @@
 
 #include <linux/kbloom.h>
 
+#include "image.h"
 #include "json.h"
 
 #ifndef BLOOMCTL_VERSION
@@ -66,6 +67,10 @@ enum {
 	OPT_SRC_PREFIX,
 	OPT_DST_PREFIX,
 	OPT_FAMILY,
+	OPT_ALL,
+	OPT_EXIST_OK,
+	OPT_FORMAT,
+	OPT_OUTPUT,
 };
 
 /* Options every subcommand takes. */
@@ -115,6 +120,28 @@ int write_full(int fd, const void *buf, uint64_t len);
 int write_private_file(const char *path, const void *h, size_t hlen,
 		       const void *body, uint64_t blen);
 
+/* filters.c: the list of filters */
+int list_names(int fd, char **names, uint32_t *count);
+int list_infos(int fd, struct kbloom_info **infos, uint32_t *n);
+
+/* images.c: images of filters, for save, load and the state directory */
+struct img_reader;
+struct filter_image {
+	unsigned char h[IMG_HEADER_MAX];	/* the header */
+	size_t hlen;
+	const unsigned char *stored;		/* the bytes after it */
+	struct image img;			/* img.stored_len of them */
+	unsigned char *payload, *zbuf;		/* what @stored points into */
+};
+int filter_image(int fd, const char *name, bool compress,
+		 struct filter_image *fi, bool quiet_enoent);
+void filter_image_release(struct filter_image *fi);
+int read_image_file(const char *path, const char *max, struct img_reader *rd);
+int load_image(int fd, const char *name, struct img_reader *rd, bool replace);
+
+/* statedir.c: every filter to and from a directory */
+int save_all(const char *dir, bool compress);
+
 /* calc.c: sizing, shared by calc and create */
 #define SIZING_LONGOPTS						\
 	{ "capacity",	required_argument, NULL, OPT_CAPACITY },	\
@@ -156,5 +183,7 @@ int cmd_save(const struct cmd *cmd, int argc, char **argv);
 int cmd_load(const struct cmd *cmd, int argc, char **argv);
 int cmd_inspect(const struct cmd *cmd, int argc, char **argv);
 int cmd_monitor(const struct cmd *cmd, int argc, char **argv);
+int cmd_restore(const struct cmd *cmd, int argc, char **argv);
+int cmd_stats(const struct cmd *cmd, int argc, char **argv);
 
 #endif /* BLOOMCTL_H */

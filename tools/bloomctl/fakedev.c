@@ -41,13 +41,14 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <linux/kbloom.h>
 
 #include "sizing.h"
 
-#define ALL_FEATURES	0x7ffULL
+#define ALL_FEATURES	0xfffULL
 
 /* What a filter is, in its state file, followed by its payload. */
 struct fake_filter {
@@ -63,7 +64,16 @@ struct fake_filter {
 	uint32_t generations;		/* 0: a plain filter */
 	uint32_t window_ms;
 	uint64_t rotations;
+	uint64_t newest_since_ms;	/* CLOCK_REALTIME; the timer is not faked */
 };
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
 
 static uint64_t env_u64(const char *name, uint64_t def)
 {
@@ -332,6 +342,7 @@ static int fake_create(struct kbloom_create *cr)
 	f.flags |= bpf_flags(cr->flags);
 	f.generations = g;
 	f.window_ms = cr->window_ms;
+	f.newest_since_ms = now_ms();
 	f.capacity = cr->capacity;
 	f.fpr_ppb = cr->fpr_ppb;
 	f.hash_scheme = cr->hash_scheme;
@@ -375,7 +386,7 @@ static int fake_info(struct kbloom_info *info)
 	info->window_ms = f.window_ms;
 	info->generations = f.generations;
 	info->rotations = f.rotations;
-	info->newest_age_ms = 0;
+	info->newest_age_ms = f.generations ? now_ms() - f.newest_since_ms : 0;
 	/* Windowed: the newest generation's, the first. */
 	if (f.generations)
 		f.payload_len /= f.generations;
@@ -445,6 +456,7 @@ static int fake_rotate(struct kbloom_name *a)
 		memmove(payload + gb, payload, f.payload_len - gb);
 		memset(payload, 0, gb);
 		f.rotations++;
+		f.newest_since_ms = now_ms();
 		err = store_filter(a->name, &f, payload);
 	}
 	free(payload);
@@ -507,7 +519,7 @@ static int fake_export(struct kbloom_image *ki)
 	uint64_t room = ki->payload_len;
 	int err;
 
-	if (ki->import_flags || ki->reserved0)
+	if (ki->import_flags || ki->age_ms)
 		return EINVAL;
 	err = load_filter(ki->name, &f, &payload);
 	if (err)
@@ -526,6 +538,7 @@ static int fake_export(struct kbloom_image *ki)
 	ki->payload_len = f.payload_len;
 	ki->generations = f.generations;
 	ki->window_ms = f.window_ms;
+	ki->age_ms = f.generations ? now_ms() - f.newest_since_ms : 0;
 	if (room < f.payload_len)
 		err = ENOBUFS;
 	else
@@ -544,7 +557,9 @@ static int import_valid(const struct kbloom_image *ki)
 			 BPF_FLAGS | (g ? KBLOOM_CREATE_ROTATE_AT_FILL : 0);
 
 	if (!name_ok(ki->name) || ki->flags & ~known ||
-	    ki->import_flags & ~KBLOOM_IMPORT_REPLACE || ki->reserved0 ||
+	    ki->import_flags & ~KBLOOM_IMPORT_REPLACE ||
+	    (ki->age_ms && (!g || (ki->window_ms &&
+				   ki->age_ms > ki->window_ms))) ||
 	    (g && (g < 2 || g > KBLOOM_MAX_GENERATIONS)) ||
 	    (!g && ki->window_ms) || !scheme ||
 	    pick_scheme(&scheme) ||
@@ -598,6 +613,7 @@ static int fake_import(const struct kbloom_image *ki)
 	f.payload_len = ki->payload_len;
 	f.generations = ki->generations;
 	f.window_ms = ki->window_ms;
+	f.newest_since_ms = now_ms() - ki->age_ms;
 	return store_filter(ki->name, &f, (void *)(uintptr_t)ki->payload);
 }
 
@@ -754,9 +770,9 @@ static void log_call(const char *cmd, bool rw, unsigned long req, void *arg)
 			 cmd, rw ? "rw" : "ro", cr->hash_scheme, cr->window_ms,
 			 cr->generations, cr->flags);
 	else if (req == KBLOOM_IOC_IMPORT)
-		fake_log("%s %s hash_scheme=%u seed_hi=%x,%x", cmd,
+		fake_log("%s %s hash_scheme=%u seed_hi=%x,%x age_ms=%u", cmd,
 			 rw ? "rw" : "ro", ki->hash_scheme, ki->seed_hi[0],
-			 ki->seed_hi[1]);
+			 ki->seed_hi[1], ki->age_ms);
 	else if (_IOC_NR(req) >= 0x10 && _IOC_NR(req) <= 0x23)
 		/* The key commands: by name, or nameless on a handle. */
 		fake_log("%s %s name=%.*s", cmd, rw ? "rw" : "ro",

@@ -458,7 +458,7 @@ int cmd_show(const struct cmd *cmd, int argc, char **argv)
  * All names, in the module's (name) order. The list may change between
  * the calls, so ask for the count, then again until it fits.
  */
-static int list_names(int fd, char **names, uint32_t *count)
+int list_names(int fd, char **names, uint32_t *count)
 {
 	struct kbloom_list l;
 	char *buf = NULL, *tmp;
@@ -494,7 +494,7 @@ static int list_names(int fd, char **names, uint32_t *count)
  * INFO of every filter LIST names. A filter destroyed since LIST is
  * simply not there any more. *infos is the caller's to free.
  */
-static int list_infos(int fd, struct kbloom_info **infos, uint32_t *n)
+int list_infos(int fd, struct kbloom_info **infos, uint32_t *n)
 {
 	uint32_t count, i;
 	char *names;

@@ -127,9 +127,18 @@ static uint64_t get_le64(const unsigned char *p)
 	return get_le32(p) | (uint64_t)get_le32(p + 4) << 32;
 }
 
-/* The header's size: 104 bytes for version 2, else 96. */
+/* Versions 2 and 3 are a windowed filter's. */
+bool img_windowed(const struct image *img)
+{
+	return img->version == IMG_VERSION_WINDOW ||
+	       img->version == IMG_VERSION_SCHEDULE;
+}
+
+/* The header's size: 104 bytes for version 2, 112 for 3, else 96. */
 size_t img_header_len(const struct image *img)
 {
+	if (img->version == IMG_VERSION_SCHEDULE)
+		return IMG_HEADER_SIZE_V3;
 	return img->version == IMG_VERSION_WINDOW ? IMG_HEADER_SIZE_V2 :
 	       IMG_HEADER_SIZE;
 }
@@ -158,13 +167,15 @@ void img_encode_header(unsigned char *h,
 	put_le64(h + IMG_OFF_STORED_LEN, img->stored_len);
 	put_le32(h + IMG_OFF_SEED_HI0, img->seed_hi[0]);
 	put_le32(h + IMG_OFF_SEED_HI1, img->seed_hi[1]);
-	if (img->version == IMG_VERSION_WINDOW) {
+	if (img_windowed(img)) {
 		put_le32(h + IMG_OFF_GENERATIONS, img->generations);
 		put_le32(h + IMG_OFF_WINDOW, img->window_ms);
 	}
+	if (img->version == IMG_VERSION_SCHEDULE)
+		put_le64(h + IMG_OFF_NEWEST_START, img->newest_start_ms);
 }
 
-/* A version-2 header's last 8 bytes are read only once it says so. */
+/* The bytes past 96 are read only once the version says they exist. */
 void img_decode_header(const unsigned char *h,
 		       struct image *img)
 {
@@ -186,10 +197,13 @@ void img_decode_header(const unsigned char *h,
 	img->seed_hi[0] = get_le32(h + IMG_OFF_SEED_HI0);
 	img->seed_hi[1] = get_le32(h + IMG_OFF_SEED_HI1);
 	img->generations = img->window_ms = 0;
-	if (img->version == IMG_VERSION_WINDOW) {
+	img->newest_start_ms = 0;
+	if (img_windowed(img)) {
 		img->generations = get_le32(h + IMG_OFF_GENERATIONS);
 		img->window_ms = get_le32(h + IMG_OFF_WINDOW);
 	}
+	if (img->version == IMG_VERSION_SCHEDULE)
+		img->newest_start_ms = get_le64(h + IMG_OFF_NEWEST_START);
 }
 
 /* The header's flags and layout as the uapi's flags (struct kbloom_image). */
@@ -248,12 +262,12 @@ static int img_check_kind(const struct image *img, const char *f, char *err,
 	uint32_t known = KBLOOM_CREATE_COUNTING | KBLOOM_CREATE_BPF_READ |
 			 KBLOOM_CREATE_BPF_WRITE;
 
-	if (img->version != IMG_VERSION && img->version != IMG_VERSION_WINDOW) {
-		fmt_err(err, errlen, f, "unknown format version %" PRIu32 " (bloomctl reads versions %d and %d)",
-			img->version, IMG_VERSION, IMG_VERSION_WINDOW);
+	if (img->version != IMG_VERSION && !img_windowed(img)) {
+		fmt_err(err, errlen, f, "unknown format version %" PRIu32 " (bloomctl reads versions %d to %d)",
+			img->version, IMG_VERSION, IMG_VERSION_SCHEDULE);
 		return -1;
 	}
-	if (img->version == IMG_VERSION_WINDOW)
+	if (img_windowed(img))
 		known |= KBLOOM_CREATE_ROTATE_AT_FILL;
 	if (img->hash_scheme != KBLOOM_HASH_JHASH &&
 	    img->hash_scheme != KBLOOM_HASH_SIPHASH) {
@@ -268,7 +282,7 @@ static int img_check_kind(const struct image *img, const char *f, char *err,
 		return -1;
 	}
 	if (img->flags & ~known) {
-		if (img->version == IMG_VERSION_WINDOW)
+		if (img_windowed(img))
 			fmt_err(err, errlen, f, "unknown flags 0x%" PRIx32 " (only 0x%x, counting, 0x%x, rotate at fill, and 0x%x, BPF access, are defined)",
 				img->flags, KBLOOM_CREATE_COUNTING,
 				KBLOOM_CREATE_ROTATE_AT_FILL,
@@ -281,7 +295,7 @@ static int img_check_kind(const struct image *img, const char *f, char *err,
 				KBLOOM_CREATE_BPF_WRITE);
 		return -1;
 	}
-	if (img->version == IMG_VERSION_WINDOW &&
+	if (img_windowed(img) &&
 	    (img->generations < 2 ||
 	     img->generations > KBLOOM_MAX_GENERATIONS)) {
 		fmt_err(err, errlen, f, "generations %" PRIu32 " out of range (a windowed filter has 2 to %d)",
@@ -705,15 +719,15 @@ static int rd_header(struct img_reader *rd, img_read_fn fn, void *ctx)
 		return rd_fail(rd, "truncated: header needs %d bytes, file has %zd",
 			       IMG_HEADER_SIZE, n);
 	img_decode_header(h, &rd->img);
-	if (rd->img.version == IMG_VERSION_WINDOW) {
-		hlen = IMG_HEADER_SIZE_V2;
+	if (img_windowed(&rd->img)) {
+		hlen = img_header_len(&rd->img);
 		n = read_full(fn, ctx, h + IMG_HEADER_SIZE,
 			      hlen - IMG_HEADER_SIZE);
 		if (n < 0)
 			return rd_fail(rd, "%s", strerror(errno));
 		if ((size_t)n < hlen - IMG_HEADER_SIZE)
-			return rd_fail(rd, "truncated: a version %d header needs %zu bytes, file has %zd",
-				       IMG_VERSION_WINDOW, hlen,
+			return rd_fail(rd, "truncated: a version %u header needs %zu bytes, file has %zd",
+				       rd->img.version, hlen,
 				       IMG_HEADER_SIZE + n);
 		img_decode_header(h, &rd->img);
 	}

@@ -20,9 +20,12 @@
 #define IMG_VERSION		1
 /* Version 2: windowed filters; the version-1 header and 8 more bytes. */
 #define IMG_VERSION_WINDOW	2
+/* Version 3: windowed filters with their schedule; 8 more bytes. */
+#define IMG_VERSION_SCHEDULE	3
 #define IMG_HEADER_SIZE		96
 #define IMG_HEADER_SIZE_V2	104
-#define IMG_HEADER_MAX		IMG_HEADER_SIZE_V2
+#define IMG_HEADER_SIZE_V3	112
+#define IMG_HEADER_MAX		IMG_HEADER_SIZE_V3
 
 #define IMG_OFF_MAGIC		0
 #define IMG_OFF_VERSION		8
@@ -43,9 +46,11 @@
 /* Scheme 2 (SipHash): the high 64 bits of the seed; scheme 1: zero. */
 #define IMG_OFF_SEED_HI0	88
 #define IMG_OFF_SEED_HI1	92
-/* Version 2 only. */
+/* Versions 2 and 3. */
 #define IMG_OFF_GENERATIONS	96
 #define IMG_OFF_WINDOW		100
+/* Version 3 only. */
+#define IMG_OFF_NEWEST_START	104
 
 /*
  * How keys map to positions: standard (KBLOOM_CREATE_BLOCKED clear) or
@@ -83,8 +88,13 @@ struct image {
 	uint64_t payload_len;		/* uncompressed */
 	uint64_t stored_len;		/* as in the file */
 	uint32_t seed_hi[2];
-	uint32_t generations;		/* version 2: G; version 1: 0 */
-	uint32_t window_ms;		/* version 2: W */
+	uint32_t generations;		/* versions 2, 3: G; version 1: 0 */
+	uint32_t window_ms;		/* versions 2, 3: W */
+	/*
+	 * Version 3: when the newest generation became the newest,
+	 * CLOCK_REALTIME in ms since the epoch; 0 unknown.
+	 */
+	uint64_t newest_start_ms;
 };
 
 /* Read up to @len bytes; 0 at end of input, -1 and errno on error. */
@@ -144,6 +154,7 @@ int img_check_header(const struct image *img, const char *file,
 		     uint64_t max_payload, const char *max_payload_src,
 		     char *err, size_t errlen);
 size_t img_header_len(const struct image *img);
+bool img_windowed(const struct image *img);
 void img_encode_header(unsigned char *h,
 		       const struct image *img);
 void img_decode_header(const unsigned char *h,

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "bloomctl.h"
@@ -223,12 +224,21 @@ static void inspect_text(const struct img_reader *rd)
 }
 
 
+/* CLOCK_REALTIME in ms since the epoch. */
+static uint64_t realtime_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
 /*
  * KBLOOM_IOC_EXPORT: ask for the size, allocate, fetch; again should the
  * filter have been replaced by a larger one meanwhile.
  */
 static int export_filter(int fd, const char *name, struct kbloom_image *ki,
-			 unsigned char **payload)
+			 unsigned char **payload, bool quiet_enoent)
 {
 	unsigned char *buf = NULL, *tmp;
 	uint64_t cap = 0;
@@ -243,8 +253,11 @@ static int export_filter(int fd, const char *name, struct kbloom_image *ki,
 			break;
 		err = errno;
 		if (err != ENOBUFS || ki->payload_len <= cap) {
-			pr_err("filter '%s': %s", name, kerr(err));
 			free(buf);
+			/* save --all: destroyed since the list, not an error. */
+			if (err == ENOENT && quiet_enoent)
+				return -ENOENT;
+			pr_err("filter '%s': %s", name, kerr(err));
 			return -1;
 		}
 		if (ki->payload_len > SIZE_MAX / 2) {
@@ -280,10 +293,16 @@ static int build_image(const char *name, const struct kbloom_image *ki,
 	const unsigned char *stored = payload;
 
 	memset(img, 0, sizeof(*img));
-	/* Windowed filters (G generations of payload) need version 2. */
-	img->version = ki->generations ? IMG_VERSION_WINDOW : IMG_VERSION;
+	/*
+	 * Windowed filters: G generations of payload, and when the newest
+	 * began, so that a load after a downtime forgets what the downtime
+	 * covered (version 3).
+	 */
+	img->version = ki->generations ? IMG_VERSION_SCHEDULE : IMG_VERSION;
 	img->generations = ki->generations;
 	img->window_ms = ki->window_ms;
+	if (ki->generations)
+		img->newest_start_ms = realtime_ms() - ki->age_ms;
 	img->hash_scheme = ki->hash_scheme;
 	img->layout = ki->flags & KBLOOM_CREATE_BLOCKED ? IMG_LAYOUT_BLOCKED :
 							  IMG_LAYOUT_STANDARD;
@@ -332,7 +351,7 @@ static int build_image(const char *name, const struct kbloom_image *ki,
  * can hash the image's keys to the same bits, not what it defaults to.
  */
 static int check_image_module(int fd, const struct image *img,
-			      const char *file)
+			      const char *file, uint64_t *features)
 {
 	struct kbloom_version v;
 	int err = device_version(fd, &v);
@@ -341,6 +360,7 @@ static int check_image_module(int fd, const struct image *img,
 		pr_err("%s: %s", device_path, kerr(err));
 		return -1;
 	}
+	*features = v.features;
 	if (!(v.features & KBLOOM_FEATURE_IMAGE)) {
 		pr_err("%s: the module does not support filter images",
 		       device_path);
@@ -378,6 +398,53 @@ static int check_image_module(int fd, const struct image *img,
 	return 0;
 }
 
+/*
+ * A windowed image loaded after a downtime: the rotations the time since
+ * its newest generation began would have brought are applied to the
+ * payload (generations newest first: each rotation drops the oldest and
+ * puts an empty one in front; G or more leave it empty), and *age_ms is
+ * how far into its period the newest one is, for the module to keep the
+ * schedule. A key added at t is thus never reported after t + W, whether
+ * or not the filter spent part of the window on disk. Without a start
+ * (version 2) or a window (rotated by hand), nothing changes.
+ *
+ * Return: the rotations applied.
+ */
+static uint64_t image_downtime(struct img_reader *rd, bool module_age,
+			       uint32_t *age_ms)
+{
+	const struct image *img = &rd->img;
+	uint64_t g = img->generations, w = img->window_ms, gb, now, a, r;
+
+	*age_ms = 0;
+	if (!img->newest_start_ms || !g)
+		return 0;
+	now = realtime_ms();
+	if (now < img->newest_start_ms) {
+		pr_warn("%s: saved %.1f s in the future by this clock: taken as saved now",
+			rd->file, (img->newest_start_ms - now) / 1000.0);
+		return 0;
+	}
+	a = now - img->newest_start_ms;
+	if (!w) {
+		*age_ms = module_age && a < UINT32_MAX ? a : 0;
+		return 0;
+	}
+	/* a / (W / G) periods, without rounding W / G. */
+	r = a > UINT64_MAX / g ? g : a * g / w;
+	gb = img->payload_len / g;
+	if (r >= g) {
+		memset(rd->payload, 0, img->payload_len);
+		r = g;
+	} else if (r) {
+		memmove(rd->payload + r * gb, rd->payload, (g - r) * gb);
+		memset(rd->payload, 0, r * gb);
+	}
+	if (r < g && module_age)
+		*age_ms = (a * g - r * w) / g;
+	return r;
+}
+
 /* KBLOOM_IOC_IMPORT's errors, each naming the filter and the file. */
 static void import_error(int err, const char *name, const char *file,
 			 uint64_t bytes, bool replace)
@@ -402,7 +469,7 @@ static void import_error(int err, const char *name, const char *file,
 }
 
 static int import_image(int fd, const char *name, const struct img_reader *rd,
-			bool replace)
+			bool replace, uint32_t age_ms)
 {
 	const struct image *img = &rd->img;
 	struct kbloom_image ki;
@@ -425,6 +492,7 @@ static int import_image(int fd, const char *name, const struct img_reader *rd,
 	ki.payload = (__u64)(uintptr_t)rd->payload;
 	ki.payload_len = img->payload_len;
 	ki.import_flags = replace ? KBLOOM_IMPORT_REPLACE : 0;
+	ki.age_ms = age_ms;
 	if (!ioctl(fd, KBLOOM_IOC_IMPORT, &ki))
 		return 0;
 	import_error(errno, name, rd->file, img->payload_len, replace);
@@ -462,15 +530,6 @@ int cmd_inspect(const struct cmd *cmd, int argc, char **argv)
 	else
 		inspect_text(&rd);
 	img_reader_release(&rd);
-	return 0;
-}
-
-static int save_opt(void *ctx, int c, const char *arg)
-{
-	(void)arg;
-	if (c != OPT_COMPRESS)
-		return -1;
-	*(bool *)ctx = true;
 	return 0;
 }
 
@@ -534,58 +593,109 @@ static void save_report(const char *name, const char *path,
 	jw_end_object(jw);
 }
 
-/* EXPORT needs CAP_SYS_ADMIN but, alone of those, no write mode. */
-static int save_export(const char *name, struct kbloom_image *ki,
-		       unsigned char **payload)
+/**
+ * filter_image() - export a filter and encode its image
+ * @fd: the device, open for reading (EXPORT needs CAP_SYS_ADMIN, but no
+ *	write mode).
+ * @name: the filter.
+ * @compress: deflate the payload.
+ * @fi: out: the image; release with filter_image_release().
+ * @quiet_enoent: a filter that does not exist is not reported.
+ *
+ * Return: 0; -ENOENT if the filter does not exist and @quiet_enoent; -1
+ * on any other error, reported.
+ */
+int filter_image(int fd, const char *name, bool compress,
+		 struct filter_image *fi, bool quiet_enoent)
 {
-	int fd = open_device(O_RDONLY), ret;
+	struct kbloom_image ki;
+	int ret;
 
-	if (fd < 0)
+	memset(fi, 0, sizeof(*fi));
+	ret = export_filter(fd, name, &ki, &fi->payload, quiet_enoent);
+	if (ret)
+		return ret;
+	if (build_image(name, &ki, fi->payload, compress, fi->h, &fi->zbuf,
+			&fi->img)) {
+		filter_image_release(fi);
 		return -1;
-	ret = export_filter(fd, name, ki, payload);
-	close(fd);
-	return ret;
+	}
+	fi->hlen = img_header_len(&fi->img);
+	fi->stored = compress ? fi->zbuf : fi->payload;
+	return 0;
+}
+
+void filter_image_release(struct filter_image *fi)
+{
+	free(fi->zbuf);
+	free(fi->payload);
+	fi->zbuf = fi->payload = NULL;
+}
+
+struct save_opts {
+	bool compress, all;
+};
+
+static int save_opt(void *ctx, int c, const char *arg)
+{
+	struct save_opts *o = ctx;
+
+	(void)arg;
+	if (c == OPT_COMPRESS)
+		o->compress = true;
+	else if (c == OPT_ALL)
+		o->all = true;
+	else
+		return -1;
+	return 0;
 }
 
 int cmd_save(const struct cmd *cmd, int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "compress",	no_argument,	NULL, OPT_COMPRESS },
+		{ "all",	no_argument,	NULL, OPT_ALL },
 		COMMON_LONGOPTS,
 		END_LONGOPTS
 	};
-	unsigned char h[IMG_HEADER_MAX], *payload = NULL, *zbuf = NULL;
-	const unsigned char *stored;
+	struct save_opts o = { .compress = false };
+	struct filter_image fi;
 	const char *name, *path;
-	bool compress = false;
-	struct kbloom_image ki;
-	struct image img;
-	int ret;
+	int ret, fd;
 
-	ret = parse_options(cmd, argc, argv, longopts, save_opt, &compress);
+	ret = parse_options(cmd, argc, argv, longopts, save_opt, &o);
 	if (ret >= 0)
 		return ret;
-	if (save_operands(cmd, argc, argv, &name, &path) ||
-	    save_export(name, &ki, &payload))
-		return EXIT_ERROR;
-	ret = EXIT_ERROR;
-	if (build_image(name, &ki, payload, compress, h, &zbuf, &img))
-		goto out;
-	stored = compress ? zbuf : payload;
-	if (!strcmp(path, "-")) {
-		ret = save_stdout(h, img_header_len(&img), stored,
-				  img.stored_len) ? EXIT_ERROR : 0;
-		goto out;
+	if (o.all) {
+		if (optind >= argc) {
+			pr_err("save: --all needs a directory DIR");
+			return EXIT_ERROR;
+		}
+		if (optind + 1 < argc) {
+			pr_err("save: unexpected argument '%s'",
+			       argv[optind + 1]);
+			return EXIT_ERROR;
+		}
+		return save_all(argv[optind], o.compress);
 	}
-	if (write_private_file(path, h, img_header_len(&img), stored,
-			       img.stored_len))
-		goto out;
-	save_report(name, path, &img);
-	ret = 0;
-out:
-	free(zbuf);
-	free(payload);
-	return ret;
+	if (save_operands(cmd, argc, argv, &name, &path))
+		return EXIT_ERROR;
+	fd = open_device(O_RDONLY);
+	if (fd < 0)
+		return EXIT_ERROR;
+	ret = filter_image(fd, name, o.compress, &fi, false);
+	close(fd);
+	if (ret)
+		return EXIT_ERROR;
+	if (!strcmp(path, "-"))
+		ret = save_stdout(fi.h, fi.hlen, fi.stored, fi.img.stored_len);
+	else
+		ret = write_private_file(path, fi.h, fi.hlen, fi.stored,
+					 fi.img.stored_len);
+	if (!ret && strcmp(path, "-"))
+		save_report(name, path, &fi.img);
+	filter_image_release(&fi);
+	return ret ? EXIT_ERROR : 0;
 }
 
 struct load_opts {
@@ -605,18 +715,19 @@ static int load_opt(void *ctx, int c, const char *arg)
 }
 
 static void load_report(const char *name, const struct img_reader *rd,
-			bool replace)
+			bool replace, uint64_t rotated)
 {
 	const struct image *img = &rd->img;
 	bool counting = img->flags & KBLOOM_CREATE_COUNTING;
 
 	if (!jw) {
 		if (img->generations)
-			printf("%s '%s' from %s: %u generations of %" PRIu64 " %s, %u hashes each, window %u ms\n",
+			printf("%s '%s' from %s: %u generations of %" PRIu64 " %s, %u hashes each, window %u ms%s\n",
 			       replace ? "replaced" : "loaded", name, rd->file,
 			       img->generations, img->bits,
 			       counting ? "counters" : "bits", img->hashes,
-			       img->window_ms);
+			       img->window_ms,
+			       rotated ? ", rotated for the time since the save" : "");
 		else
 			printf("%s '%s' from %s: %" PRIu64 " %s, %u hashes\n",
 			       replace ? "replaced" : "loaded", name,
@@ -630,6 +741,7 @@ static void load_report(const char *name, const struct img_reader *rd,
 	jw_kv_bool(jw, "replaced", replace);
 	jw_kv_u64(jw, "generations", img->generations);
 	jw_kv_u64(jw, "window_ms", img->window_ms);
+	jw_kv_u64(jw, "rotations", rotated);
 	jw_kv_u64(jw, "bits", img->bits);
 	jw_kv_u64(jw, "hashes", img->hashes);
 	jw_kv_bool(jw, "counting", counting);
@@ -637,6 +749,53 @@ static void load_report(const char *name, const struct img_reader *rd,
 	jw_kv_string(jw, "hash_scheme_name",
 		     hash_scheme_name(img->hash_scheme));
 	jw_end_object(jw);
+}
+
+/**
+ * read_image_file() - read and check an image completely, for a load
+ * @path: the file, - for stdin.
+ * @max: --max-payload, or NULL.
+ * @rd: out: the reader with the payload; release with img_reader_release().
+ *
+ * Return: 0, or -1 with the problem reported, naming the file.
+ */
+int read_image_file(const char *path, const char *max, struct img_reader *rd)
+{
+	memset(rd, 0, sizeof(*rd));
+	rd->keep_payload = true;
+	if (payload_limit(max, true, rd) || read_image(path, rd)) {
+		img_reader_release(rd);
+		return -1;
+	}
+	return 0;
+}
+
+/**
+ * load_image() - load a read and checked image into a filter
+ * @fd: the device, open read-write.
+ * @name: the filter to create, or with @replace whose contents to swap.
+ * @rd: the image, from read_image_file(); a windowed image's payload is
+ *	rotated here for the time since it was saved.
+ * @replace: KBLOOM_IMPORT_REPLACE.
+ *
+ * Errors are reported, naming the filter and the file; on success, what
+ * was loaded.
+ *
+ * Return: 0 or -1.
+ */
+int load_image(int fd, const char *name, struct img_reader *rd, bool replace)
+{
+	uint64_t features, rotated;
+	uint32_t age_ms;
+
+	if (check_image_module(fd, &rd->img, rd->file, &features))
+		return -1;
+	rotated = image_downtime(rd, features & KBLOOM_FEATURE_WINDOW_AGE,
+				 &age_ms);
+	if (import_image(fd, name, rd, replace, age_ms))
+		return -1;
+	load_report(name, rd, replace, rotated);
+	return 0;
 }
 
 int cmd_load(const struct cmd *cmd, int argc, char **argv)
@@ -647,8 +806,8 @@ int cmd_load(const struct cmd *cmd, int argc, char **argv)
 		COMMON_LONGOPTS,
 		END_LONGOPTS
 	};
-	struct img_reader rd = { .keep_payload = true };
 	struct load_opts o = { .replace = false };
+	struct img_reader rd;
 	const char *name, *path;
 	int ret, fd;
 
@@ -656,21 +815,18 @@ int cmd_load(const struct cmd *cmd, int argc, char **argv)
 	if (ret >= 0)
 		return ret;
 	if (get_two_args(cmd, argc, argv, "NAME and FILE", &name, &path) ||
-	    check_name(name) || payload_limit(o.max, true, &rd))
+	    check_name(name))
 		return EXIT_ERROR;
 	/* The whole file is checked before the device is even opened. */
-	if (read_image(path, &rd))
+	if (read_image_file(path, o.max, &rd))
 		return EXIT_ERROR;
 	ret = EXIT_ERROR;
 	fd = open_device(O_RDWR);
 	if (fd >= 0) {
-		if (!check_image_module(fd, &rd.img, rd.file) &&
-		    !import_image(fd, name, &rd, o.replace))
+		if (!load_image(fd, name, &rd, o.replace))
 			ret = 0;
 		close(fd);
 	}
-	if (!ret)
-		load_report(name, &rd, o.replace);
 	img_reader_release(&rd);
 	return ret;
 }

@@ -105,13 +105,21 @@ static const struct cmd cmds[] = {
 	  "Estimate the keys of A, of B, of their union and intersection, and\n"
 	  "their Jaccard similarity, from two compatible filters.",
 	  NULL },
-	{ "save", cmd_save, "NAME FILE [--compress]",
-	  "Save a filter, its seed included, to an image FILE (- is stdout).",
+	{ "save", cmd_save, "{NAME FILE | --all DIR} [--compress]",
+	  "Save a filter, its seed included, to an image FILE (- is stdout), or\n"
+	  "every filter to DIR/NAME.kbloom: only those that changed are\n"
+	  "rewritten, and the images of filters that no longer exist removed.",
+	  "  --all DIR            every filter, to the state directory DIR\n"
 	  "  --compress           deflate the contents with zlib\n" },
 	{ "load", cmd_load, "NAME FILE [--replace] [--max-payload BYTES]",
 	  "Create NAME from the image FILE (- is stdin), after checking all of it.",
 	  "  --replace            swap the contents of the existing NAME atomically\n"
 	  MAX_PAYLOAD_OPTION },
+	{ "restore", cmd_restore, "DIR [--replace]",
+	  "Load every image DIR/NAME.kbloom (save --all) as filter NAME. A filter\n"
+	  "that exists is left alone; windowed ones forget what the time since\n"
+	  "the save covers. Goes on past an image it cannot load; exit 2 then.",
+	  "  --replace            swap the image's contents into existing filters\n" },
 	{ "inspect", cmd_inspect, "FILE [--max-payload BYTES]",
 	  "Check an image FILE completely and show its header; needs no module.",
 	  MAX_PAYLOAD_OPTION },
@@ -175,7 +183,7 @@ static int cmd_help(const struct cmd *cmd, int argc, char **argv)
 /* Bit i of KBLOOM_IOC_VERSION's features is feature_names[i]. */
 static const char * const feature_names[] = {
 	"batch", "test-and-add", "sizing", "counting", "merge", "image",
-	"siphash", "window", "handle",
+	"siphash", "window", "handle", "blocked", "bpf-access", "window-age",
 };
 
 #define NR_FEATURES	(sizeof(feature_names) / sizeof(feature_names[0]))

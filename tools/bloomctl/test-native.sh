@@ -89,6 +89,22 @@ json_ok() {
 
 # JSON member KEY (a.b: member b of member a) of the last run's output, as
 # Python prints it.
+# same_image A B: the same image but for the CRC and, within 10 ms, the
+# newest generation's start (version 3): two saves of one filter.
+same_image() {
+	python3 - "$1" "$2" <<'PYEOF'
+import struct, sys
+a, b = (bytearray(open(f, "rb").read()) for f in sys.argv[1:3])
+if len(a) != len(b) or len(a) < 112:
+    sys.exit(1)
+sa, sb = (struct.unpack_from("<Q", x, 104)[0] for x in (a, b))
+for x in (a, b):
+    x[68:72] = bytes(4)
+    x[104:112] = bytes(8)
+sys.exit(0 if a == b and abs(sa - sb) <= 10 else 1)
+PYEOF
+}
+
 json_get() {
 	python3 -c 'import functools, json, sys; print(functools.reduce(lambda o, k: o[k], sys.argv[2].split("."), json.load(open(sys.argv[1]))))' \
 		"$tmp/out" "$1" 2>/dev/null
@@ -479,8 +495,8 @@ img c.img --field magic=XKBLOOM
 bad "bad magic" "bad magic: not a kbloom filter image" c.img
 printf 'hello\n' >"$tmp/text.img"
 bad "short text file" "bad magic" text.img
-img c.img --field version=3
-bad "unknown version" "unknown format version 3" c.img
+img c.img --field version=4
+bad "unknown version" "unknown format version 4" c.img
 img c.img --field version=0
 bad "version 0" "unknown format version 0" c.img
 img c.img --field hash_scheme=3
@@ -1075,7 +1091,8 @@ fake_window_tests() {
 	json_is window_ms 90000 "show JSON: window_ms"
 	json_is generations 3 "show JSON: generations"
 	json_is rotations 1 "show JSON: rotations"
-	json_is newest_age_ms 0 "show JSON: newest_age_ms"
+	[ "$(json_get newest_age_ms)" -lt 60000 ] 2>/dev/null
+	result $? "show JSON: newest_age_ms, since the rotation just before"
 	fexpect 0 "-j show a plain filter" -j show p1
 	json_is generations 0 "show JSON: a plain filter has 0 generations"
 	fexpect 2 "rotate a plain filter" rotate p1
@@ -1085,16 +1102,17 @@ fake_window_tests() {
 	fexpect 0 "create --like a windowed filter" create w7 --like w1
 	log_has "window_ms=0 generations=0 flags=0x2" "--like sends no window: the module copies it"
 
-	# Images: version 2, every generation, the window and the flag.
+	# Images: version 3, every generation, the window, the flag and
+	# when the newest generation began.
 	fexpect 0 "save a windowed filter" save w1 "$tmp/w1.img"
 	expect 0 "inspect it" -j inspect "$tmp/w1.img"
-	json_is format_version 2 "a windowed image is format version 2"
+	json_is format_version 3 "a windowed image is format version 3"
 	json_is generations 3 "inspect JSON: generations"
 	json_is window_ms 90000 "inspect JSON: window_ms"
 	json_is flags 4 "inspect JSON: the rotate-at-fill flag"
 	# 11872 bits: 1488 bytes a generation, padded to 8.
 	json_is payload_bytes 4464 "the payload is G generations"
-	json_is file_bytes "$(( 104 + $(json_get payload_bytes) ))" "a version-2 header is 104 bytes"
+	json_is file_bytes "$(( 112 + $(json_get payload_bytes) ))" "a version-3 header is 112 bytes"
 	expect 0 "inspect text" inspect "$tmp/w1.img"
 	out_has "generations:    3" "inspect text: generations"
 	fexpect 0 "load it" load w1b "$tmp/w1.img"
@@ -1106,8 +1124,8 @@ fake_window_tests() {
 	fexpect 2 "merge windowed filters" merge w1 w1b
 	err_has "windowed filters are not merged or compared" "merge of a windowed filter explained"
 	fexpect 0 "save it again" save w1b "$tmp/w1b.img"
-	cmp -s "$tmp/w1.img" "$tmp/w1b.img"
-	result $? "saved again, a windowed image is byte for byte the same"
+	same_image "$tmp/w1.img" "$tmp/w1b.img"
+	result $? "saved again, a windowed image is the same but for when it was saved"
 	fexpect 0 "save compressed" save w1 "$tmp/w1z.img" --compress
 	fexpect 0 "load the compressed one" load w1z "$tmp/w1z.img"
 	fexpect 0 "save a plain filter" save p1 "$tmp/p1.img"
@@ -1123,9 +1141,9 @@ fake_window_tests() {
 	printf '\001' | dd of="$tmp/wbad.img" bs=1 seek=96 conv=notrunc 2>/dev/null
 	expect 2 "inspect an image of 1 generation" inspect "$tmp/wbad.img"
 	err_has "generations 1 out of range (a windowed filter has 2 to 16)" "...G out of range"
-	head -c 100 "$tmp/w1.img" >"$tmp/wbad.img"
-	expect 2 "inspect a truncated version-2 header" inspect "$tmp/wbad.img"
-	err_has "truncated: a version 2 header needs 104 bytes" "...truncated header"
+	head -c 108 "$tmp/w1.img" >"$tmp/wbad.img"
+	expect 2 "inspect a truncated version-3 header" inspect "$tmp/wbad.img"
+	err_has "truncated: a version 3 header needs 112 bytes, file has 108" "...truncated header"
 	cp "$tmp/p1.img" "$tmp/wbad.img"
 	printf '\002' | dd of="$tmp/wbad.img" bs=1 seek=8 conv=notrunc 2>/dev/null
 	expect 2 "a version-1 image relabelled version 2" inspect "$tmp/wbad.img"
@@ -1386,7 +1404,154 @@ fake_flow_tests() {
 	err_has "filter 'fl' is in use by iptables rules" "EBUSY from DESTROY says the filter is in use"
 }
 
+# sd_fake ARGS...: fake, on a fake module of its own (state dir $tmp/sdmod).
+sd_fake() {
+	local saved=("${fakeenv[@]}")
+
+	fakeenv+=("FAKEDEV_STATE=$tmp/sdmod")
+	fake "$@"
+	fakeenv=("${saved[@]}")
+}
+
+sd_expect() {
+	local want=$1 desc=$2
+
+	shift 2
+	sd_fake "$@"
+	[ "$rc" = "$want" ]
+	result $? "$desc (exit $want, got $rc)"
+}
+
+# reimage FILE START_OFFSET_MS: a windowed image whose generation i has
+# its first i + 1 bytes all ones (8 (i + 1) bits), and whose newest
+# generation began START_OFFSET_MS from now (negative: in the past); the
+# CRC is recomputed, by mkimage.py's own CRC32C.
+reimage() {
+	python3 - "$1" "$2" "$here" <<'PYEOF'
+import struct, sys, time
+sys.path.insert(0, sys.argv[3])
+import mkimage
+path, off = sys.argv[1], int(sys.argv[2])
+b = bytearray(open(path, "rb").read())
+g = struct.unpack_from("<I", b, 96)[0]
+plen = struct.unpack_from("<Q", b, 72)[0]
+gb = plen // g
+body = bytearray(plen)
+for i in range(g):
+    body[i * gb:i * gb + i + 1] = b"\xff" * (i + 1)
+b[112:] = body
+struct.pack_into("<Q", b, 104, int(time.time() * 1000) + off)
+b[68:72] = bytes(4)
+struct.pack_into("<I", b, 68, mkimage.crc32c(bytes(b)))
+open(path, "wb").write(b)
+PYEOF
+}
+
+# bits_after_restore DESC WANT: restore $tmp/sdw into a fresh fake module,
+# then the bits set in every generation of the restored w.
+bits_after_restore() {
+	rm -rf "$tmp/sdmod"
+	mkdir "$tmp/sdmod"
+	sd_expect 0 "$1: restore" restore "$tmp/sdw"
+	cp "$tmp/log" "$tmp/restore.log"
+	cp "$tmp/err" "$tmp/restore.err"
+	sd_fake save w "$tmp/w-again.img"
+	expect 0 "$1: inspect the restored filter" -j inspect "$tmp/w-again.img"
+	json_is bits_set "$2" "$1: bits left"
+}
+
+fake_statedir_tests() {
+	local ino sd=$tmp/sd before
+
+	mkdir "$tmp/sdmod"
+	sd_expect 0 "create a plain filter" create a --bits 1Ki --hashes 3
+	sd_expect 0 "create a counting filter" create b --bits 1Ki --hashes 3 --counting
+	sd_expect 0 "create a windowed filter" create w --bits 1Ki --hashes 3 --window 60s --generations 4
+	sd_expect 0 "save --all to a new directory" save --all "$sd"
+	out_has "$sd: 3 saved, 0 unchanged, 0 removed" "save --all counts what it saved"
+	[ "$(stat -c %a "$sd")" = 700 ] && [ "$(stat -c %a "$sd/a.kbloom")" = 600 ] &&
+		[ "$(stat -c %a "$sd/w.kbloom")" = 600 ]
+	result $? "the directory is 0700, the images 0600"
+	expect 0 "a saved image is valid" inspect "$sd/b.kbloom"
+	ino=$(stat -c %i "$sd/a.kbloom")
+	sd_expect 0 "save --all again" save --all "$sd"
+	out_has "$sd: 0 saved, 3 unchanged, 0 removed" "nothing changed, nothing rewritten"
+	[ "$(stat -c %i "$sd/a.kbloom")" = "$ino" ]
+	result $? "an unchanged image is the same file"
+
+	img sdfill.img --bits 1024 --hashes 3 --fill 40
+	sd_expect 0 "change a filter (load --replace)" load --replace a "$tmp/sdfill.img"
+	before=$(fstate "$sd/a.kbloom")
+	FAKEDEV_NO_RENAME=1 sd_expect 2 "save --all when the image cannot be renamed into place" save --all "$sd"
+	err_has "$sd/a.kbloom: cannot rename the new file over it" "the failing image is named"
+	out_has "some failed" "the summary says some failed"
+	[ "$(fstate "$sd/a.kbloom")" = "$before" ]
+	result $? "the previous image of a stays, whole"
+	[ "$(find "$sd" -name '.bloomctl-save.*' | wc -l)" = 0 ]
+	result $? "no temporary file left"
+	sd_expect 0 "-j save --all" -j save --all "$sd"
+	json_ok "save --all JSON is valid"
+	json_is saved 1 "JSON: the changed filter saved"
+	json_is unchanged 2 "JSON: the others unchanged"
+
+	echo notes >"$sd/README"
+	ln -s /etc/hostname "$sd/x.kbloom"
+	sd_expect 0 "destroy a filter" destroy b
+	FAKEDEV_FAIL=EXPORT:$EIO sd_expect 2 "save --all when EXPORT fails" save --all "$sd"
+	[ -f "$sd/b.kbloom" ]
+	result $? "an incomplete save removes no image"
+	sd_expect 0 "save --all after a destroy" save --all "$sd"
+	out_has "$sd: 0 saved, 2 unchanged, 1 removed" "the destroyed filter's image is removed"
+	[ ! -e "$sd/b.kbloom" ] && [ -f "$sd/README" ] && [ -L "$sd/x.kbloom" ]
+	result $? "only its image: other files and symlinks stay"
+	rm "$sd/x.kbloom"
+
+	rm -rf "$tmp/sdmod"
+	mkdir "$tmp/sdmod"
+	sd_expect 0 "restore into a module without filters" restore "$sd"
+	out_has "loaded 'a' from $sd/a.kbloom" "restore loads a"
+	out_has "loaded 'w' from $sd/w.kbloom: 4 generations" "restore loads w"
+	sd_fake save a "$tmp/a-again.img"
+	cmp -s "$tmp/a-again.img" "$sd/a.kbloom"
+	result $? "the restored filter is the saved one, byte for byte"
+	sd_expect 0 "restore again" restore "$sd"
+	out_has "kept 'a': it exists" "an existing filter is left alone"
+	sd_expect 0 "restore --replace" restore --replace "$sd"
+	out_has "replaced 'a' from $sd/a.kbloom" "--replace swaps in the image"
+	head -c 50 "$sd/a.kbloom" >"$sd/c.kbloom"
+	sd_expect 2 "restore with a truncated image" -j restore --replace "$sd"
+	err_has "$sd/c.kbloom: truncated" "the truncated image is named"
+	err_has "1 of 3 images not restored" "the others are restored all the same"
+	json_ok "restore JSON is valid"
+	rm "$sd/c.kbloom"
+	sd_expect 2 "restore from a missing directory" restore "$tmp/nowhere"
+	err_has "$tmp/nowhere: No such file or directory" "the directory is named"
+
+	# Windows across a downtime: W 60 s, 4 generations of 15 s, of
+	# 8, 16, 24 and 32 bits newest first.
+	mkdir "$tmp/sdw"
+	cp "$sd/w.kbloom" "$tmp/sdw/w.kbloom"
+	reimage "$tmp/sdw/w.kbloom" -1000
+	bits_after_restore "saved 1 s ago" 80
+	reimage "$tmp/sdw/w.kbloom" -35000
+	bits_after_restore "saved 35 s ago" 24
+	grep -Eq 'age_ms=(49|50|51)[0-9][0-9]$' "$tmp/restore.log"
+	result $? "35 s: two rotations, and the newest is 5 s into its period ($(grep -o 'age_ms=[0-9]*' "$tmp/restore.log"))"
+	reimage "$tmp/sdw/w.kbloom" -61000
+	bits_after_restore "saved 61 s ago, more than W" 0
+	reimage "$tmp/sdw/w.kbloom" 100000
+	bits_after_restore "saved in the future by this clock" 80
+	grep -qE "saved (99.9|100.0) s in the future by this clock" "$tmp/restore.err"
+	result $? "a clock behind the save is said"
+	reimage "$tmp/sdw/w.kbloom" -35000
+	rm -rf "$tmp/sdmod"
+	mkdir "$tmp/sdmod"
+	FAKEDEV_FEATURES=0x7ff sd_expect 0 "restore on a module without image ages" restore "$tmp/sdw"
+	log_has "age_ms=0" "no age is sent where the module takes none"
+}
+
 if $have_fake; then
+	fake_statedir_tests
 	fake_flow_tests
 	fake_version_tests
 	fake_create_tests

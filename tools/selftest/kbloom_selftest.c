@@ -156,7 +156,7 @@ ASSERT_OFF(kbloom_image, hash_scheme, 76);
 ASSERT_OFF(kbloom_image, payload, 80);
 ASSERT_OFF(kbloom_image, payload_len, 88);
 ASSERT_OFF(kbloom_image, import_flags, 96);
-ASSERT_OFF(kbloom_image, reserved0, 100);
+ASSERT_OFF(kbloom_image, age_ms, 100);
 ASSERT_OFF(kbloom_image, seed_hi, 104);
 ASSERT_FSIZE(kbloom_image, seed_hi, 8);
 ASSERT_OFF(kbloom_image, generations, 112);

@@ -101,12 +101,11 @@ static const struct rsv_case rsv_cases[] = {
 	RSV_I(COMPARE, kbloom_merge, reserved, 1),
 	/* EXPORT: import_flags must be 0 like a reserved field. */
 	RSV(EXPORT, kbloom_image, import_flags),
-	RSV(EXPORT, kbloom_image, reserved0),
+	RSV(EXPORT, kbloom_image, age_ms),
 	/* EXPORT's other outputs must be 0 on input too. */
 	RSV(EXPORT, kbloom_image, seed_hi),
 	RSV(EXPORT, kbloom_image, generations),
 	RSV(EXPORT, kbloom_image, window_ms),
-	RSV(IMPORT, kbloom_image, reserved0),
 };
 
 /*

@@ -141,7 +141,7 @@ static void image_bad_inputs(struct __test_metadata *_metadata,
 		BAD(payload, PTR(hole), EFAULT, "payload unmapped");
 	BAD(import_flags, 1u << 1, EINVAL, "import_flags 1 << 1");
 	BAD(import_flags, 0x80000000u, EINVAL, "import_flags 0x80000000");
-	BAD(reserved0, 1, EINVAL, "reserved0 1");
+	BAD(age_ms, 1, EINVAL, "age_ms on a plain filter");
 	/* Was reserved: 1 generation and a window without them are invalid. */
 	BAD(generations, 1, EINVAL, "generations 1");
 	BAD(window_ms, 1, EINVAL, "window_ms without generations");

@@ -235,3 +235,41 @@ TEST_F_TIMEOUT(window, export_waits_for_rotations, 300)
 	}
 	free(buf);
 }
+
+/* ---- the schedule across an export and an import ---- */
+
+/*
+ * An image carries how far into its period the newest generation is
+ * (age_ms), and an import with it keeps the schedule: W 4 s in 2
+ * generations, imported 1.9 s into the period, rotates about 0.1 s after
+ * the import, where a fresh period (age_ms 0) would wait 2 s.
+ */
+TEST_F_TIMEOUT(window, import_keeps_the_schedule, 60)
+{
+	const u64 bits = 1 << 16;
+	struct kbloom_image im;
+	struct kbloom_info info;
+	unsigned char *buf = malloc(2 * bits / 8);
+	u64 t0;
+
+	ASSERT_TRUE(buf != NULL);
+	ASSERT_EQ(0, win_create(WIN_F, bits, 4000, 2));
+	ASSERT_EQ(0, kb_export(g_fd, WIN_F, buf, 2 * bits / 8, &im));
+	EXPECT_GT(2000U, im.age_ms) TH_LOG("a new filter's newest generation is %u ms old",
+					   im.age_ms);
+	im.payload = PTR(buf);
+	im.age_ms = 4001;
+	EXPECT_EQ(EINVAL, kb_import(g_fd, &im, WIN_IMPORT, 0)) TH_LOG("age_ms past the window");
+	im.age_ms = 1900;
+	t0 = now_ns();
+	ASSERT_EQ(0, kb_import(g_fd, &im, WIN_IMPORT, 0));
+	ASSERT_EQ(0, kb_info(g_fd, WIN_IMPORT, &info));
+	EXPECT_LE(1900U, info.newest_age_ms);
+	while (!info.rotations && now_ns() - t0 < 1800000000ULL) {
+		sleep_ms(10);
+		ASSERT_EQ(0, kb_info(g_fd, WIN_IMPORT, &info));
+	}
+	EXPECT_EQ(1U, info.rotations) TH_LOG("no rotation %llu ms after an import 1.9 s into a 2 s period",
+					     (unsigned long long)(now_ns() - t0) / 1000000);
+	free(buf);
+}

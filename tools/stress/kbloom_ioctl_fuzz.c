@@ -1726,7 +1726,7 @@ static void chaos_image(struct worker *w, bool export_only)
 	if (chance(&w->r, 6))
 		im.import_flags = (u32)rnd(&w->r);
 	if (chance(&w->r, 6))
-		im.reserved0 = (u32)rnd(&w->r);
+		im.age_ms = (u32)rnd(&w->r);
 	note(w, "chaos export '%.32s'", im.name);
 	err = call(w, pick_fd(w, false), KBLOOM_IOC_EXPORT,
 		   place_arg(w, &im, sizeof(im)));

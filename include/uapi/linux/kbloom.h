@@ -73,6 +73,8 @@
 #define KBLOOM_FEATURE_BLOCKED		(1ULL << 9)
 /* KBLOOM_CREATE_BPF_READ and _WRITE: filters choose what BPF may do. */
 #define KBLOOM_FEATURE_BPF_ACCESS	(1ULL << 10)
+/* struct kbloom_image @age_ms: windowed images keep their schedule. */
+#define KBLOOM_FEATURE_WINDOW_AGE	(1ULL << 11)
 
 /* Creation flags (struct kbloom_create, struct kbloom_info, images). */
 /* 4-bit counters instead of bits: keys can be removed. */
@@ -577,14 +579,21 @@ struct kbloom_merge {
  *	with -ENOBUFS: call again with this size). IMPORT in: the payload's
  *	size, which must be exactly what @bits and @flags imply.
  * @import_flags: IMPORT in: KBLOOM_IMPORT_REPLACE or 0; EXPORT: must be 0.
- * @reserved0: must be 0.
+ * @age_ms: EXPORT out (in: must be 0): a windowed filter's, how long ago
+ *	its newest generation became the newest, in ms, read with the copy
+ *	(INFO's @newest_age_ms); 0 for a plain filter. IMPORT in: how old
+ *	the image's newest generation already is: the first rotation comes
+ *	W / G - @age_ms after the load (at once if that is past), so a
+ *	restored filter keeps the schedule it had; 0 starts a fresh period.
+ *	At most @window_ms; must be 0 for a plain filter. Modules without
+ *	KBLOOM_FEATURE_WINDOW_AGE take it as a reserved field (must be 0).
  * @seed_hi: EXPORT out, IMPORT in: KBLOOM_HASH_SIPHASH: the high 64 bits
  *	of the 128-bit seed; KBLOOM_HASH_JHASH: zero.
  * @generations: EXPORT out, IMPORT in: 0 for a plain filter, else G; the
  *	payload is then G generations' storage one after the other, newest
  *	first, each as described below.
  * @window_ms: EXPORT out, IMPORT in: W; 0 if @generations is 0. A loaded
- *	windowed filter starts a fresh period: its timer starts at the load.
+ *	windowed filter's timer starts at the load, @age_ms into its period.
  *	EXPORT of a windowed filter waits for a rotation under way (a
  *	fatal signal ends the wait: -EINTR) and holds off the next one
  *	while it copies, so that the image is of one set of generations.
@@ -624,7 +633,7 @@ struct kbloom_image {
 	__u64 payload;
 	__u64 payload_len;
 	__u32 import_flags;
-	__u32 reserved0;
+	__u32 age_ms;
 	__u32 seed_hi[2];
 	__u32 generations;
 	__u32 window_ms;

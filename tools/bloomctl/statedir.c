@@ -1,0 +1,422 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The state directory: every filter saved to one directory, one image per
+ * filter (DIR/NAME.kbloom), and restored from it at boot, the way
+ * netfilter-persistent keeps rules and ipset-persistent keeps sets.
+ *
+ * save --all rewrites only the images whose filter changed, each
+ * atomically (write_private_file(): the old image or the new, never a
+ * part), and removes the images of filters that no longer exist, so that
+ * a destroyed filter does not come back at the next boot. A filter that
+ * could not be saved keeps its previous image. restore loads every image,
+ * leaves a filter that already exists alone unless told --replace, and
+ * goes on past an image it cannot load, reporting it.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "bloomctl.h"
+
+#define IMAGE_SUFFIX	".kbloom"
+#define SUFFIX_LEN	(sizeof(IMAGE_SUFFIX) - 1)
+/*
+ * Two saves of a windowed filter nobody touched differ in when they say
+ * its newest generation began by the jiffy rounding of its age: within
+ * this, the image on disk is as good as the new one.
+ */
+#define START_SLACK_MS	10
+
+/* The filter name in "NAME.kbloom", or NULL if it is no such file name. */
+static char *image_stem(const char *file)
+{
+	size_t len = strlen(file), i;
+	char *name;
+
+	if (len <= SUFFIX_LEN || len - SUFFIX_LEN >= KBLOOM_NAME_MAX ||
+	    strcmp(file + len - SUFFIX_LEN, IMAGE_SUFFIX) || file[0] == '.')
+		return NULL;
+	for (i = 0; i < len - SUFFIX_LEN; i++)
+		if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+			    "0123456789_.-", file[i]))
+			return NULL;
+	name = strndup(file, len - SUFFIX_LEN);
+	if (!name)
+		pr_err("%s", strerror(ENOMEM));
+	return name;
+}
+
+static int cmp_file(int fd, const unsigned char *want, uint64_t len)
+{
+	unsigned char buf[1 << 16];
+	uint64_t off = 0;
+	ssize_t n;
+
+	while (off < len) {
+		n = read(fd, buf, len - off < sizeof(buf) ? len - off :
+							    sizeof(buf));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0 || memcmp(buf, want + off, n))
+			return 1;
+		off += n;
+	}
+	return 0;
+}
+
+/*
+ * Does DIR/@file hold @fi already, but for the CRC and, within
+ * START_SLACK_MS, the newest generation's start? Anything unreadable is
+ * not the same.
+ */
+static bool image_unchanged(int dirfd, const char *file,
+			    const struct filter_image *fi)
+{
+	unsigned char h[IMG_HEADER_MAX], want[IMG_HEADER_MAX];
+	struct image old;
+	struct stat st;
+	int64_t skew;
+	bool same;
+	int fd;
+
+	fd = openat(dirfd, file, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) ||
+	    (uint64_t)st.st_size != fi->hlen + fi->img.stored_len ||
+	    read(fd, h, fi->hlen) != (ssize_t)fi->hlen) {
+		close(fd);
+		return false;
+	}
+	img_decode_header(h, &old);
+	skew = (int64_t)(old.newest_start_ms - fi->img.newest_start_ms);
+	/* The rest of the header must be byte for byte the same. */
+	memcpy(want, fi->h, fi->hlen);
+	memset(want + IMG_OFF_CRC, 0, 4);
+	memset(h + IMG_OFF_CRC, 0, 4);
+	if (fi->img.version == IMG_VERSION_SCHEDULE) {
+		memset(want + IMG_OFF_NEWEST_START, 0, 8);
+		memset(h + IMG_OFF_NEWEST_START, 0, 8);
+	}
+	same = !memcmp(h, want, fi->hlen) && skew <= START_SLACK_MS &&
+	       skew >= -START_SLACK_MS &&
+	       !cmp_file(fd, fi->stored, fi->img.stored_len);
+	close(fd);
+	return same;
+}
+
+struct save_run {
+	const char *dir;
+	int dirfd;
+	char *names;		/* LIST's, KBLOOM_NAME_MAX each */
+	uint32_t count;
+	bool *keep;		/* names[i]'s image stays (saved, or failed) */
+	uint32_t saved, unchanged, removed, failed;
+};
+
+static void save_note(const char *what, const char *name)
+{
+	if (jw) {
+		jw_start_object(jw);
+		jw_kv_string(jw, "filter", name);
+		jw_kv_string(jw, "action", what);
+		jw_end_object(jw);
+	}
+}
+
+/* One filter: its image, unless the one there is the same. */
+static void save_one(struct save_run *run, int fd, const char *name,
+		     bool compress, uint32_t i)
+{
+	struct filter_image fi;
+	char file[KBLOOM_NAME_MAX + SUFFIX_LEN], *path;
+	int ret;
+
+	ret = filter_image(fd, name, compress, &fi, true);
+	if (ret == -ENOENT)		/* destroyed since the list */
+		return;
+	run->keep[i] = true;
+	if (ret) {
+		run->failed++;
+		save_note("failed", name);
+		return;
+	}
+	snprintf(file, sizeof(file), "%s" IMAGE_SUFFIX, name);
+	if (image_unchanged(run->dirfd, file, &fi)) {
+		run->unchanged++;
+		save_note("unchanged", name);
+	} else if (asprintf(&path, "%s/%s", run->dir, file) < 0) {
+		pr_err("%s", strerror(ENOMEM));
+		run->failed++;
+		save_note("failed", name);
+	} else {
+		ret = write_private_file(path, fi.h, fi.hlen, fi.stored,
+					 fi.img.stored_len);
+		free(path);
+		if (ret) {
+			run->failed++;
+			save_note("failed", name);
+		} else {
+			run->saved++;
+			save_note("saved", name);
+		}
+	}
+	filter_image_release(&fi);
+}
+
+static bool listed(const struct save_run *run, const char *name)
+{
+	uint32_t i;
+
+	for (i = 0; i < run->count; i++)
+		if (run->keep[i] &&
+		    !strncmp(run->names + (size_t)i * KBLOOM_NAME_MAX, name,
+			     KBLOOM_NAME_MAX))
+			return true;
+	return false;
+}
+
+/*
+ * The images of filters that are gone: only NAME.kbloom regular files of
+ * ours, never through a symlink.
+ */
+static void save_prune(struct save_run *run)
+{
+	struct dirent *de;
+	struct stat st;
+	char *name;
+	DIR *d;
+	int fd;
+
+	fd = openat(run->dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	d = fd >= 0 ? fdopendir(fd) : NULL;
+	if (!d) {
+		pr_err("%s: %s", run->dir, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		run->failed++;
+		return;
+	}
+	while ((de = readdir(d))) {
+		name = image_stem(de->d_name);
+		if (!name)
+			continue;
+		if (!listed(run, name) &&
+		    !fstatat(run->dirfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) &&
+		    S_ISREG(st.st_mode) && st.st_uid == geteuid()) {
+			if (unlinkat(run->dirfd, de->d_name, 0)) {
+				pr_err("%s/%s: %s", run->dir, de->d_name,
+				       strerror(errno));
+				run->failed++;
+			} else {
+				run->removed++;
+				save_note("removed", name);
+			}
+		}
+		free(name);
+	}
+	closedir(d);
+}
+
+/* DIR, made 0700 if it does not exist: the images hold the seeds. */
+static int open_state_dir(const char *dir, bool create)
+{
+	int fd;
+
+	if (create && mkdir(dir, 0700) && errno != EEXIST) {
+		pr_err("%s: %s", dir, strerror(errno));
+		return -1;
+	}
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		pr_err("%s: %s", dir, strerror(errno));
+	return fd;
+}
+
+/**
+ * save_all() - save every filter to @dir, as bloomctl save --all
+ * @dir: the state directory.
+ * @compress: deflate the payloads.
+ *
+ * Return: the exit status: 0, or EXIT_ERROR if any filter could not be
+ * saved or any stale image not removed (each reported).
+ */
+int save_all(const char *dir, bool compress)
+{
+	struct save_run run = { .dir = dir };
+	uint32_t i;
+	int fd;
+
+	run.dirfd = open_state_dir(dir, true);
+	if (run.dirfd < 0)
+		return EXIT_ERROR;
+	fd = open_device(O_RDONLY);
+	if (fd < 0 || list_names(fd, &run.names, &run.count)) {
+		if (fd >= 0)
+			close(fd);
+		close(run.dirfd);
+		return EXIT_ERROR;
+	}
+	run.keep = calloc(run.count ? run.count : 1, sizeof(*run.keep));
+	if (!run.keep) {
+		pr_err("%s", strerror(ENOMEM));
+		run.failed++;
+	}
+	if (jw) {
+		jw_start_object(jw);
+		jw_kv_string(jw, "dir", dir);
+		jw_key(jw, "filters");
+		jw_start_array(jw);
+	}
+	for (i = 0; run.keep && i < run.count; i++) {
+		char name[KBLOOM_NAME_MAX];
+
+		memcpy(name, run.names + (size_t)i * KBLOOM_NAME_MAX,
+		       KBLOOM_NAME_MAX);
+		name[KBLOOM_NAME_MAX - 1] = '\0';
+		save_one(&run, fd, name, compress, i);
+	}
+	close(fd);
+	/* Nothing is removed on the strength of an incomplete save. */
+	if (run.keep && !run.failed)
+		save_prune(&run);
+	if (jw) {
+		jw_end_array(jw);
+		jw_kv_u64(jw, "saved", run.saved);
+		jw_kv_u64(jw, "unchanged", run.unchanged);
+		jw_kv_u64(jw, "removed", run.removed);
+		jw_kv_u64(jw, "failed", run.failed);
+		jw_end_object(jw);
+	} else {
+		printf("%s: %u saved, %u unchanged, %u removed%s\n", dir,
+		       run.saved, run.unchanged, run.removed,
+		       run.failed ? ", some failed" : "");
+	}
+	free(run.keep);
+	free(run.names);
+	close(run.dirfd);
+	return run.failed ? EXIT_ERROR : 0;
+}
+
+static int restore_opt(void *ctx, int c, const char *arg)
+{
+	(void)arg;
+	if (c != OPT_REPLACE)
+		return -1;
+	*(bool *)ctx = true;
+	return 0;
+}
+
+static int image_file_filter(const struct dirent *de)
+{
+	char *name = image_stem(de->d_name);
+
+	free(name);
+	return name != NULL;
+}
+
+/*
+ * One image: a filter that exists is left alone without --replace; with
+ * it, its contents are swapped for the image's.
+ */
+static int restore_one(int fd, const char *dir, const char *file,
+		       bool replace, uint32_t *kept)
+{
+	struct kbloom_info info;
+	struct img_reader rd;
+	char *name, *path;
+	bool exists;
+	int ret = -1, err;
+
+	name = image_stem(file);
+	if (!name)
+		return -1;
+	if (asprintf(&path, "%s/%s", dir, file) < 0) {
+		pr_err("%s", strerror(ENOMEM));
+		free(name);
+		return -1;
+	}
+	err = get_info(fd, name, &info);
+	exists = !err;
+	if (err && err != ENOENT) {
+		pr_err("filter '%s': %s", name, kerr(err));
+	} else if (exists && !replace) {
+		(*kept)++;
+		if (!jw)
+			printf("kept '%s': it exists (restore --replace loads %s over it)\n",
+			       name, path);
+		ret = 0;
+	} else if (!read_image_file(path, NULL, &rd)) {
+		ret = load_image(fd, name, &rd, exists);
+		img_reader_release(&rd);
+	}
+	free(path);
+	free(name);
+	return ret;
+}
+
+int cmd_restore(const struct cmd *cmd, int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "replace",	no_argument,	NULL, OPT_REPLACE },
+		COMMON_LONGOPTS,
+		END_LONGOPTS
+	};
+	uint32_t kept = 0, failed = 0;
+	struct dirent **files;
+	bool replace = false;
+	const char *dir;
+	int ret, fd, dirfd, n, i;
+
+	ret = parse_options(cmd, argc, argv, longopts, restore_opt, &replace);
+	if (ret >= 0)
+		return ret;
+	if (optind >= argc) {
+		pr_err("restore: missing directory DIR");
+		return EXIT_ERROR;
+	}
+	if (optind + 1 < argc) {
+		pr_err("restore: unexpected argument '%s'", argv[optind + 1]);
+		return EXIT_ERROR;
+	}
+	dir = argv[optind];
+	dirfd = open_state_dir(dir, false);
+	if (dirfd < 0)
+		return EXIT_ERROR;
+	close(dirfd);
+	n = scandir(dir, &files, image_file_filter, alphasort);
+	if (n < 0) {
+		pr_err("%s: %s", dir, strerror(errno));
+		return EXIT_ERROR;
+	}
+	fd = n ? open_device(O_RDWR) : -1;
+	if (jw) {
+		jw_start_object(jw);
+		jw_kv_string(jw, "dir", dir);
+		jw_key(jw, "loaded");
+		jw_start_array(jw);
+	}
+	for (i = 0; i < n; i++) {
+		if (fd < 0 || restore_one(fd, dir, files[i]->d_name, replace,
+					  &kept))
+			failed++;
+		free(files[i]);
+	}
+	free(files);
+	if (fd >= 0)
+		close(fd);
+	if (jw) {
+		jw_end_array(jw);
+		jw_kv_u64(jw, "kept", kept);
+		jw_kv_u64(jw, "failed", failed);
+		jw_end_object(jw);
+	}
+	if (failed)
+		pr_err("%s: %u of %d images not restored", dir, failed, n);
+	return failed ? EXIT_ERROR : 0;
+}
