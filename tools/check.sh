@@ -384,7 +384,9 @@ fi
 # across a crash by kbloom-save.timer (tools/vm/reboot-test.sh).
 if [ -f "$build/stock/kmod/kbloom.ko" ]; then
 	say "reboot test: a Debian system on the stock kernel, a reboot and a crash"
-	"$top/tools/vm/reboot-test.sh" --modules "$build/stock/kmod" > "$build/reboot-test.log" 2>&1
+	deb=$(find "$build/deb" -name 'bloomctl_*.deb' 2>/dev/null | head -n 1)
+	"$top/tools/vm/reboot-test.sh" --modules "$build/stock/kmod" ${deb:+--deb "$deb"} \
+		> "$build/reboot-test.log" 2>&1
 	rc=$?
 	count_tap "$build/reboot-test.log" "reboot test" $rc
 	grep -E '^# (root filesystem|boot [0-9]|the reboot test|the crash window)' "$build/reboot-test.log" | sed 's/^/   /'

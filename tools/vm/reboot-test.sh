@@ -18,10 +18,10 @@
 # times, and "N passed, M failed"; exits non-zero if anything failed.
 #
 # Usage: reboot-test.sh [--deb BLOOMCTL_DEB] [--modules DIR] [--dir DIR]
-#   --deb      the bloomctl package (default: build/deb/bloomctl_*.deb,
-#              made with tools/packaging/deb.sh when missing)
+#   --deb      the bloomctl package (default: made now from the tree by
+#              tools/packaging/deb.sh, into build/deb)
 #   --modules  where kbloom.ko and xt_bloom.ko for the stock kernel are
-#              (default: build/stock/kmod, built when missing)
+#              (default: built now from the tree, into build/stock)
 #   --dir      the work directory (default: build/vm-reboot): the overlay,
 #              the payload disk, console-B.log (serial console) and
 #              results-B.log (the guest's results) of each boot B
@@ -64,21 +64,17 @@ mkdir -p "$dir"
 t_all=$SECONDS
 # ---- what is tested: the package, the modules ----
 if [ -z "$moddir" ]; then
+	# shellcheck source=tools/lib-module.sh
+	. "$top/tools/lib-module.sh"
+	kbloom_build_module "$kdir" "$build/stock" ||
+		{ tail -n 20 "$build/stock/build.log"; not_ok "the modules build for $kver"; finish; }
 	moddir=$build/stock/kmod
-	if [ ! -f "$moddir/kbloom.ko" ] || [ ! -f "$moddir/xt_bloom.ko" ]; then
-		# shellcheck source=tools/lib-module.sh
-		. "$top/tools/lib-module.sh"
-		kbloom_build_module "$kdir" "$build/stock" ||
-			{ tail -n 20 "$build/stock/build.log"; not_ok "the modules build for $kver"; finish; }
-	fi
 fi
 if [ -z "$deb" ]; then
+	rm -f "$build"/deb/bloomctl_*.deb
+	bash "$top/tools/packaging/deb.sh" > "$dir/deb.out" 2>&1
 	deb=$(find "$build/deb" -name 'bloomctl_*.deb' 2>/dev/null | head -n 1)
-	if [ -z "$deb" ]; then
-		bash "$top/tools/packaging/deb.sh" > "$dir/deb.out" 2>&1
-		deb=$(find "$build/deb" -name 'bloomctl_*.deb' 2>/dev/null | head -n 1)
-		[ -n "$deb" ] || { tail -n 20 "$dir/deb.out"; not_ok "make deb: the bloomctl package"; finish; }
-	fi
+	[ -n "$deb" ] || { tail -n 20 "$dir/deb.out"; not_ok "make deb: the bloomctl package"; finish; }
 fi
 for f in "$deb" "$moddir/kbloom.ko" "$moddir/xt_bloom.ko"; do
 	[ -f "$f" ] || { not_ok "missing $f"; finish; }
