@@ -81,6 +81,12 @@ enum {
 	{ "pretty",	no_argument,	NULL, 'p' }
 #define END_LONGOPTS		{ NULL, 0, NULL, 0 }
 
+/* main.c, batch.c: the subcommands, one by one or a batch of them */
+const struct cmd *find_cmd(const char *name);
+int run_batch(const char *path, bool force);
+extern const char *batch_where;
+extern bool batch_owns_stdin;
+
 /* output.c */
 void enable_json(bool pretty);
 void __attribute__((format(printf, 1, 2))) pr_err(const char *fmt, ...);

@@ -23,6 +23,7 @@ struct create_opts {
 	uint32_t window_ms;	/* --window */
 	uint32_t generations;	/* --generations; 4 with --window */
 	uint32_t bpf;		/* --bpf: KBLOOM_CREATE_BPF_* */
+	bool exist_ok;		/* --exist-ok */
 };
 
 /* --bpf: what BPF programs may do with the filter. */
@@ -81,6 +82,9 @@ static int create_opt(void *ctx, int c, const char *arg)
 		return 0;
 	case OPT_BPF:
 		return parse_bpf(arg, &o->bpf);
+	case OPT_EXIST_OK:
+		o->exist_ok = true;
+		return 0;
 	default:
 		return sizing_opt(&o->sz, c, arg) > 0 ? 0 : -1;
 	}
@@ -220,6 +224,81 @@ static int create_features(int fd, const struct create_opts *o,
 	return 0;
 }
 
+/* One difference between what exists and what was asked, for a message. */
+static void differ(char *buf, size_t len, const char *what, uint64_t have,
+		   uint64_t want)
+{
+	size_t n = strlen(buf);
+
+	if (have != want)
+		snprintf(buf + n, len - n, "%s%s %" PRIu64 " (asked %" PRIu64 ")",
+			 n ? ", " : "", what, have, want);
+}
+
+/*
+ * --exist-ok: is the existing filter @name what CREATE was asked for?
+ * What the request leaves to the module (the hash scheme without --hash,
+ * the size when sized by capacity and rate) is not compared; with --like,
+ * the shape of the model is. Returns 1 if alike, 0 if not (reported),
+ * -1 on an error (reported).
+ */
+static int create_alike(int fd, const struct create_opts *o,
+			const char *name, const struct kbloom_create *cr,
+			struct kbloom_info *info)
+{
+	const uint32_t bpf = KBLOOM_CREATE_BPF_READ | KBLOOM_CREATE_BPF_WRITE;
+	const uint32_t kind = KBLOOM_CREATE_COUNTING | KBLOOM_CREATE_BLOCKED |
+			      KBLOOM_CREATE_ROTATE_AT_FILL | bpf;
+	struct kbloom_info model;
+	char diff[512] = "";
+	int err;
+
+	err = get_info(fd, name, info);
+	if (!err && o->like)
+		err = get_info(fd, o->like, &model);
+	if (err) {
+		pr_err("filter '%s': %s", err && o->like ? o->like : name,
+		       kerr(err));
+		return -1;
+	}
+	if (o->like) {
+		differ(diff, sizeof(diff), "bits", info->bits, model.bits);
+		differ(diff, sizeof(diff), "hashes", info->hashes, model.hashes);
+		differ(diff, sizeof(diff), "hash scheme", info->hash_scheme,
+		       model.hash_scheme);
+		differ(diff, sizeof(diff), "window_ms", info->window_ms,
+		       model.window_ms);
+		differ(diff, sizeof(diff), "generations", info->generations,
+		       model.generations);
+	} else {
+		if (cr->bits) {
+			differ(diff, sizeof(diff), "bits", info->bits, cr->bits);
+			differ(diff, sizeof(diff), "hashes", info->hashes,
+			       cr->hashes);
+		} else {
+			differ(diff, sizeof(diff), "fpr_ppb", info->fpr_ppb,
+			       cr->fpr_ppb);
+		}
+		if (cr->capacity)
+			differ(diff, sizeof(diff), "capacity", info->capacity,
+			       cr->capacity);
+		if (o->scheme)
+			differ(diff, sizeof(diff), "hash scheme",
+			       info->hash_scheme, o->scheme);
+		differ(diff, sizeof(diff), "window_ms", info->window_ms,
+		       cr->window_ms);
+		differ(diff, sizeof(diff), "generations", info->generations,
+		       cr->generations);
+	}
+	/* --like copies all but the BPF access. */
+	differ(diff, sizeof(diff), "flags", info->flags & kind,
+	       (o->like ? (model.flags & ~bpf) | o->bpf : cr->flags) & kind);
+	if (!*diff)
+		return 1;
+	pr_err("filter '%s' exists with another shape: %s", name, diff);
+	return 0;
+}
+
 static int create_ioctl(int fd, const struct create_opts *o,
 			const char *name, struct kbloom_create *cr)
 {
@@ -232,6 +311,8 @@ static int create_ioctl(int fd, const struct create_opts *o,
 	if (!ioctl(fd, KBLOOM_IOC_CREATE, cr))
 		return 0;
 	err = errno;
+	if (err == EEXIST && o->exist_ok)
+		return 1;
 	/* With --like, the only filter that can be missing is @like. */
 	if (o->like && err == ENOENT)
 		pr_err("filter '%s' (--like): %s", o->like, kerr(err));
@@ -294,6 +375,7 @@ int cmd_create(const struct cmd *cmd, int argc, char **argv)
 		{ "generations", required_argument, NULL, OPT_GENERATIONS },
 		{ "rotate-at-fill", no_argument,   NULL, OPT_ROTATE_AT_FILL },
 		{ "bpf",	required_argument, NULL, OPT_BPF },
+		{ "exist-ok",	no_argument,	   NULL, OPT_EXIST_OK },
 		COMMON_LONGOPTS,
 		END_LONGOPTS
 	};
@@ -313,7 +395,24 @@ int cmd_create(const struct cmd *cmd, int argc, char **argv)
 	fd = open_device(O_RDWR);
 	if (fd < 0)
 		return EXIT_ERROR;
-	if (create_ioctl(fd, &o, name, &cr)) {
+	ret = create_ioctl(fd, &o, name, &cr);
+	if (ret == 1) {
+		/* --exist-ok, and it exists. */
+		ret = create_alike(fd, &o, name, &cr, &info);
+		close(fd);
+		if (ret <= 0)
+			return EXIT_ERROR;
+		if (jw) {
+			jw_start_object(jw);
+			json_info(&info);
+			jw_kv_bool(jw, "existed", true);
+			jw_end_object(jw);
+		} else {
+			printf("exists: '%s', as asked\n", name);
+		}
+		return 0;
+	}
+	if (ret) {
 		close(fd);
 		return EXIT_ERROR;
 	}
@@ -325,6 +424,7 @@ int cmd_create(const struct cmd *cmd, int argc, char **argv)
 	if (jw) {
 		jw_start_object(jw);
 		json_info(&info);
+		jw_kv_bool(jw, "existed", false);
 		jw_end_object(jw);
 	} else if (info.generations) {
 		printf("created '%s': %u generations of %llu %s, %u hashes each, window %u ms, %llu bytes\n",

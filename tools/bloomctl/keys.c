@@ -367,6 +367,10 @@ static int stream_lines(struct key_stream *ks)
 	struct key_origin o = { .src = "stdin" };
 	int ret = -1;
 
+	if (batch_owns_stdin && (!ks->file || !strcmp(ks->file, "-"))) {
+		pr_err("no keys: stdin is the batch; give them on the line, or --file");
+		return -1;
+	}
 	if (ks->file && strcmp(ks->file, "-")) {
 		fd = open(ks->file, O_RDONLY | O_CLOEXEC);
 		if (fd < 0) {

@@ -46,7 +46,7 @@ static int cmd_version(const struct cmd *cmd, int argc, char **argv);
 
 static const struct cmd cmds[] = {
 	{ "create", cmd_create,
-	  "NAME {--capacity N --fpr P | --bits M --hashes K [--capacity N] | --like OLD} [--counting] [--layout LAYOUT] [--hash SCHEME] [--window DURATION [--generations G] [--rotate-at-fill]] [--bpf ACCESS]",
+	  "NAME {--capacity N --fpr P | --bits M --hashes K [--capacity N] | --like OLD} [--counting] [--layout LAYOUT] [--hash SCHEME] [--window DURATION [--generations G] [--rotate-at-fill]] [--bpf ACCESS] [--exist-ok]",
 	  "Create a filter, sized for N keys at false-positive rate P, or by M and K,\n"
 	  "or with every parameter and the seed of OLD, so that the two can be merged.\n"
 	  "With --window, a time-windowed filter of G generations: keys are forgotten\n"
@@ -67,7 +67,10 @@ static const struct cmd cmds[] = {
 	  "  --rotate-at-fill     also rotate when the newest generation is full\n"
 	  "  --bpf ACCESS         what BPF programs may do with it through kbloom's\n"
 	  "                       kfuncs: none (default), read (query) or write\n"
-	  "                       (query, add, test-and-add, remove)\n" },
+	  "                       (query, add, test-and-add, remove)\n"
+	  "  --exist-ok           a filter NAME of this shape exists: success, and it\n"
+	  "                       is kept (a rule's filter is adopted); of another\n"
+	  "                       shape: an error naming what differs\n" },
 	{ "destroy", cmd_destroy, "NAME", "Destroy a filter.", NULL },
 	{ "clear", cmd_clear, "NAME", "Zero every bit and counter of a filter.",
 	  NULL },
@@ -106,9 +109,10 @@ static const struct cmd cmds[] = {
 	  "their Jaccard similarity, from two compatible filters.",
 	  NULL },
 	{ "save", cmd_save, "{NAME FILE | --all DIR} [--compress]",
-	  "Save a filter, its seed included, to an image FILE (- is stdout), or\n"
-	  "every filter to DIR/NAME.kbloom: only those that changed are\n"
-	  "rewritten, and the images of filters that no longer exist removed.",
+	  "Save a filter to an image FILE (- is stdout), or every filter to DIR.\n"
+	  "The image holds the seed. With --all, DIR/NAME.kbloom for each filter:\n"
+	  "only those that changed are rewritten, and the images of filters that\n"
+	  "no longer exist removed.",
 	  "  --all DIR            every filter, to the state directory DIR\n"
 	  "  --compress           deflate the contents with zlib\n" },
 	{ "load", cmd_load, "NAME FILE [--replace] [--max-payload BYTES]",
@@ -116,9 +120,9 @@ static const struct cmd cmds[] = {
 	  "  --replace            swap the contents of the existing NAME atomically\n"
 	  MAX_PAYLOAD_OPTION },
 	{ "restore", cmd_restore, "DIR [--replace]",
-	  "Load every image DIR/NAME.kbloom (save --all) as filter NAME. A filter\n"
-	  "that exists is left alone; windowed ones forget what the time since\n"
-	  "the save covers. Goes on past an image it cannot load; exit 2 then.",
+	  "Load every image DIR/NAME.kbloom (save --all) as filter NAME.\n"
+	  "A filter that exists is left alone; windowed ones forget what the time\n"
+	  "since the save covers. Goes on past an image it cannot load; exit 2 then.",
 	  "  --replace            swap the image's contents into existing filters\n" },
 	{ "inspect", cmd_inspect, "FILE [--max-payload BYTES]",
 	  "Check an image FILE completely and show its header; needs no module.",
@@ -146,7 +150,8 @@ static void usage(FILE *f)
 {
 	size_t i;
 
-	fputs("Usage: bloomctl [GLOBAL OPTIONS] SUBCOMMAND [ARGS...]\n\n"
+	fputs("Usage: bloomctl [GLOBAL OPTIONS] SUBCOMMAND [ARGS...]\n"
+	      "       bloomctl [GLOBAL OPTIONS] -batch FILE [-force]\n\n"
 	      "Subcommands:\n", f);
 	for (i = 0; i < NR_CMDS; i++)
 		/* The first line of the help; cmd_usage() shows all of it. */
@@ -157,6 +162,9 @@ static void usage(FILE *f)
 	      "  -p, --pretty         pretty-printed JSON output (implies -j)\n"
 	      "  -d, --device PATH    the kbloom device (default $BLOOMCTL_DEVICE or "
 	      DEFAULT_DEVICE ")\n"
+	      "  -b, -batch FILE      run the subcommands of FILE (- is stdin), one a line;\n"
+	      "                       stop at the first that fails, naming its line\n"
+	      "  -f, -force           with -batch: run every line, failed ones too\n"
 	      "  -h, --help           show this help\n"
 	      "  -V, --version        show the version\n"
 	      "\n'bloomctl SUBCOMMAND --help' describes a subcommand; see bloomctl(8).\n"
@@ -290,7 +298,7 @@ static int cmd_version(const struct cmd *cmd, int argc, char **argv)
 	return 0;
 }
 
-static const struct cmd *find_cmd(const char *name)
+const struct cmd *find_cmd(const char *name)
 {
 	size_t i;
 
@@ -300,25 +308,62 @@ static const struct cmd *find_cmd(const char *name)
 	return NULL;
 }
 
+struct globals {
+	bool version;		/* -V */
+	const char *batch;	/* -b FILE */
+	bool force;		/* --force */
+};
+
+/*
+ * -batch and -force, as ip(8) spells them, are -b FILE and --force: not
+ * the short options -b -a -t... getopt would make of them.
+ */
+static void single_dash_words(int argc, char **argv)
+{
+	int i;
+
+	for (i = 1; i < argc && argv[i][0] == '-'; i++) {
+		if (!strcmp(argv[i], "-batch"))
+			argv[i] = "--batch";
+		else if (!strcmp(argv[i], "-force"))
+			argv[i] = "--force";
+		else if (!strcmp(argv[i], "--"))
+			break;
+		/* The options' own arguments are not options. */
+		if (!strcmp(argv[i], "-d") || !strcmp(argv[i], "--device") ||
+		    !strcmp(argv[i], "-b") || !strcmp(argv[i], "--batch"))
+			i++;
+	}
+}
+
 /*
  * The global options, up to the subcommand. Returns -1 to carry on, else
- * the exit status to return at once; *version for -V.
+ * the exit status to return at once.
  */
-static int global_options(int argc, char **argv, bool *version)
+static int global_options(int argc, char **argv, struct globals *g)
 {
 	static const struct option longopts[] = {
 		{ "json",	no_argument,	   NULL, 'j' },
 		{ "pretty",	no_argument,	   NULL, 'p' },
 		{ "device",	required_argument, NULL, 'd' },
+		{ "batch",	required_argument, NULL, 'b' },
+		{ "force",	no_argument,	   NULL, 'f' },
 		{ "help",	no_argument,	   NULL, 'h' },
 		{ "version",	no_argument,	   NULL, 'V' },
 		END_LONGOPTS
 	};
 	int c;
 
+	single_dash_words(argc, argv);
 	/* '+': stop at the subcommand, its options are its own. */
-	while ((c = next_opt(argc, argv, "+:jpd:hV", longopts)) != -1) {
+	while ((c = next_opt(argc, argv, "+:jpd:b:fhV", longopts)) != -1) {
 		switch (c) {
+		case 'b':
+			g->batch = optarg;
+			break;
+		case 'f':
+			g->force = true;
+			break;
 		case 'j':
 		case 'p':
 			enable_json(c == 'p');
@@ -330,7 +375,7 @@ static int global_options(int argc, char **argv, bool *version)
 			usage(stdout);
 			return 0;
 		case 'V':
-			*version = true;
+			g->version = true;
 			break;
 		default:
 			return EXIT_ERROR;
@@ -342,17 +387,36 @@ static int global_options(int argc, char **argv, bool *version)
 int main(int argc, char **argv)
 {
 	const char *env = getenv("BLOOMCTL_DEVICE");
+	struct globals g = { .version = false };
 	const struct cmd *cmd;
-	bool version = false;
 	int ret;
 
 	if (env && *env)
 		device_path = env;
 	opterr = 0;
-	ret = global_options(argc, argv, &version);
+	ret = global_options(argc, argv, &g);
 	if (ret >= 0)
 		return ret;
-	if (version) {
+	if (g.force && !g.batch) {
+		pr_err("--force goes with -batch FILE");
+		return EXIT_ERROR;
+	}
+	if (g.batch) {
+		if (optind < argc) {
+			pr_err("-batch FILE: unexpected subcommand '%s' (the subcommands are FILE's lines)",
+			       argv[optind]);
+			return EXIT_ERROR;
+		}
+		if (!isatty(STDOUT_FILENO))
+			setvbuf(stdout, NULL, _IOFBF, 1 << 16);
+		ret = run_batch(g.batch, g.force);
+		if (fflush(stdout) || ferror(stdout)) {
+			fprintf(stderr, "bloomctl: stdout: %s\n", strerror(errno));
+			return EXIT_ERROR;
+		}
+		return ret;
+	}
+	if (g.version) {
 		cmd = find_cmd("version");
 		argc = 1;
 		argv += optind - 1;

@@ -44,6 +44,15 @@ void pr_err(const char *fmt, ...)
 			jw_error(jw, "out of memory");
 		return;
 	}
+	if (batch_where) {
+		char *at;
+
+		/* In a batch, every error names its line. */
+		if (asprintf(&at, "%s: %s", batch_where, msg) >= 0) {
+			free(msg);
+			msg = at;
+		}
+	}
 	fprintf(stderr, "bloomctl: %s\n", msg);
 	if (jw)
 		jw_error(jw, msg);

@@ -1550,8 +1550,72 @@ fake_statedir_tests() {
 	log_has "age_ms=0" "no age is sent where the module takes none"
 }
 
+fake_batch_tests() {
+	rm -rf "$tmp/sdmod"
+	mkdir "$tmp/sdmod"
+	cat >"$tmp/filters.conf" <<'EOF'
+# the filters of this host
+create allow --capacity 1000 --fpr 0.001 --exist-ok   # the allow-list
+create "flows" --capacity 1000 --fpr 0.01 --window 60s --exist-ok
+
+add allow 'a b' "c\"d" e\ f
+create broken --capacity 1000
+create after --bits 64 --hashes 1 --exist-ok
+EOF
+	sd_expect 2 "-batch stops at a failing line" -batch "$tmp/filters.conf"
+	err_has "$tmp/filters.conf:6: --capacity needs --fpr" "the error names FILE:LINE"
+	err_has "$tmp/filters.conf:6: stopped at this line" "...and says it stopped there"
+	log_has "KEY 612062" "quoted words: 'a b'"
+	log_has "KEY 632264" "escaped quotes: \"c\\\"d\""
+	log_has "KEY 652066" "escaped blanks: e\\ f"
+	sd_expect 2 "nothing after the failing line ran" show after
+	sd_expect 2 "-batch -force runs every line, and still fails" -batch "$tmp/filters.conf" -force
+	out_has "exists: 'allow', as asked" "a second run finds the filters as declared"
+	sd_expect 0 "...and the line after the error ran" show after
+	sd_expect 2 "--batch FILE --force, the long spellings" --batch "$tmp/filters.conf" --force
+	err_has "$tmp/filters.conf:6: --capacity needs --fpr" "...fail at the same line"
+	sed -i '/broken/d' "$tmp/filters.conf"
+	sd_expect 0 "a batch without errors" -b "$tmp/filters.conf"
+	sd_fake -j -batch - <"$tmp/filters.conf"
+	[ "$rc" = 0 ]
+	result $? "-j -batch - reads stdin (exit $rc)"
+	[ "$(python3 -c 'import json, sys; print(sum(1 for l in open(sys.argv[1]) if json.loads(l).get("existed")))' "$tmp/out")" = 3 ]
+	result $? "one JSON document a line, each create saying it existed"
+	sd_fake -batch - <<<'add allow'
+	[ "$rc" = 2 ] && grep -qF "stdin:1: no keys: stdin is the batch" "$tmp/err"
+	result $? "a batch on stdin gives no stdin to its lines"
+	sd_fake -batch - <<<'query allow "open'
+	[ "$rc" = 2 ] && grep -qF 'stdin:1: unterminated "' "$tmp/err"
+	result $? "an unterminated quote is an error of its line"
+	sd_fake -batch - <<<'frobnicate'
+	[ "$rc" = 2 ] && grep -qF "stdin:1: unknown subcommand 'frobnicate'" "$tmp/err"
+	result $? "an unknown subcommand names its line"
+	sd_fake -batch - <<<'query allow nothere'
+	[ "$rc" = 1 ]
+	result $? "a negative answer is exit 1, not an error (exit $rc)"
+	sd_expect 2 "-batch with a subcommand too" -batch "$tmp/filters.conf" list
+	sd_expect 2 "-force without -batch" -force list
+	sd_expect 2 "-batch of a missing file" -batch "$tmp/nowhere.conf"
+	err_has "$tmp/nowhere.conf: No such file or directory" "the missing file is named"
+
+	# --exist-ok compares the shape with what exists.
+	sd_expect 2 "--exist-ok, another capacity" create allow --capacity 2000 --fpr 0.001 --exist-ok
+	err_has "filter 'allow' exists with another shape: capacity 1000 (asked 2000)" "...names the difference"
+	sd_expect 2 "--exist-ok, a window where there is none" create allow --capacity 1000 --fpr 0.001 --window 1m --exist-ok
+	err_has "window_ms 0 (asked 60000), generations 0 (asked 4)" "...names both differences"
+	sd_expect 2 "--exist-ok, another BPF access" create allow --capacity 1000 --fpr 0.001 --bpf read --exist-ok
+	err_has "flags 0 (asked 16)" "...the access counts"
+	sd_expect 2 "--exist-ok, another hash scheme" create after --bits 64 --hashes 1 --hash siphash --exist-ok
+	err_has "hash scheme 1 (asked 2)" "...an explicit scheme counts"
+	sd_expect 0 "--exist-ok, no scheme asked: any" create after --bits 64 --hashes 1 --exist-ok
+	sd_expect 0 "--exist-ok with --like, made" create twin --like allow --exist-ok
+	sd_expect 0 "--exist-ok with --like, existing" create twin --like allow --exist-ok
+	sd_expect 2 "create without --exist-ok of an existing filter" create allow --capacity 1000 --fpr 0.001
+}
+
 if $have_fake; then
 	fake_statedir_tests
+	fake_batch_tests
 	fake_flow_tests
 	fake_version_tests
 	fake_create_tests
