@@ -28,7 +28,9 @@ pkgs=(build-essential gcc-multilib bc bison flex libelf-dev libssl-dev
       # root filesystem from the archive, its ext4 image and qcow2
       # overlays; the bloomctl package it installs (tools/packaging/deb.sh
       # installs its own build dependencies)
-      mmdebstrap e2fsprogs qemu-utils)
+      mmdebstrap e2fsprogs qemu-utils
+      # bloomctl stats --format prometheus is checked by promtool
+      prometheus)
 
 missing=()
 for p in "${pkgs[@]}"; do

@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 #include <linux/kbloom.h>
 
@@ -125,6 +126,8 @@ int get_info(int fd, const char *name, struct kbloom_info *info);
 int write_full(int fd, const void *buf, uint64_t len);
 int write_private_file(const char *path, const void *h, size_t hlen,
 		       const void *body, uint64_t blen);
+int write_file_atomic(const char *path, mode_t mode, const void *h,
+		      size_t hlen, const void *body, uint64_t blen);
 
 /* filters.c: the list of filters */
 int list_names(int fd, char **names, uint32_t *count);

@@ -85,6 +85,11 @@ static const struct cmd cmds[] = {
 	  "  --events N           exit after N events\n" },
 	{ "show", cmd_show, "NAME", "Show a filter's parameters and statistics.",
 	  NULL },
+	{ "stats", cmd_stats, "[--format text|prometheus] [--output FILE]",
+	  "Show every filter's fill and traffic: a table, JSON (-j), or the\n"
+	  "Prometheus text format (for the node exporter's textfile collector).",
+	  "  --format FORMAT      text (default) or prometheus\n"
+	  "  --output FILE        write FILE (mode 0644) atomically, not stdout\n" },
 	{ "add", cmd_add, "NAME [--file F] [--hex | --key FIELDS [--flow VALUES]...] [--batch N] [--count] [KEY...]",
 	  "Add keys (the arguments, else one per line from stdin or --file).",
 	  KEY_OPTIONS },
@@ -162,9 +167,10 @@ static void usage(FILE *f)
 	      "  -p, --pretty         pretty-printed JSON output (implies -j)\n"
 	      "  -d, --device PATH    the kbloom device (default $BLOOMCTL_DEVICE or "
 	      DEFAULT_DEVICE ")\n"
-	      "  -b, -batch FILE      run the subcommands of FILE (- is stdin), one a line;\n"
+	      "  -b, --batch FILE     run the subcommands of FILE (- is stdin), one a line;\n"
 	      "                       stop at the first that fails, naming its line\n"
-	      "  -f, -force           with -batch: run every line, failed ones too\n"
+	      "                       (also -batch, as ip(8) spells it)\n"
+	      "  -f, --force          with --batch: run every line, failed ones too\n"
 	      "  -h, --help           show this help\n"
 	      "  -V, --version        show the version\n"
 	      "\n'bloomctl SUBCOMMAND --help' describes a subcommand; see bloomctl(8).\n"

@@ -54,6 +54,7 @@ struct save_target {
 	int dirfd;
 	char tmp[64];		/* the random name, once it exists */
 	bool tmp_exists;
+	mode_t mode;		/* of the file, once complete */
 };
 
 #define SAVE_TMP_TRIES	16
@@ -203,8 +204,9 @@ static int save_create_named(struct save_target *t)
 }
 
 /*
- * Write the image to @fd, make it exactly 0600 (the umask may have taken
- * more), check it is the regular file of ours it should be, and sync it.
+ * Write the image to @fd, make it exactly @t->mode (the umask may have
+ * taken more; until then it is 0600), check it is the regular file of ours
+ * it should be, and sync it.
  */
 static int save_fill(const struct save_target *t, int fd, const void *h,
 		     size_t hlen, const void *body, uint64_t blen)
@@ -221,7 +223,7 @@ static int save_fill(const struct save_target *t, int fd, const void *h,
 		       t->path, (unsigned int)geteuid());
 		return -1;
 	}
-	if (fsync(fd)) {
+	if (fsync(fd) || (t->mode != 0600 && fchmod(fd, t->mode))) {
 		pr_err("%s: %s", t->path, strerror(errno));
 		return -1;
 	}
@@ -287,10 +289,24 @@ static int save_write_tmp(struct save_target *t, const void *h, size_t hlen,
 int write_private_file(const char *path, const void *h, size_t hlen,
 		       const void *body, uint64_t blen)
 {
+	return write_file_atomic(path, 0600, h, hlen, body, blen);
+}
+
+/*
+ * write_file_atomic() - write_private_file(), for a file of mode @mode:
+ * 0644 for what others are meant to read (metrics), which they see only
+ * once it is complete.
+ */
+int write_file_atomic(const char *path, mode_t mode, const void *h,
+		      size_t hlen, const void *body, uint64_t blen)
+{
 	struct save_target t;
 	int ret = -1;
 
-	if (save_target_open(&t, path) || save_target_check(&t) ||
+	if (save_target_open(&t, path))
+		goto out;
+	t.mode = mode;
+	if (save_target_check(&t) ||
 	    save_write_tmp(&t, h, hlen, body, blen))
 		goto out;
 	if (renameat(t.dirfd, t.tmp, t.dirfd, t.base)) {

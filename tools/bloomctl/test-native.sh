@@ -1463,6 +1463,7 @@ bits_after_restore() {
 fake_statedir_tests() {
 	local ino sd=$tmp/sd before
 
+	rm -rf "$tmp/sdmod"
 	mkdir "$tmp/sdmod"
 	sd_expect 0 "create a plain filter" create a --bits 1Ki --hashes 3
 	sd_expect 0 "create a counting filter" create b --bits 1Ki --hashes 3 --counting
@@ -1613,7 +1614,50 @@ EOF
 	sd_expect 2 "create without --exist-ok of an existing filter" create allow --capacity 1000 --fpr 0.001
 }
 
+fake_stats_tests() {
+	rm -rf "$tmp/sdmod"
+	mkdir "$tmp/sdmod"
+	sd_expect 0 "create a sized filter" create allow --capacity 1000 --fpr 0.001
+	sd_expect 0 "create a windowed counting filter" create w --capacity 1000 --fpr 0.01 --window 1m --counting
+	sd_expect 0 "create a filter by bits and hashes" create b --bits 1024 --hashes 3
+	sd_expect 0 "stats" stats
+	out_has "EST_KEYS" "stats prints a table"
+	sd_expect 0 "stats --format prometheus" stats --format prometheus
+	if command -v promtool >/dev/null; then
+		promtool check metrics <"$tmp/out" >"$tmp/promtool.out" 2>&1
+		result $? "promtool check metrics accepts the output$(sed 's/^/; /' "$tmp/promtool.out" | tr -d '\n')"
+	else
+		result 1 "promtool check metrics (no promtool: apt-get install prometheus)"
+	fi
+	out_has "kbloom_filters 3" "the number of filters"
+	out_has 'kbloom_filter_positions{filter="b"} 1024' "a filter's positions"
+	out_has 'kbloom_filter_capacity_keys{filter="allow"} 1000' "its design capacity"
+	out_has 'kbloom_filter_false_positive_target_ratio{filter="allow"} 0.001' "its target rate"
+	out_has 'kbloom_filter_false_positive_target_ratio{filter="b"} NaN' "no target: NaN"
+	out_has 'kbloom_filter_window_seconds{filter="w"} 60' "a window in seconds"
+	out_has 'kbloom_filter_info{filter="w",counting="yes",layout="plain",hash="jhash",bpf="none"} 1' "the kind, as labels"
+	out_has '# TYPE kbloom_filter_adds_total counter' "adds are a counter"
+	! grep -q 'kbloom_filter_window_seconds{filter="b"}' "$tmp/out"
+	result $? "no window series for a plain filter"
+	mkdir "$tmp/textfile"
+	echo old >"$tmp/textfile/kbloom.prom"
+	sd_expect 0 "stats --output FILE" stats --format prometheus --output "$tmp/textfile/kbloom.prom"
+	[ ! -s "$tmp/out" ] && [ "$(stat -c %a "$tmp/textfile/kbloom.prom")" = 644 ] &&
+		grep -q '^kbloom_filters 3$' "$tmp/textfile/kbloom.prom"
+	result $? "the file replaced, mode 0644 for the exporter to read, nothing on stdout"
+	[ "$(find "$tmp/textfile" -name '.bloomctl-save.*' | wc -l)" = 0 ]
+	result $? "no temporary file left beside it"
+	sd_expect 2 "stats --output into a missing directory" stats --format prometheus --output "$tmp/nowhere/kbloom.prom"
+	err_has "$tmp/nowhere/kbloom.prom: directory $tmp/nowhere" "...names it"
+	sd_expect 2 "stats --format of no format" stats --format xml
+	err_has "--format 'xml': must be text or prometheus" "...says which there are"
+	sd_expect 0 "-j stats" -j stats
+	json_ok "stats JSON is valid"
+	sd_expect 2 "-j stats --format prometheus" -j stats --format prometheus
+}
+
 if $have_fake; then
+	fake_stats_tests
 	fake_statedir_tests
 	fake_batch_tests
 	fake_flow_tests
