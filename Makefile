@@ -18,6 +18,8 @@
 #   make deb              kbloom-dkms and bloomctl .debs in build/deb
 #   make deb-check        make deb, lintian, and the packages' file lists
 #   make completion-check the bash completion of bloomctl
+#   make reboot-test      kbloom on a Debian system across a reboot and a
+#                         crash (tools/vm/reboot-test.sh; after make deb)
 #   make tools            the test-only programs too (static and 32-bit
 #                         bloomctl, selftests): needs tools/deps.sh's packages
 #   make demo, make shell, make bench, make bench-vm, make sparse,
@@ -48,6 +50,16 @@ MANDIR ?= $(PREFIX)/share/man
 BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
 DOCDIR ?= $(PREFIX)/share/doc/kbloom
 INSTALL_MOD_DIR ?= extra
+# The systemd units (kbloom.service, kbloom-save.service and .timer): where
+# a package puts them (/lib/systemd/system) with PREFIX=/usr, else under
+# PREFIX (/usr/local/lib/systemd/system, which systemd reads too). The
+# netfilter-persistent plugin goes where netfilter-persistent looks for
+# plugins whatever PREFIX is; the example /etc/kbloom/filters.conf is
+# installed only where there is none yet.
+SYSTEMDUNITDIR ?= $(if $(filter /usr,$(PREFIX)),/lib/systemd/system,$(PREFIX)/lib/systemd/system)
+NFP_PLUGINDIR ?= /usr/share/netfilter-persistent/plugins.d
+KBLOOM_CONFDIR ?= /etc/kbloom
+SYSTEMD_UNITS := kbloom.service kbloom-save.service kbloom-save.timer
 PKG_CONFIG ?= pkg-config
 XTLIBDIR ?= $(shell $(PKG_CONFIG) --variable=xtlibdir xtables 2>/dev/null)
 INSTALL ?= install
@@ -143,6 +155,17 @@ install-tools-files:
 	$(INSTALL) -D -m 0644 tools/completion/bloomctl $(DESTDIR)$(BASHCOMPDIR)/bloomctl
 	$(INSTALL) -D -m 0644 tools/packaging/60-kbloom.rules.example \
 		$(DESTDIR)$(DOCDIR)/60-kbloom.rules.example
+	$(INSTALL) -d $(DESTDIR)$(SYSTEMDUNITDIR)
+	for u in $(SYSTEMD_UNITS); do \
+		sed 's|@SBINDIR@|$(SBINDIR)|g' tools/packaging/$$u > $(DESTDIR)$(SYSTEMDUNITDIR)/$$u && \
+		chmod 0644 $(DESTDIR)$(SYSTEMDUNITDIR)/$$u || exit; \
+	done
+	$(INSTALL) -D -m 0755 tools/packaging/10-kbloom $(DESTDIR)$(NFP_PLUGINDIR)/10-kbloom
+	@if [ -e $(DESTDIR)$(KBLOOM_CONFDIR)/filters.conf ]; then \
+		echo "note: $(DESTDIR)$(KBLOOM_CONFDIR)/filters.conf exists: left as it is"; \
+	else \
+		set -x; $(INSTALL) -D -m 0644 tools/packaging/filters.conf $(DESTDIR)$(KBLOOM_CONFDIR)/filters.conf; \
+	fi
 ifeq ($(wildcard tools/xtables/libxt_bloom.so),)
 	@echo "note: libxt_bloom.so not installed (not built: no libxtables-dev)"
 else ifeq ($(XTLIBDIR),)
@@ -181,13 +204,17 @@ uninstall-tools:
 	rm -f $(DESTDIR)$(SBINDIR)/bloomctl $(DESTDIR)$(MANDIR)/man8/bloomctl.8 \
 		$(DESTDIR)$(MANDIR)/man8/libxt_bloom.8 \
 		$(DESTDIR)$(BASHCOMPDIR)/bloomctl \
-		$(DESTDIR)$(DOCDIR)/60-kbloom.rules.example
+		$(DESTDIR)$(DOCDIR)/60-kbloom.rules.example \
+		$(addprefix $(DESTDIR)$(SYSTEMDUNITDIR)/,$(SYSTEMD_UNITS)) \
+		$(DESTDIR)$(NFP_PLUGINDIR)/10-kbloom
+	@echo "note: $(DESTDIR)$(KBLOOM_CONFDIR)/filters.conf and /var/lib/kbloom (saved filters) are left in place"
 ifneq ($(XTLIBDIR),)
 	rm -f $(DESTDIR)$(XTLIBDIR)/libxt_bloom.so
 endif
 	rmdir $(DESTDIR)$(DOCDIR) 2>/dev/null || true
 	@$(call prune,$(SBINDIR)); $(call prune,$(MANDIR)/man8); \
 	$(call prune,$(BASHCOMPDIR)); $(call prune,$(DOCDIR)); \
+	$(call prune,$(SYSTEMDUNITDIR)); $(call prune,$(NFP_PLUGINDIR)); \
 	$(if $(XTLIBDIR),$(call prune,$(XTLIBDIR)))
 
 # ---- packaging and its tests -------------------------------------------------
@@ -205,6 +232,9 @@ deb-check:
 
 completion-check: bloomctl
 	bash tools/completion/test.sh tools/bloomctl/bloomctl
+
+reboot-test:
+	bash tools/vm/reboot-test.sh
 
 # ---- development -------------------------------------------------------------
 # C=2: check every file, not only those recompiled.
@@ -224,9 +254,10 @@ check:
 check-quick:
 	bash tools/check.sh --quick
 
-# Every shell script: the tools, the VM's busybox scripts, the completion.
+# Every shell script: the tools, the VM's busybox scripts, the completion,
+# the netfilter-persistent plugin.
 SHELL_SCRIPTS = $(shell find tools .ci -name '*.sh' -not -path '*/work/*') \
-	tools/completion/bloomctl .ci/run
+	tools/completion/bloomctl tools/packaging/10-kbloom .ci/run
 
 shellcheck:
 	shellcheck -x $(SHELL_SCRIPTS)
@@ -259,5 +290,5 @@ clean:
 
 .PHONY: all no-kdir modules bloomctl xtables tools install install-modules \
 	install-tools install-tools-files uninstall uninstall-modules uninstall-tools print-version \
-	dkms-check deb deb-check completion-check sparse checkpatch shellcheck check check-quick \
+	dkms-check deb deb-check completion-check reboot-test sparse checkpatch shellcheck check check-quick \
 	bench bench-vm demo shell clean

@@ -11,6 +11,9 @@
 #     then deliberately broken builds, which must make KUnit fail;
 #  3b. the KCSAN kernel: KUnit and the concurrency tests, no data race;
 #  4. Debian's stock kernel, the one users run: the in-VM tests.
+#  4b. the reboot test: a Debian system (systemd, netfilter-persistent) on
+#     the stock kernel, the bloomctl package and the modules installed,
+#     filters and rules across a clean reboot and a crash.
 # With --quick (make check-quick), stages 1 and 2 only, for the edit loop:
 # no VM, no kernel built, the module without BTF, the fuzzers briefly.
 # Every test program must exit 0 and print its TAP plan "1..N" and N
@@ -372,6 +375,24 @@ if [ -f "$build/stock/kmod/kbloom.ko" ]; then
 else
 	fail "no module for the stock kernel"
 fi
+
+# ---- reboot test ----
+# A whole Debian system (tools/vm/rootfs.sh, cached) on the stock kernel,
+# booted three times on one disk: the bloomctl package (built by the
+# packaging stage) and the modules installed in it, filters and rules kept
+# across a clean reboot by kbloom.service and netfilter-persistent, then
+# across a crash by kbloom-save.timer (tools/vm/reboot-test.sh).
+if [ -f "$build/stock/kmod/kbloom.ko" ]; then
+	say "reboot test: a Debian system on the stock kernel, a reboot and a crash"
+	deb=$(find "$build/deb" -name 'bloomctl_*.deb' 2>/dev/null | head -n 1)
+	"$top/tools/vm/reboot-test.sh" --modules "$build/stock/kmod" ${deb:+--deb "$deb"} \
+		> "$build/reboot-test.log" 2>&1
+	rc=$?
+	count_tap "$build/reboot-test.log" "reboot test" $rc
+	grep -E '^# (root filesystem|boot [0-9]|the reboot test|the crash window)' "$build/reboot-test.log" | sed 's/^/   /'
+	[ $rc -eq 0 ] || tail -n 60 "$build/reboot-test.log" | sed 's/^/    | /'
+fi
+# ---- end of reboot test ----
 
 # The Summary Cache pattern between two "hosts": two boots of the stock
 # kernel; the images host A saves travel to host B through the host.

@@ -24,6 +24,11 @@ pkgs=(build-essential gcc-multilib bc bison flex libelf-dev libssl-dev
       # the XDP examples link libbpf statically, with libelf's and zlib's
       # archives (libelf-dev, zlib1g-dev above)
       dwarves
+      # the reboot test (tools/vm/rootfs.sh, reboot-test.sh): a Debian
+      # root filesystem from the archive, its ext4 image and qcow2
+      # overlays; the bloomctl package it installs (tools/packaging/deb.sh
+      # installs its own build dependencies)
+      mmdebstrap e2fsprogs qemu-utils
       # bloomctl stats --format prometheus is checked by promtool
       prometheus)
 

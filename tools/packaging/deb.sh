@@ -146,6 +146,24 @@ bloomctl_runs() {
 bloomctl_version() {
 	"$scratch/x-tool/usr/sbin/bloomctl" -V 2>/dev/null | grep -qw -- "$version"
 }
+plugin_executable() {
+	[ "$(stat -c %a "$scratch/x-tool/usr/share/netfilter-persistent/plugins.d/10-kbloom")" = 755 ]
+}
+units_paths() {
+	local u=$scratch/x-tool/lib/systemd/system
+	grep -q '^ExecStart=/usr/sbin/bloomctl restore /var/lib/kbloom$' "$u/kbloom.service" &&
+	grep -q '^ExecStop=/usr/sbin/bloomctl save --all /var/lib/kbloom$' "$u/kbloom.service" &&
+	! grep -n '@[A-Z]*@' "$u"/kbloom*
+}
+# dh_installsystemd --no-enable --no-start: the postinst records the
+# units' state for purge and enables a unit again only if the admin had it
+# enabled (deb-systemd-helper debian-installed ... was-enabled), never
+# starts one, and only try-restarts one that runs.
+units_not_enabled() {
+	local p=$scratch/x-tool/DEBIAN/postinst
+	grep -q "deb-systemd-helper debian-installed 'kbloom.service'" "$p" &&
+	! grep -E "deb-systemd-invoke (start|restart) " "$p"
+}
 man_pages_clean() {
 	local m w
 	for m in "$scratch"/x-tool/usr/share/man/man8/*.8.gz; do
@@ -172,9 +190,17 @@ for f in /usr/sbin/bloomctl /usr/share/man/man8/bloomctl.8.gz \
 	/usr/share/bash-completion/completions/bloomctl \
 	"/usr/lib/$multiarch/xtables/libxt_bloom.so" /usr/share/man/man8/libxt_bloom.8.gz \
 	/usr/share/doc/bloomctl/examples/60-kbloom.rules.example \
-	/usr/share/doc/bloomctl/copyright; do
+	/usr/share/doc/bloomctl/copyright \
+	/lib/systemd/system/kbloom.service /lib/systemd/system/kbloom-save.service \
+	/lib/systemd/system/kbloom-save.timer \
+	/usr/share/netfilter-persistent/plugins.d/10-kbloom /etc/kbloom/filters.conf; do
 	check "bloomctl has $f" has "$scratch/tool.files" "$f"
 done
+check "bloomctl's /etc/kbloom/filters.conf is a conffile" \
+	grep -qx /etc/kbloom/filters.conf "$scratch/x-tool/DEBIAN/conffiles"
+check "bloomctl's netfilter-persistent plugin is mode 0755" plugin_executable
+check "bloomctl's units run /usr/sbin/bloomctl, and nothing of the source tree" units_paths
+check "bloomctl's units are shipped disabled and not started (postinst)" units_not_enabled
 check "bloomctl has no test programs (static, 32-bit, selftests) and no modules" \
 	no_test_programs
 check "bloomctl depends on libc6, zlib1g and libxtables12" depends_on_libraries
