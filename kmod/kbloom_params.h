@@ -14,8 +14,8 @@ struct kbloom_params;
  * The hash scheme of filters created without choosing one. SipHash: a
  * filter is most often fed from the network, by whoever sends packets,
  * and only a keyed PRF keeps them from aiming keys at chosen bits. It
- * costs a few nanoseconds a key more than jhash (README, "Hash schemes",
- * measured by `make bench`), small beside the cache misses of a filter
+ * costs a few nanoseconds a key more than jhash (Documentation/design.md,
+ * "Hashing", measured by `make bench`), small beside the cache misses of a filter
  * larger than the caches; filters of trusted keys can choose jhash.
  */
 #define KBLOOM_HASH_DEFAULT	KBLOOM_HASH_SIPHASH

@@ -46,7 +46,8 @@ struct kbloom_bpf_filter {
 
 /*
  * Look a filter up by name (bytes up to the first NUL within
- * @name__sz) and take a reference; NULL if there is none.
+ * @name__sz) and take a reference; NULL if there is none, or if the
+ * filter was not created open to BPF (bloomctl create --bpf read|write).
  */
 extern struct kbloom_bpf_filter *bpf_kbloom_get(const char *name,
 					    __u32 name__sz) __ksym;
@@ -61,7 +62,8 @@ extern void bpf_kbloom_put(struct kbloom_bpf_filter *filter) __ksym;
  * (test-and-add); 0: absent or new; remove: 0 removed, -ENOENT absent.
  * -EINVAL: key length not 1..KBLOOM_KEY_MAX; -ENOENT: the filter was
  * destroyed since (the reference keeps its memory, not the filter);
- * -EOPNOTSUPP: remove on a filter that is not counting.
+ * -EOPNOTSUPP: remove on a filter that is not counting; -EACCES: add,
+ * test-and-add or remove on a filter open to BPF for reading only.
  */
 extern int bpf_kbloom_query(struct kbloom_bpf_filter *filter, const void *key,
 			    __u32 key__sz) __ksym;
@@ -75,9 +77,11 @@ extern int bpf_kbloom_remove(struct kbloom_bpf_filter *filter, const void *key,
 /*
  * By id, with no reference: the filter is looked up under RCU on every
  * call. bpf_kbloom_id() gives the id (> 0; also sysfs
- * /sys/kernel/bloom/filters/NAME/id), or -ENOENT or -EINVAL. The calls
- * answer as above, and -ENOENT once the filter is destroyed: a filter
- * created again under the same name has a new id.
+ * /sys/kernel/bloom/filters/NAME/id), or -ENOENT or -EINVAL, or
+ * -EACCES if the filter is closed to BPF. The calls answer as above, and
+ * -ENOENT once the filter is destroyed: a filter created again under the
+ * same name has a new id; -EACCES on every call the filter's access does
+ * not allow (ids can be read from sysfs by anyone).
  */
 extern int bpf_kbloom_id(const char *name, __u32 name__sz) __ksym;
 extern int bpf_kbloom_query_id(__u32 id, const void *key,

@@ -325,14 +325,14 @@ static const struct cmdinfo cmds[] = {
 	  E(EBADF, EINVAL, EFAULT, ENOENT, EOPNOTSUPP, E2BIG, EINTR, ENOMEM),
 	  true, false },
 #ifdef KBLOOM_IOC_ROTATE
-	/* Windowed filters are not merged (EOPNOTSUPP); their EXPORT gives
-	 * up if they keep rotating under it (EAGAIN). */
+	/* Windowed filters are not merged (EOPNOTSUPP); their EXPORT waits
+	 * for a rotation under way, so never gives up (no EAGAIN). */
 	{ KBLOOM_IOC_MERGE, "MERGE",
 	  E(EBADF, EINVAL, ENOENT, EINTR, EFAULT, EOPNOTSUPP), true, false },
 	{ KBLOOM_IOC_COMPARE, "COMPARE",
 	  E(EBADF, EINVAL, ENOENT, EINTR, EFAULT, EOPNOTSUPP), false, false },
 	{ KBLOOM_IOC_EXPORT, "EXPORT",
-	  E(EPERM, EINVAL, ENOBUFS, ENOENT, ENOMEM, EFAULT, EINTR, EAGAIN),
+	  E(EPERM, EINVAL, ENOBUFS, ENOENT, ENOMEM, EFAULT, EINTR),
 	  false, true },
 #else
 	{ KBLOOM_IOC_MERGE, "MERGE",
@@ -2061,7 +2061,7 @@ static int cmp_name(const void *a, const void *b)
  * EXPORT @im and INFO @info of one filter, contents and bits_set of the
  * same generations. Once the fuzzing processes are gone nothing changes a
  * filter any more, but a windowed filter's timer: it may rotate between
- * the two calls (or keep EXPORT failing with EAGAIN), and no sequence a
+ * the two calls, and no sequence a
  * caller can see brackets a rotation. Such a filter is not compared: 0
  * with im->payload zeroed. -1 and errno on a failure.
  */
