@@ -195,6 +195,18 @@ TEST_F_TIMEOUT(window, keeps_keys_as_promised, 120)
 	}
 	/* Enough keys checked in time to mean something. */
 	EXPECT_LE(100U, r.conclusive);
+	/*
+	 * And across rotations: W is 400 ms, the run 3 s, so the timer
+	 * must have rotated, several times (a slow machine: at least twice).
+	 */
+	{
+		struct kbloom_info info;
+
+		ASSERT_EQ(0, kb_info(g_fd, WIN_F, &info));
+		EXPECT_LE(2U, info.rotations) TH_LOG("%llu rotations in %u ms",
+						     (unsigned long long)info.rotations,
+						     WIN_RUN_MS);
+	}
 }
 
 /* ---- export of a rotating filter ---- */
