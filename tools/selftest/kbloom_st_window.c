@@ -203,9 +203,10 @@ TEST_F_TIMEOUT(window, keeps_keys_as_promised, 120)
 		struct kbloom_info info;
 
 		ASSERT_EQ(0, kb_info(g_fd, WIN_F, &info));
-		EXPECT_LE(2U, info.rotations) TH_LOG("%llu rotations in %u ms",
-						     (unsigned long long)info.rotations,
-						     WIN_RUN_MS);
+		EXPECT_LE(2U, info.rotations) {
+			TH_LOG("%llu rotations in %u ms",
+			       (unsigned long long)info.rotations, WIN_RUN_MS);
+		}
 	}
 }
 
@@ -267,11 +268,15 @@ TEST_F_TIMEOUT(window, import_keeps_the_schedule, 60)
 	ASSERT_TRUE(buf != NULL);
 	ASSERT_EQ(0, win_create(WIN_F, bits, 4000, 2));
 	ASSERT_EQ(0, kb_export(g_fd, WIN_F, buf, 2 * bits / 8, &im));
-	EXPECT_GT(2000U, im.age_ms) TH_LOG("a new filter's newest generation is %u ms old",
-					   im.age_ms);
+	EXPECT_GT(2000U, im.age_ms) {
+		TH_LOG("a new filter's newest generation is %u ms old",
+		       im.age_ms);
+	}
 	im.payload = PTR(buf);
 	im.age_ms = 4001;
-	EXPECT_EQ(EINVAL, kb_import(g_fd, &im, WIN_IMPORT, 0)) TH_LOG("age_ms past the window");
+	EXPECT_EQ(EINVAL, kb_import(g_fd, &im, WIN_IMPORT, 0)) {
+		TH_LOG("age_ms past the window");
+	}
 	im.age_ms = 1900;
 	t0 = now_ns();
 	ASSERT_EQ(0, kb_import(g_fd, &im, WIN_IMPORT, 0));
@@ -281,7 +286,9 @@ TEST_F_TIMEOUT(window, import_keeps_the_schedule, 60)
 		sleep_ms(10);
 		ASSERT_EQ(0, kb_info(g_fd, WIN_IMPORT, &info));
 	}
-	EXPECT_EQ(1U, info.rotations) TH_LOG("no rotation %llu ms after an import 1.9 s into a 2 s period",
-					     (unsigned long long)(now_ns() - t0) / 1000000);
+	EXPECT_EQ(1U, info.rotations) {
+		TH_LOG("no rotation %llu ms after an import 1.9 s into a 2 s period",
+		       (unsigned long long)(now_ns() - t0) / 1000000);
+	}
 	free(buf);
 }
