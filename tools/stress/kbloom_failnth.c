@@ -604,9 +604,10 @@ static int fsnap_diff(const struct fsnap *a, const struct fsnap *b,
 {
 	struct kbloom_image ha = a->im.hdr, hb = b->im.hdr;
 
-	/* adds travels in the image, but it is a statistic; payload is
-	 * where our copy is. */
+	/* adds travels in the image, but it is a statistic; age_ms is a
+	 * clock; payload is where our copy is. */
 	ha.adds = hb.adds = 0;
+	ha.age_ms = hb.age_ms = 0;
 	ha.payload = hb.payload = 0;
 	if (memcmp(&ha, &hb, sizeof(ha))) {
 		snprintf(why, wlen, "%s: parameters or seed changed", a->name);
@@ -1029,6 +1030,7 @@ static int check_like(const struct fsnap *f, const struct snap *before,
 	memset(a.name, 0, sizeof(a.name));
 	memset(b.name, 0, sizeof(b.name));
 	a.adds = b.adds = 0;
+	a.age_ms = b.age_ms = 0;
 	a.payload = b.payload = 0;
 	if (memcmp(&a, &b, sizeof(a))) {
 		snprintf(why, wlen, "the --like filter differs from its model in parameters or seed");
@@ -1079,6 +1081,8 @@ static bool same_image(const struct image *a, const struct image *b)
 	memset(hb.name, 0, sizeof(hb.name));
 	ha.payload = hb.payload = 0;
 	ha.import_flags = hb.import_flags = 0;
+	/* A clock, not the image's contents. */
+	ha.age_ms = hb.age_ms = 0;
 	return !memcmp(&ha, &hb, sizeof(ha)) &&
 	       !memcmp(a->payload, b->payload, ha.payload_len);
 }
