@@ -847,8 +847,7 @@ static int kbloom_import(const struct kbloom_image *img)
 	    !kbloom_scheme_valid(img->hash_scheme) ||
 	    (img->hash_scheme == KBLOOM_HASH_JHASH &&
 	     (img->seed_hi[0] || img->seed_hi[1])) ||
-	    (img->age_ms && (!img->generations ||
-			     (img->window_ms && img->age_ms > img->window_ms))))
+	    (img->age_ms && !img->generations) || img->age_ms > INT_MAX)
 		return -EINVAL;
 	/* The window, as CREATE checks it. */
 	ret = kbloom_create_window(&c, &p);

@@ -206,17 +206,24 @@ void kbloom_window_free(struct kbloom_window *win)
 void kbloom_window_set_age(struct kbloom_window *win, u32 age_ms)
 {
 	win->age = msecs_to_jiffies(age_ms);
+	/* INFO and EXPORT may read it as soon as the filter is published. */
+	WRITE_ONCE(win->newest_since, jiffies - win->age);
 }
 
-/* Start the timer: the window's filter is published. Process context. */
+/*
+ * Start the timer: the window's filter is published. Process context. A
+ * rotation may already have run (ROTATE, rotate-at-fill): then the newest
+ * generation is new, and the period starts now.
+ */
 void kbloom_window_start(struct kbloom_window *win)
 {
-	unsigned long period = kbloom_window_period(win);
-	unsigned long first = period - min(win->age, period);
+	unsigned long period = kbloom_window_period(win), age, first;
 
 	mutex_lock(&win->lock);
+	age = atomic64_read(&win->rotations) ? 0 : win->age;
+	first = period - min(age, period);
 	win->started = true;
-	WRITE_ONCE(win->newest_since, jiffies - win->age);
+	WRITE_ONCE(win->newest_since, jiffies - age);
 	win->deadline = jiffies + first;
 	if (win->window_ms)
 		queue_delayed_work(system_unbound_wq, &win->work, first);

@@ -85,6 +85,7 @@ static int run_line(char *line, const char *where)
 	char *argv[BATCH_MAX_WORDS + 1];
 	const struct cmd *cmd;
 	const char *err = NULL;
+	struct json_mode mode;
 	int argc, ret;
 
 	argc = split_line(line, argv, &err);
@@ -105,9 +106,12 @@ static int run_line(char *line, const char *where)
 		return EXIT_ERROR;
 	}
 	batch_where = where;
+	json_mode_get(&mode);
+	json_mode_set(&mode);
 	/* 0 makes glibc start afresh, and in argument-permuting mode. */
 	optind = 0;
 	ret = cmd->fn(cmd, argc, argv);
+	json_mode_set(&mode);
 	batch_where = NULL;
 	fflush(stdout);
 	return ret;
@@ -129,6 +133,7 @@ int run_batch(const char *path, bool force)
 	unsigned long lineno = 0;
 	char *line = NULL, *where;
 	size_t cap = 0;
+	ssize_t len;
 	FILE *f = stdin;
 
 	if (strcmp(path, "-")) {
@@ -140,9 +145,9 @@ int run_batch(const char *path, bool force)
 	} else {
 		batch_owns_stdin = true;
 	}
-	while (getline(&line, &cap, f) >= 0) {
+	while ((len = getline(&line, &cap, f)) >= 0) {
 		lineno++;
-		if (strlen(line) != strcspn(line, "\n") + !!strchr(line, '\n')) {
+		if (strlen(line) != (size_t)len) {
 			pr_err("%s:%lu: a NUL byte in the line", name, lineno);
 			ret = EXIT_ERROR;
 		} else if (asprintf(&where, "%s:%lu", name, lineno) < 0) {

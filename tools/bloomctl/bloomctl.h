@@ -89,7 +89,12 @@ extern const char *batch_where;
 extern bool batch_owns_stdin;
 
 /* output.c */
+struct json_mode {
+	bool on, pretty;
+};
 void enable_json(bool pretty);
+void json_mode_get(struct json_mode *m);
+void json_mode_set(const struct json_mode *m);
 void __attribute__((format(printf, 1, 2))) pr_err(const char *fmt, ...);
 void __attribute__((format(printf, 1, 2))) pr_warn(const char *fmt, ...);
 const char *bpf_access_name(uint32_t flags);

@@ -558,8 +558,7 @@ static int import_valid(const struct kbloom_image *ki)
 
 	if (!name_ok(ki->name) || ki->flags & ~known ||
 	    ki->import_flags & ~KBLOOM_IMPORT_REPLACE ||
-	    (ki->age_ms && (!g || (ki->window_ms &&
-				   ki->age_ms > ki->window_ms))) ||
+	    (ki->age_ms && !g) || ki->age_ms > INT32_MAX ||
 	    (g && (g < 2 || g > KBLOOM_MAX_GENERATIONS)) ||
 	    (!g && ki->window_ms) || !scheme ||
 	    pick_scheme(&scheme) ||

@@ -92,6 +92,10 @@ static int read_image(const char *path, struct img_reader *rd)
 	int fd = STDIN_FILENO, ret;
 
 	rd->file = strcmp(path, "-") ? path : "stdin";
+	if (!strcmp(path, "-") && batch_owns_stdin) {
+		pr_err("stdin is the batch: give the image a file name");
+		return -1;
+	}
 	if (strcmp(path, "-")) {
 		fd = open(path, O_RDONLY | O_CLOEXEC);
 		if (fd < 0) {
@@ -285,7 +289,8 @@ static int export_filter(int fd, const char *name, struct kbloom_image *ki,
  * the very reader load uses, so that save never writes what load refuses.
  */
 static int build_image(const char *name, const struct kbloom_image *ki,
-		       const unsigned char *payload, bool compress,
+		       uint64_t now_ms, const unsigned char *payload,
+		       bool compress,
 		       unsigned char h[IMG_HEADER_MAX],
 		       unsigned char **zbuf, struct image *img)
 {
@@ -302,7 +307,7 @@ static int build_image(const char *name, const struct kbloom_image *ki,
 	img->generations = ki->generations;
 	img->window_ms = ki->window_ms;
 	if (ki->generations)
-		img->newest_start_ms = realtime_ms() - ki->age_ms;
+		img->newest_start_ms = now_ms - ki->age_ms;
 	img->hash_scheme = ki->hash_scheme;
 	img->layout = ki->flags & KBLOOM_CREATE_BLOCKED ? IMG_LAYOUT_BLOCKED :
 							  IMG_LAYOUT_STANDARD;
@@ -427,7 +432,7 @@ static uint64_t image_downtime(struct img_reader *rd, bool module_age,
 	}
 	a = now - img->newest_start_ms;
 	if (!w) {
-		*age_ms = module_age && a < UINT32_MAX ? a : 0;
+		*age_ms = module_age ? (a < INT32_MAX ? a : INT32_MAX) : 0;
 		return 0;
 	}
 	/* a / (W / G) periods, without rounding W / G. */
@@ -609,14 +614,21 @@ int filter_image(int fd, const char *name, bool compress,
 		 struct filter_image *fi, bool quiet_enoent)
 {
 	struct kbloom_image ki;
+	uint64_t now;
 	int ret;
 
 	memset(fi, 0, sizeof(*fi));
+	/*
+	 * The clock before the export: its age_ms is read as the copy
+	 * begins, and a start taken after a long copy would be late, which
+	 * would keep keys past their window after a restore.
+	 */
+	now = realtime_ms();
 	ret = export_filter(fd, name, &ki, &fi->payload, quiet_enoent);
 	if (ret)
 		return ret;
-	if (build_image(name, &ki, fi->payload, compress, fi->h, &fi->zbuf,
-			&fi->img)) {
+	if (build_image(name, &ki, now, fi->payload, compress, fi->h,
+			&fi->zbuf, &fi->img)) {
 		filter_image_release(fi);
 		return -1;
 	}

@@ -26,6 +26,25 @@ void enable_json(bool pretty)
 }
 
 /*
+ * The output mode as a batch's global options set it, for each line
+ * afresh: a line's -j, or an error that ended its JSON document, is not
+ * the next line's.
+ */
+void json_mode_get(struct json_mode *m)
+{
+	m->on = jw != NULL;
+	m->pretty = pretty_output;
+}
+
+void json_mode_set(const struct json_mode *m)
+{
+	pretty_output = m->pretty;
+	jw = NULL;
+	if (m->on)
+		enable_json(m->pretty);
+}
+
+/*
  * Report an error on stderr and, in JSON mode, as {"error":...} on stdout,
  * so that a script reading either stream sees it.
  */

@@ -223,7 +223,7 @@ static int save_fill(const struct save_target *t, int fd, const void *h,
 		       t->path, (unsigned int)geteuid());
 		return -1;
 	}
-	if (fsync(fd) || (t->mode != 0600 && fchmod(fd, t->mode))) {
+	if ((t->mode != 0600 && fchmod(fd, t->mode)) || fsync(fd)) {
 		pr_err("%s: %s", t->path, strerror(errno));
 		return -1;
 	}

@@ -6,11 +6,18 @@
  *
  * save --all rewrites only the images whose filter changed, each
  * atomically (write_private_file(): the old image or the new, never a
- * part), and removes the images of filters that no longer exist, so that
- * a destroyed filter does not come back at the next boot. A filter that
- * could not be saved keeps its previous image. restore loads every image,
- * leaves a filter that already exists alone unless told --replace, and
- * goes on past an image it cannot load, reporting it.
+ * part), and removes the images of filters that were destroyed, so that
+ * they do not come back at the next boot. A filter that could not be
+ * saved keeps its previous image. restore loads every image, leaves a
+ * filter that already exists alone unless told --replace, and goes on
+ * past an image it cannot load, reporting it.
+ *
+ * "Destroyed" is what the directory itself can tell: a filter that the
+ * last save found in this same module instance (DIR/.kbloom-state names
+ * the instance and the filters it saved) and that is gone now. An image
+ * the module never held since it was loaded (one that failed to restore,
+ * or every image after the module was reloaded) is never removed. Saves
+ * and restores of one directory take turns (flock).
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -18,11 +25,13 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "bloomctl.h"
 
+#define STATE_FILE	".kbloom-state"
 #define IMAGE_SUFFIX	".kbloom"
 #define SUFFIX_LEN	(sizeof(IMAGE_SUFFIX) - 1)
 /*
@@ -70,15 +79,16 @@ static int cmp_file(int fd, const unsigned char *want, uint64_t len)
 }
 
 /*
- * Does DIR/@file hold @fi already, but for the CRC and, within
- * START_SLACK_MS, the newest generation's start? Anything unreadable is
- * not the same.
+ * Does DIR/@file hold @fi already, byte for byte, CRC included, but for
+ * the newest generation's start within START_SLACK_MS (then the file's is
+ * the one compared), as a regular 0600 file of ours? Anything unreadable,
+ * damaged or open to others is not the same: it is rewritten.
  */
 static bool image_unchanged(int dirfd, const char *file,
 			    const struct filter_image *fi)
 {
 	unsigned char h[IMG_HEADER_MAX], want[IMG_HEADER_MAX];
-	struct image old;
+	struct image old, img = fi->img;
 	struct stat st;
 	int64_t skew;
 	bool same;
@@ -88,24 +98,30 @@ static bool image_unchanged(int dirfd, const char *file,
 	if (fd < 0)
 		return false;
 	if (fstat(fd, &st) || !S_ISREG(st.st_mode) ||
-	    (uint64_t)st.st_size != fi->hlen + fi->img.stored_len ||
+	    (st.st_mode & 07777) != 0600 || st.st_uid != geteuid() ||
+	    (uint64_t)st.st_size != fi->hlen + img.stored_len ||
 	    read(fd, h, fi->hlen) != (ssize_t)fi->hlen) {
 		close(fd);
 		return false;
 	}
 	img_decode_header(h, &old);
-	skew = (int64_t)(old.newest_start_ms - fi->img.newest_start_ms);
-	/* The rest of the header must be byte for byte the same. */
 	memcpy(want, fi->h, fi->hlen);
-	memset(want + IMG_OFF_CRC, 0, 4);
-	memset(h + IMG_OFF_CRC, 0, 4);
-	if (fi->img.version == IMG_VERSION_SCHEDULE) {
-		memset(want + IMG_OFF_NEWEST_START, 0, 8);
-		memset(h + IMG_OFF_NEWEST_START, 0, 8);
+	if (img.version == IMG_VERSION_SCHEDULE) {
+		skew = (int64_t)(old.newest_start_ms - img.newest_start_ms);
+		if (skew > START_SLACK_MS || skew < -START_SLACK_MS) {
+			close(fd);
+			return false;
+		}
+		/* The file's start: the header and CRC it would have. */
+		img.newest_start_ms = old.newest_start_ms;
+		img.crc = 0;
+		img_encode_header(want, &img);
+		img.crc = crc32c(crc32c(0, want, fi->hlen), fi->stored,
+				 img.stored_len);
+		img_encode_header(want, &img);
 	}
-	same = !memcmp(h, want, fi->hlen) && skew <= START_SLACK_MS &&
-	       skew >= -START_SLACK_MS &&
-	       !cmp_file(fd, fi->stored, fi->img.stored_len);
+	same = !memcmp(h, want, fi->hlen) &&
+	       !cmp_file(fd, fi->stored, img.stored_len);
 	close(fd);
 	return same;
 }
@@ -117,7 +133,110 @@ struct save_run {
 	uint32_t count;
 	bool *keep;		/* names[i]'s image stays (saved, or failed) */
 	uint32_t saved, unchanged, removed, failed;
+	char instance[128];	/* this module's, "" if unknown */
+	char *last;		/* DIR/.kbloom-state as read, or NULL */
 };
+
+/*
+ * This module instance: the boot, and the device node, which a module
+ * load makes anew. "" if either cannot be read: then nothing is pruned.
+ */
+static void module_instance(char *buf, size_t len)
+{
+	char boot[64] = "";
+	struct stat st;
+	FILE *f;
+
+	buf[0] = '\0';
+	f = fopen("/proc/sys/kernel/random/boot_id", "re");
+	if (!f)
+		return;
+	if (!fgets(boot, sizeof(boot), f))
+		boot[0] = '\0';
+	fclose(f);
+	boot[strcspn(boot, "\n")] = '\0';
+	if (!boot[0] || stat(device_path, &st))
+		return;
+	snprintf(buf, len, "%s:%llu:%lld.%09ld", boot,
+		 (unsigned long long)st.st_ino, (long long)st.st_ctim.tv_sec,
+		 st.st_ctim.tv_nsec);
+}
+
+/* DIR/.kbloom-state: "instance ID", then "filter NAME" a line. */
+static char *read_state(int dirfd)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = NULL;
+	int fd;
+
+	fd = openat(dirfd, STATE_FILE, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd >= 0)
+		f = fdopen(fd, "r");
+	if (!f) {
+		if (fd >= 0)
+			close(fd);
+		return NULL;
+	}
+	if (getdelim(&buf, &len, '\0', f) < 0) {
+		free(buf);
+		buf = NULL;
+	}
+	fclose(f);
+	return buf;
+}
+
+/* Did the last save, in this module instance, find filter @name? */
+static bool saved_last_time(const struct save_run *run, const char *name)
+{
+	char want[KBLOOM_NAME_MAX + 16];
+	size_t ilen = strlen(run->instance);
+	const char *p;
+
+	if (!run->last || !ilen || strncmp(run->last, "instance ", 9) ||
+	    strncmp(run->last + 9, run->instance, ilen) ||
+	    run->last[9 + ilen] != '\n')
+		return false;
+	snprintf(want, sizeof(want), "\nfilter %s\n", name);
+	p = strstr(run->last, want);
+	return p != NULL;
+}
+
+static int write_state(struct save_run *run)
+{
+	char *buf = NULL, *path;
+	size_t len = 0;
+	uint32_t i;
+	FILE *f;
+	int ret;
+
+	if (!run->instance[0])
+		return 0;
+	f = open_memstream(&buf, &len);
+	if (!f) {
+		pr_err("%s", strerror(errno));
+		return -1;
+	}
+	fprintf(f, "instance %s\n", run->instance);
+	for (i = 0; i < run->count; i++)
+		if (run->keep[i])
+			fprintf(f, "filter %.*s\n", KBLOOM_NAME_MAX,
+				run->names + (size_t)i * KBLOOM_NAME_MAX);
+	if (fclose(f)) {
+		pr_err("%s", strerror(errno));
+		free(buf);
+		return -1;
+	}
+	if (asprintf(&path, "%s/" STATE_FILE, run->dir) < 0) {
+		pr_err("%s", strerror(ENOMEM));
+		free(buf);
+		return -1;
+	}
+	ret = write_private_file(path, buf, len, NULL, 0);
+	free(path);
+	free(buf);
+	return ret;
+}
 
 static void save_note(const char *what, const char *name)
 {
@@ -182,8 +301,9 @@ static bool listed(const struct save_run *run, const char *name)
 }
 
 /*
- * The images of filters that are gone: only NAME.kbloom regular files of
- * ours, never through a symlink.
+ * The images of filters that are gone since the last save of this module
+ * instance: only NAME.kbloom regular files of ours, never through a
+ * symlink.
  */
 static void save_prune(struct save_run *run)
 {
@@ -206,7 +326,7 @@ static void save_prune(struct save_run *run)
 		name = image_stem(de->d_name);
 		if (!name)
 			continue;
-		if (!listed(run, name) &&
+		if (!listed(run, name) && saved_last_time(run, name) &&
 		    !fstatat(run->dirfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) &&
 		    S_ISREG(st.st_mode) && st.st_uid == geteuid()) {
 			if (unlinkat(run->dirfd, de->d_name, 0)) {
@@ -255,6 +375,13 @@ int save_all(const char *dir, bool compress)
 	run.dirfd = open_state_dir(dir, true);
 	if (run.dirfd < 0)
 		return EXIT_ERROR;
+	if (flock(run.dirfd, LOCK_EX)) {
+		pr_err("%s: %s", dir, strerror(errno));
+		close(run.dirfd);
+		return EXIT_ERROR;
+	}
+	module_instance(run.instance, sizeof(run.instance));
+	run.last = read_state(run.dirfd);
 	fd = open_device(O_RDONLY);
 	if (fd < 0 || list_names(fd, &run.names, &run.count)) {
 		if (fd >= 0)
@@ -282,9 +409,15 @@ int save_all(const char *dir, bool compress)
 		save_one(&run, fd, name, compress, i);
 	}
 	close(fd);
-	/* Nothing is removed on the strength of an incomplete save. */
+	/*
+	 * Nothing is removed on the strength of an incomplete save, nor is
+	 * what it found recorded: the next complete one prunes what this
+	 * one could not.
+	 */
 	if (run.keep && !run.failed)
 		save_prune(&run);
+	if (run.keep && !run.failed && write_state(&run))
+		run.failed++;
 	if (jw) {
 		jw_end_array(jw);
 		jw_kv_u64(jw, "saved", run.saved);
@@ -299,6 +432,7 @@ int save_all(const char *dir, bool compress)
 	}
 	free(run.keep);
 	free(run.names);
+	free(run.last);
 	close(run.dirfd);
 	return run.failed ? EXIT_ERROR : 0;
 }
@@ -388,10 +522,16 @@ int cmd_restore(const struct cmd *cmd, int argc, char **argv)
 	dirfd = open_state_dir(dir, false);
 	if (dirfd < 0)
 		return EXIT_ERROR;
-	close(dirfd);
+	/* Not while a save rewrites or prunes it. */
+	if (flock(dirfd, LOCK_EX)) {
+		pr_err("%s: %s", dir, strerror(errno));
+		close(dirfd);
+		return EXIT_ERROR;
+	}
 	n = scandir(dir, &files, image_file_filter, alphasort);
 	if (n < 0) {
 		pr_err("%s: %s", dir, strerror(errno));
+		close(dirfd);
 		return EXIT_ERROR;
 	}
 	fd = n ? open_device(O_RDWR) : -1;
@@ -416,6 +556,7 @@ int cmd_restore(const struct cmd *cmd, int argc, char **argv)
 		jw_kv_u64(jw, "failed", failed);
 		jw_end_object(jw);
 	}
+	close(dirfd);
 	if (failed)
 		pr_err("%s: %u of %d images not restored", dir, failed, n);
 	return failed ? EXIT_ERROR : 0;

@@ -1666,7 +1666,63 @@ fake_stats_tests() {
 	sd_expect 2 "-j stats --format prometheus" -j stats --format prometheus
 }
 
+# What the review of the state directory and batches found, kept found.
+fake_statedir_safety_tests() {
+	local sd=$tmp/sds
+
+	rm -rf "$tmp/sdmod" "$sd"
+	mkdir "$tmp/sdmod"
+	sd_expect 0 "safety: create a" create a --bits 1Ki --hashes 3
+	sd_expect 0 "safety: create b" create b --bits 1Ki --hashes 3
+	sd_expect 0 "safety: save --all" save --all "$sd"
+	# A reloaded module: another device node, no filters.
+	rm -rf "$tmp/sdmod"
+	mkdir "$tmp/sdmod"
+	mv "$tmp/fakedev" "$tmp/fakedev.old"
+	: >"$tmp/fakedev"
+	sd_expect 0 "safety: save --all from a reloaded, empty module" save --all "$sd"
+	[ -f "$sd/a.kbloom" ] && [ -f "$sd/b.kbloom" ]
+	result $? "safety: ...removes no image of a filter it never held"
+	rm -f "$tmp/fakedev.old"
+	# A filter whose image failed to restore is not removed either.
+	cp "$sd/a.kbloom" "$sd/c.kbloom"
+	printf 'X' | dd of="$sd/c.kbloom" bs=1 seek=200 conv=notrunc 2>/dev/null
+	sd_expect 2 "safety: restore with a corrupt image" restore "$sd"
+	sd_expect 0 "safety: save --all after it" save --all "$sd"
+	sd_expect 0 "safety: save --all again" save --all "$sd"
+	[ -f "$sd/c.kbloom" ]
+	result $? "safety: the image that did not restore is kept"
+	sd_expect 0 "safety: destroy a" destroy a
+	sd_expect 0 "safety: save --all after the destroy" save --all "$sd"
+	[ ! -e "$sd/a.kbloom" ] && [ -f "$sd/b.kbloom" ]
+	result $? "safety: a filter destroyed since the last save is removed"
+	# A damaged or opened image is rewritten, not kept as unchanged.
+	printf '\000\000\000\000' | dd of="$sd/b.kbloom" bs=1 seek=68 conv=notrunc 2>/dev/null
+	sd_expect 0 "safety: save --all over a bad CRC" save --all "$sd"
+	expect 0 "safety: ...the image is whole again" inspect "$sd/b.kbloom"
+	chmod 644 "$sd/b.kbloom"
+	sd_expect 0 "safety: save --all over a 0644 image" save --all "$sd"
+	[ "$(stat -c %a "$sd/b.kbloom")" = 600 ]
+	result $? "safety: ...the image is 0600 again"
+
+	printf 'destroy b\000junk\n' >"$tmp/nul.batch"
+	sd_expect 2 "safety: a batch line with a NUL byte" -batch "$tmp/nul.batch"
+	err_has "nul.batch:1: a NUL byte in the line" "safety: ...is refused, naming it"
+	sd_expect 0 "safety: ...and ran nothing" show b
+	sd_fake -batch - <<<'load x -'
+	[ "$rc" = 2 ] && grep -qF "stdin:1: stdin is the batch: give the image a file name" "$tmp/err"
+	result $? "safety: load - in a batch read from stdin is refused"
+	printf 'show nosuch\nlist\nlist -j\nlist\n' >"$tmp/json.batch"
+	sd_fake -j -batch "$tmp/json.batch" -force
+	[ "$(grep -c '^{' "$tmp/out")" = 4 ]
+	result $? "safety: -j: each line its own JSON document, after an error too"
+	sd_fake -batch "$tmp/json.batch" -force
+	[ "$(grep -c '^{' "$tmp/out")" = 1 ]
+	result $? "safety: a line's -j is its own, not the next line's"
+}
+
 if $have_fake; then
+	fake_statedir_safety_tests
 	fake_stats_tests
 	fake_statedir_tests
 	fake_batch_tests

@@ -571,7 +571,7 @@ struct kbloom_merge {
  *	the image's newest generation already is: the first rotation comes
  *	W / G - @age_ms after the load (at once if that is past), so a
  *	restored filter keeps the schedule it had; 0 starts a fresh period.
- *	At most @window_ms; must be 0 for a plain filter. Modules without
+ *	At most INT_MAX; must be 0 for a plain filter. Modules without
  *	KBLOOM_FEATURE_WINDOW_AGE take it as a reserved field (must be 0).
  * @seed_hi: EXPORT out, IMPORT in: KBLOOM_HASH_SIPHASH: the high 64 bits
  *	of the 128-bit seed; KBLOOM_HASH_JHASH: zero.
