@@ -137,6 +137,7 @@ int write_file_atomic(const char *path, mode_t mode, const void *h,
 /* filters.c: the list of filters */
 int list_names(int fd, char **names, uint32_t *count);
 int list_infos(int fd, struct kbloom_info **infos, uint32_t *n);
+void list_json(const struct kbloom_info *infos, uint32_t n);
 
 /* images.c: images of filters, for save, load and the state directory */
 struct img_reader;

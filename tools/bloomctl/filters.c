@@ -671,7 +671,7 @@ static void list_text(const struct kbloom_info *infos, uint32_t n)
 		       wa, (unsigned long long)infos[i].adds);
 }
 
-static void list_json(const struct kbloom_info *infos, uint32_t n)
+void list_json(const struct kbloom_info *infos, uint32_t n)
 {
 	uint32_t i;
 

@@ -287,22 +287,6 @@ static void text(FILE *f, const struct kbloom_info *infos, uint32_t n)
 	}
 }
 
-static void json(const struct kbloom_info *infos, uint32_t n)
-{
-	uint32_t i;
-
-	jw_start_object(jw);
-	jw_key(jw, "filters");
-	jw_start_array(jw);
-	for (i = 0; i < n; i++) {
-		jw_start_object(jw);
-		json_info(&infos[i]);
-		jw_end_object(jw);
-	}
-	jw_end_array(jw);
-	jw_end_object(jw);
-}
-
 int cmd_stats(const struct cmd *cmd, int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -338,7 +322,7 @@ int cmd_stats(const struct cmd *cmd, int argc, char **argv)
 		return EXIT_ERROR;
 	}
 	if (jw) {
-		json(infos, n);
+		list_json(infos, n);
 		free(infos);
 		return 0;
 	}
