@@ -92,7 +92,6 @@ static long kbloom_ioc_version(void __user *argp)
 
 static long kbloom_ioc_create(struct file *file, void __user *argp)
 {
-	const size_t size = sizeof(struct kbloom_create);
 	struct kbloom_filter *filter;
 	struct kbloom_create c = {};
 	struct kbloom_params p = {};
@@ -101,7 +100,7 @@ static long kbloom_ioc_create(struct file *file, void __user *argp)
 	ret = kbloom_check_admin(file);
 	if (ret)
 		return ret;
-	if (copy_from_user(&c, argp, size))
+	if (copy_from_user(&c, argp, sizeof(c)))
 		return -EFAULT;
 	if (c.flags & ~(KBLOOM_CREATE_COUNTING | KBLOOM_CREATE_LIKE |
 			KBLOOM_CREATE_ROTATE_AT_FILL | KBLOOM_CREATE_BLOCKED |
@@ -110,7 +109,7 @@ static long kbloom_ioc_create(struct file *file, void __user *argp)
 	    !kbloom_name_valid(c.name))
 		return -EINVAL;
 	/* The answer must be deliverable before there is anything to undo. */
-	if (copy_to_user(argp, &c, size))
+	if (copy_to_user(argp, &c, sizeof(c)))
 		return -EFAULT;
 
 	p.flags = kbloom_core_flags(c.flags);
@@ -147,7 +146,7 @@ static long kbloom_ioc_create(struct file *file, void __user *argp)
 	c.hash_scheme = kbloom_flags_scheme(p.flags);
 	c.generations = p.generations;
 	c.window_ms = p.window_ms;
-	if (copy_to_user(argp, &c, size)) {
+	if (copy_to_user(argp, &c, sizeof(c))) {
 		/*
 		 * Unmapped since the check above. "On any error nothing is
 		 * created": take back this filter, not whatever may have

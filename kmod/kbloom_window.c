@@ -412,6 +412,12 @@ struct kbloom_slice *kbloom_window_slice(struct kbloom_window *win, u32 i)
 	return view->s[i];
 }
 
+/* How long ago the newest generation became the newest, in ms. */
+static u32 kbloom_window_age_ms(struct kbloom_window *win)
+{
+	return jiffies_to_msecs(jiffies - READ_ONCE(win->newest_since));
+}
+
 /*
  * Around a copy of the generations to userspace (export): waits for a
  * rotation under way (a fatal signal ends the wait), and holds off the
@@ -427,8 +433,7 @@ int kbloom_window_copy_begin(struct kbloom_window *win, u32 *age_ms)
 	int ret = down_read_killable(&win->copying);
 
 	if (!ret)
-		*age_ms = jiffies_to_msecs(jiffies -
-					   READ_ONCE(win->newest_since));
+		*age_ms = kbloom_window_age_ms(win);
 	return ret;
 }
 
@@ -442,6 +447,5 @@ void kbloom_window_info(struct kbloom_window *win, u64 *rotations,
 			u64 *newest_age_ms)
 {
 	*rotations = atomic64_read(&win->rotations);
-	*newest_age_ms = jiffies_to_msecs(jiffies -
-					  READ_ONCE(win->newest_since));
+	*newest_age_ms = kbloom_window_age_ms(win);
 }
