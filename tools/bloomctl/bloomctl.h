@@ -115,8 +115,11 @@ int parse_u32(const char *opt, const char *s, uint64_t min, uint64_t max,
 	      uint32_t *out);
 int parse_duration(const char *opt, const char *s, uint32_t *ms);
 int check_name(const char *name);
+bool name_valid(const char *name);
 void set_name(char dst[KBLOOM_NAME_MAX], const char *name);
 const char *get_name_arg(const struct cmd *cmd, int argc, char **argv);
+int get_one_arg(const struct cmd *cmd, int argc, char **argv,
+		const char *what, const char **a);
 int get_two_args(const struct cmd *cmd, int argc, char **argv,
 		 const char *what, const char **a, const char **b);
 int no_args(const struct cmd *cmd, int argc, char **argv);
@@ -126,6 +129,7 @@ const char *kerr(int err);
 int open_device(int flags);
 int device_version(int fd, struct kbloom_version *v);
 int get_info(int fd, const char *name, struct kbloom_info *info);
+int read_sysfs_u64(const char *path, uint64_t *v);
 
 /* savefile.c */
 int write_full(int fd, const void *buf, uint64_t len);
@@ -136,7 +140,7 @@ int write_file_atomic(const char *path, mode_t mode, const void *h,
 
 /* filters.c: the list of filters */
 int list_names(int fd, char **names, uint32_t *count);
-int list_infos(int fd, struct kbloom_info **infos, uint32_t *n);
+int list_infos(struct kbloom_info **infos, uint32_t *n);
 void list_json(const struct kbloom_info *infos, uint32_t n);
 
 /* images.c: images of filters, for save, load and the state directory */

@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
@@ -207,35 +208,58 @@ big:
 	return -1;
 }
 
-/* Names as the module wants them, checked here for a clearer message. */
-int check_name(const char *name)
+enum name_fault { NAME_OK, NAME_EMPTY, NAME_LONG, NAME_DOT, NAME_CHAR };
+
+/* What, if anything, the module would refuse in @name. */
+static enum name_fault name_fault(const char *name)
 {
 	size_t len = strlen(name), i;
 
-	if (!len) {
-		pr_err("filter name '': must not be empty");
-		return -1;
-	}
-	if (len >= KBLOOM_NAME_MAX) {
-		pr_err("filter name '%s': too long (%zu characters, at most %d)",
-		       name, len, KBLOOM_NAME_MAX - 1);
-		return -1;
-	}
-	if (name[0] == '.') {
-		pr_err("filter name '%s': must not start with '.'", name);
-		return -1;
-	}
+	if (!len)
+		return NAME_EMPTY;
+	if (len >= KBLOOM_NAME_MAX)
+		return NAME_LONG;
+	if (name[0] == '.')
+		return NAME_DOT;
 	for (i = 0; i < len; i++) {
 		char c = name[i];
 
-		if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-		    (c >= '0' && c <= '9') || c == '_' || c == '.' || c == '-')
-			continue;
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+		      (c >= '0' && c <= '9') || c == '_' || c == '.' ||
+		      c == '-'))
+			return NAME_CHAR;
+	}
+	return NAME_OK;
+}
+
+/* A name the module takes, said nothing about: the state directory's. */
+bool name_valid(const char *name)
+{
+	return name_fault(name) == NAME_OK;
+}
+
+/* Names as the module wants them, checked here for a clearer message. */
+int check_name(const char *name)
+{
+	switch (name_fault(name)) {
+	case NAME_OK:
+		return 0;
+	case NAME_EMPTY:
+		pr_err("filter name '': must not be empty");
+		break;
+	case NAME_LONG:
+		pr_err("filter name '%s': too long (%zu characters, at most %d)",
+		       name, strlen(name), KBLOOM_NAME_MAX - 1);
+		break;
+	case NAME_DOT:
+		pr_err("filter name '%s': must not start with '.'", name);
+		break;
+	case NAME_CHAR:
 		pr_err("filter name '%s': may only contain A-Z, a-z, 0-9, '_', '.' and '-'",
 		       name);
-		return -1;
+		break;
 	}
-	return 0;
+	return -1;
 }
 
 /* Copy a checked name into a zeroed ioctl structure. */
@@ -259,6 +283,23 @@ const char *get_name_arg(const struct cmd *cmd, int argc, char **argv)
 	if (check_name(argv[optind]))
 		return NULL;
 	return argv[optind];
+}
+
+/* Exactly one operand (@what names it for the message). */
+int get_one_arg(const struct cmd *cmd, int argc, char **argv,
+		const char *what, const char **a)
+{
+	if (optind >= argc) {
+		pr_err("%s: missing %s", cmd->name, what);
+		return -1;
+	}
+	if (optind + 1 < argc) {
+		pr_err("%s: unexpected argument '%s'", cmd->name,
+		       argv[optind + 1]);
+		return -1;
+	}
+	*a = argv[optind];
+	return 0;
 }
 
 /* Exactly two operands (@what names them for the message). */
@@ -348,4 +389,28 @@ int get_info(int fd, const char *name, struct kbloom_info *info)
 	memset(info, 0, sizeof(*info));
 	set_name(info->name, name);
 	return ioctl(fd, KBLOOM_IOC_INFO, info) ? errno : 0;
+}
+
+/* A number the module shows in sysfs (@path); -1 if unreadable. */
+int read_sysfs_u64(const char *path, uint64_t *v)
+{
+	unsigned long long x;
+	char buf[32], *end;
+	ssize_t n;
+	int fd;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	errno = 0;
+	x = strtoull(buf, &end, 10);
+	if (errno || end == buf || (*end && *end != '\n'))
+		return -1;
+	*v = x;
+	return 0;
 }

@@ -591,23 +591,29 @@ int list_names(int fd, char **names, uint32_t *count)
 }
 
 /*
- * INFO of every filter LIST names. A filter destroyed since LIST is
- * simply not there any more. *infos is the caller's to free.
+ * INFO of every filter LIST names, from the device opened read-only. A
+ * filter destroyed since LIST is simply not there any more. On success
+ * *infos is the caller's to free; on failure (reported) there is none.
  */
-int list_infos(int fd, struct kbloom_info **infos, uint32_t *n)
+int list_infos(struct kbloom_info **infos, uint32_t *n)
 {
 	uint32_t count, i;
 	char *names;
-	int err = 0;
+	int err = 0, fd;
 
-	if (list_names(fd, &names, &count))
+	*infos = NULL;
+	fd = open_device(O_RDONLY);
+	if (fd < 0)
 		return -1;
+	if (list_names(fd, &names, &count)) {
+		close(fd);
+		return -1;
+	}
 	*n = 0;
 	*infos = calloc(count ? count : 1, sizeof(**infos));
 	if (!*infos) {
 		pr_err("list: %s", strerror(ENOMEM));
-		free(names);
-		return -1;
+		err = ENOMEM;
 	}
 	for (i = 0; i < count && !err; i++) {
 		char name[KBLOOM_NAME_MAX];
@@ -625,7 +631,13 @@ int list_infos(int fd, struct kbloom_info **infos, uint32_t *n)
 			pr_err("filter '%s': %s", name, kerr(err));
 	}
 	free(names);
-	return err ? -1 : 0;
+	close(fd);
+	if (err) {
+		free(*infos);
+		*infos = NULL;
+		return -1;
+	}
+	return 0;
 }
 
 static unsigned int u64_width(uint64_t v)
@@ -693,24 +705,15 @@ int cmd_list(const struct cmd *cmd, int argc, char **argv)
 		COMMON_LONGOPTS,
 		END_LONGOPTS
 	};
-	struct kbloom_info *infos = NULL;
+	struct kbloom_info *infos;
 	uint32_t n;
-	int ret, fd;
+	int ret;
 
 	ret = parse_options(cmd, argc, argv, longopts, NULL, NULL);
 	if (ret >= 0)
 		return ret;
-	if (no_args(cmd, argc, argv))
+	if (no_args(cmd, argc, argv) || list_infos(&infos, &n))
 		return EXIT_ERROR;
-	fd = open_device(O_RDONLY);
-	if (fd < 0)
-		return EXIT_ERROR;
-	ret = list_infos(fd, &infos, &n);
-	close(fd);
-	if (ret) {
-		free(infos);
-		return EXIT_ERROR;
-	}
 	if (jw)
 		list_json(infos, n);
 	else

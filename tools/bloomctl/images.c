@@ -30,24 +30,9 @@
 /* The module's max_filter_bytes parameter; 0 if unknown (not loaded). */
 static uint64_t module_max_filter_bytes(void)
 {
-	unsigned long long v;
-	char buf[32], *end;
-	ssize_t n;
-	int fd;
+	uint64_t v;
 
-	fd = open(SYSFS_MAX_FILTER_BYTES, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = '\0';
-	errno = 0;
-	v = strtoull(buf, &end, 10);
-	if (errno || end == buf || (*end && *end != '\n'))
-		return 0;
-	return v;
+	return read_sysfs_u64(SYSFS_MAX_FILTER_BYTES, &v) ? 0 : v;
 }
 
 /*
@@ -513,22 +498,14 @@ int cmd_inspect(const struct cmd *cmd, int argc, char **argv)
 		END_LONGOPTS
 	};
 	struct img_reader rd = { .file = NULL };
-	const char *max = NULL;
+	const char *max = NULL, *path;
 	int ret;
 
 	ret = parse_options(cmd, argc, argv, longopts, max_payload_opt, &max);
 	if (ret >= 0)
 		return ret;
-	if (optind >= argc) {
-		pr_err("%s: missing FILE", cmd->name);
-		return EXIT_ERROR;
-	}
-	if (optind + 1 < argc) {
-		pr_err("%s: unexpected argument '%s'", cmd->name,
-		       argv[optind + 1]);
-		return EXIT_ERROR;
-	}
-	if (payload_limit(max, false, &rd) || read_image(argv[optind], &rd))
+	if (get_one_arg(cmd, argc, argv, "FILE", &path) ||
+	    payload_limit(max, false, &rd) || read_image(path, &rd))
 		return EXIT_ERROR;
 	if (jw)
 		inspect_json(&rd);
@@ -678,18 +655,10 @@ int cmd_save(const struct cmd *cmd, int argc, char **argv)
 	ret = parse_options(cmd, argc, argv, longopts, save_opt, &o);
 	if (ret >= 0)
 		return ret;
-	if (o.all) {
-		if (optind >= argc) {
-			pr_err("save: --all needs a directory DIR");
-			return EXIT_ERROR;
-		}
-		if (optind + 1 < argc) {
-			pr_err("save: unexpected argument '%s'",
-			       argv[optind + 1]);
-			return EXIT_ERROR;
-		}
-		return save_all(argv[optind], o.compress);
-	}
+	if (o.all)
+		return get_one_arg(cmd, argc, argv, "directory DIR",
+				   &path) ? EXIT_ERROR :
+					    save_all(path, o.compress);
 	if (save_operands(cmd, argc, argv, &name, &path))
 		return EXIT_ERROR;
 	fd = open_device(O_RDONLY);

@@ -44,19 +44,16 @@
 /* The filter name in "NAME.kbloom", or NULL if it is no such file name. */
 static char *image_stem(const char *file)
 {
-	size_t len = strlen(file), i;
+	size_t len = strlen(file);
 	char *name;
 
-	if (len <= SUFFIX_LEN || len - SUFFIX_LEN >= KBLOOM_NAME_MAX ||
-	    strcmp(file + len - SUFFIX_LEN, IMAGE_SUFFIX) || file[0] == '.')
+	if (len <= SUFFIX_LEN || strcmp(file + len - SUFFIX_LEN, IMAGE_SUFFIX))
 		return NULL;
-	for (i = 0; i < len - SUFFIX_LEN; i++)
-		if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-			    "0123456789_.-", file[i]))
-			return NULL;
 	name = strndup(file, len - SUFFIX_LEN);
 	if (!name)
 		pr_err("%s", strerror(ENOMEM));
+	else if (!name_valid(name))
+		name = (free(name), NULL);
 	return name;
 }
 
@@ -510,15 +507,8 @@ int cmd_restore(const struct cmd *cmd, int argc, char **argv)
 	ret = parse_options(cmd, argc, argv, longopts, restore_opt, &replace);
 	if (ret >= 0)
 		return ret;
-	if (optind >= argc) {
-		pr_err("restore: missing directory DIR");
+	if (get_one_arg(cmd, argc, argv, "directory DIR", &dir))
 		return EXIT_ERROR;
-	}
-	if (optind + 1 < argc) {
-		pr_err("restore: unexpected argument '%s'", argv[optind + 1]);
-		return EXIT_ERROR;
-	}
-	dir = argv[optind];
 	dirfd = open_state_dir(dir, false);
 	if (dirfd < 0)
 		return EXIT_ERROR;

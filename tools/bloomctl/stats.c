@@ -11,11 +11,10 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <fcntl.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "bloomctl.h"
 
@@ -50,33 +49,37 @@ static int stats_opt(void *ctx, int c, const char *arg)
 	return 0;
 }
 
-/* One metric: its HELP, its TYPE, and a sample per filter. */
+/*
+ * One metric: its HELP, its TYPE, and a sample per filter: a __u64 field
+ * of struct kbloom_info as it is (@field), or what @value computes.
+ */
 struct metric {
 	const char *name;
 	const char *type;
 	const char *help;
+	size_t field;
 	double (*value)(const struct kbloom_info *info);
 	bool windowed_only;
 };
 
-static double m_bits(const struct kbloom_info *i)
-{
-	return (double)i->bits;
-}
+/* A __u64 field: anything else does not compile (a negative bit width). */
+#define FIELD(f)							\
+	offsetof(struct kbloom_info, f) +				\
+	0 * sizeof(struct { int u64 : sizeof(((struct kbloom_info *)0)->f) == 8 ? 1 : -1; }), \
+	NULL
+#define VALUE(fn)	0, fn
 
-static double m_bits_set(const struct kbloom_info *i)
+static double metric_value(const struct metric *m,
+			   const struct kbloom_info *info)
 {
-	return (double)i->bits_set;
+	if (m->value)
+		return m->value(info);
+	return (double)*(const __u64 *)((const char *)info + m->field);
 }
 
 static double m_fill(const struct kbloom_info *i)
 {
 	return i->bits ? (double)i->bits_set / (double)i->bits : NAN;
-}
-
-static double m_capacity(const struct kbloom_info *i)
-{
-	return (double)i->capacity;
 }
 
 static double m_est_keys(const struct kbloom_info *i)
@@ -94,36 +97,6 @@ static double m_est_fpr(const struct kbloom_info *i)
 static double m_target_fpr(const struct kbloom_info *i)
 {
 	return i->fpr_ppb ? i->fpr_ppb / 1e9 : NAN;
-}
-
-static double m_adds(const struct kbloom_info *i)
-{
-	return (double)i->adds;
-}
-
-static double m_queries(const struct kbloom_info *i)
-{
-	return (double)i->queries;
-}
-
-static double m_hits(const struct kbloom_info *i)
-{
-	return (double)i->hits;
-}
-
-static double m_saturated(const struct kbloom_info *i)
-{
-	return (double)i->saturated;
-}
-
-static double m_memory(const struct kbloom_info *i)
-{
-	return (double)i->memory_bytes;
-}
-
-static double m_rotations(const struct kbloom_info *i)
-{
-	return (double)i->rotations;
 }
 
 static double m_window(const struct kbloom_info *i)
@@ -144,43 +117,43 @@ static double m_newest_age(const struct kbloom_info *i)
 static const struct metric metrics[] = {
 	{ "kbloom_filter_positions", "gauge",
 	  "Positions of the filter (bits, or counters of a counting filter); of each generation of a windowed one.",
-	  m_bits, false },
+	  FIELD(bits), false },
 	{ "kbloom_filter_positions_set", "gauge",
 	  "Positions set (non-zero counters); of a windowed filter, in its newest generation.",
-	  m_bits_set, false },
+	  FIELD(bits_set), false },
 	{ "kbloom_filter_fill_ratio", "gauge",
-	  "Positions set over positions.", m_fill, false },
+	  "Positions set over positions.", VALUE(m_fill), false },
 	{ "kbloom_filter_capacity_keys", "gauge",
 	  "Design capacity: the keys at which the false-positive rate reaches its target (0: not sized).",
-	  m_capacity, false },
+	  FIELD(capacity), false },
 	{ "kbloom_filter_estimated_keys", "gauge",
 	  "Keys in the filter, estimated from its fill (+Inf when full).",
-	  m_est_keys, false },
+	  VALUE(m_est_keys), false },
 	{ "kbloom_filter_false_positive_ratio", "gauge",
-	  "False-positive rate, estimated from the fill.", m_est_fpr, false },
+	  "False-positive rate, estimated from the fill.", VALUE(m_est_fpr), false },
 	{ "kbloom_filter_false_positive_target_ratio", "gauge",
 	  "The false-positive rate the filter was sized for (NaN: sized by bits and hashes).",
-	  m_target_fpr, false },
+	  VALUE(m_target_fpr), false },
 	{ "kbloom_filter_adds_total", "counter",
-	  "Keys added (add and test-and-add).", m_adds, false },
+	  "Keys added (add and test-and-add).", FIELD(adds), false },
 	{ "kbloom_filter_queries_total", "counter",
-	  "Keys looked up (query and test-and-add).", m_queries, false },
+	  "Keys looked up (query and test-and-add).", FIELD(queries), false },
 	{ "kbloom_filter_hits_total", "counter",
-	  "Lookups that answered maybe present.", m_hits, false },
+	  "Lookups that answered maybe present.", FIELD(hits), false },
 	{ "kbloom_filter_saturated_counters", "gauge",
 	  "Counters stuck at their maximum (counting filters).",
-	  m_saturated, false },
+	  FIELD(saturated), false },
 	{ "kbloom_filter_memory_bytes", "gauge",
-	  "Memory the filter is charged for.", m_memory, false },
+	  "Memory the filter is charged for.", FIELD(memory_bytes), false },
 	{ "kbloom_filter_rotations_total", "counter",
-	  "Rotations of a windowed filter.", m_rotations, true },
+	  "Rotations of a windowed filter.", FIELD(rotations), true },
 	{ "kbloom_filter_window_seconds", "gauge",
-	  "Window of a windowed filter (0: rotated by hand).", m_window, true },
+	  "Window of a windowed filter (0: rotated by hand).", VALUE(m_window), true },
 	{ "kbloom_filter_generations", "gauge",
-	  "Generations of a windowed filter.", m_generations, true },
+	  "Generations of a windowed filter.", VALUE(m_generations), true },
 	{ "kbloom_filter_newest_generation_age_seconds", "gauge",
 	  "Time since the newest generation of a windowed filter began.",
-	  m_newest_age, true },
+	  VALUE(m_newest_age), true },
 };
 
 #define NR_METRICS	(sizeof(metrics) / sizeof(metrics[0]))
@@ -202,40 +175,23 @@ static void prom_filter(FILE *f, const struct metric *m,
 {
 	fprintf(f, "%s{filter=\"%.*s\"} ", m->name, KBLOOM_NAME_MAX,
 		info->name);
-	prom_value(f, m->value(info));
+	prom_value(f, metric_value(m, info));
 	putc('\n', f);
-}
-
-/* /sys/kernel/bloom/memory_used, or -1 if unreadable. */
-static long long memory_used(void)
-{
-	char buf[32];
-	ssize_t n;
-	int fd;
-
-	fd = open(SYSFS_MEMORY_USED, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = '\0';
-	return strtoll(buf, NULL, 10);
 }
 
 static void prometheus(FILE *f, const struct kbloom_info *infos, uint32_t n)
 {
-	long long used = memory_used();
+	uint64_t used;
 	uint32_t i, j;
 
 	fputs("# HELP kbloom_filters Filters in the kbloom module.\n"
 	      "# TYPE kbloom_filters gauge\n", f);
 	fprintf(f, "kbloom_filters %u\n", n);
-	if (used >= 0)
+	if (!read_sysfs_u64(SYSFS_MEMORY_USED, &used))
 		fprintf(f, "# HELP kbloom_memory_used_bytes Memory charged to every filter together.\n"
 			"# TYPE kbloom_memory_used_bytes gauge\n"
-			"kbloom_memory_used_bytes %lld\n", used);
+			"kbloom_memory_used_bytes %llu\n",
+			(unsigned long long)used);
 	fputs("# HELP kbloom_filter_info The filter's kind, as labels; always 1.\n"
 	      "# TYPE kbloom_filter_info gauge\n", f);
 	for (i = 0; i < n; i++)
@@ -296,12 +252,12 @@ int cmd_stats(const struct cmd *cmd, int argc, char **argv)
 		END_LONGOPTS
 	};
 	struct stats_opts o = { .format = STATS_TEXT };
-	struct kbloom_info *infos = NULL;
+	struct kbloom_info *infos;
 	char *buf = NULL;
 	size_t len = 0;
 	uint32_t n;
 	FILE *f;
-	int ret, fd;
+	int ret;
 
 	ret = parse_options(cmd, argc, argv, longopts, stats_opt, &o);
 	if (ret >= 0)
@@ -312,15 +268,8 @@ int cmd_stats(const struct cmd *cmd, int argc, char **argv)
 		pr_err("stats: -j is JSON on stdout: no --format or --output with it");
 		return EXIT_ERROR;
 	}
-	fd = open_device(O_RDONLY);
-	if (fd < 0)
+	if (list_infos(&infos, &n))
 		return EXIT_ERROR;
-	ret = list_infos(fd, &infos, &n);
-	close(fd);
-	if (ret) {
-		free(infos);
-		return EXIT_ERROR;
-	}
 	if (jw) {
 		list_json(infos, n);
 		free(infos);

@@ -1414,23 +1414,18 @@ fake_flow_tests() {
 	err_has "filter 'fl' is in use by iptables rules" "EBUSY from DESTROY says the filter is in use"
 }
 
-# sd_fake ARGS...: fake, on a fake module of its own (state dir $tmp/sdmod).
-sd_fake() {
+# in_sdmod COMMAND ARGS...: fake or fexpect, on a fake module of its own
+# (state directory $tmp/sdmod); sd_fake and sd_expect say it shorter.
+in_sdmod() {
 	local saved=("${fakeenv[@]}")
 
 	fakeenv+=("FAKEDEV_STATE=$tmp/sdmod")
-	fake "$@"
+	"$@"
 	fakeenv=("${saved[@]}")
 }
 
-sd_expect() {
-	local want=$1 desc=$2
-
-	shift 2
-	sd_fake "$@"
-	[ "$rc" = "$want" ]
-	result $? "$desc (exit $want, got $rc)"
-}
+sd_fake() { in_sdmod fake "$@"; }
+sd_expect() { in_sdmod fexpect "$@"; }
 
 # reimage FILE START_OFFSET_MS: a windowed image whose generation i has
 # its first i + 1 bytes all ones (8 (i + 1) bits), and whose newest
