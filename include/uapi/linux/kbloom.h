@@ -23,9 +23,9 @@
  * also ADD, TEST_AND_ADD, REMOVE (and their batches), MERGE and COMPARE,
  * which cost at most one pass over the filter and stop on a fatal signal
  * (COMPARE also works on a read-only fd for a caller with CAP_SYS_ADMIN).
- * CREATE, DESTROY, CLEAR, ROTATE, EXPORT and IMPORT also need
- * CAP_SYS_ADMIN in the initial user namespace, checked on every call, and
- * all but EXPORT a read-write fd. A missing write mode is reported (-EBADF) before a missing
+ * CREATE, DESTROY, CLEAR, ROTATE, EXPORT, IMPORT, COLLECT and APPLY also
+ * need CAP_SYS_ADMIN in the initial user namespace, checked on every call,
+ * and all but EXPORT a read-write fd. A missing write mode is reported (-EBADF) before a missing
  * capability (-EPERM).
  *
  * Writes to userspace never lose an operation: every command that changes
@@ -75,6 +75,8 @@
 #define KBLOOM_FEATURE_BPF_ACCESS	(1ULL << 10)
 /* struct kbloom_image @age_ms: windowed images keep their schedule. */
 #define KBLOOM_FEATURE_WINDOW_AGE	(1ULL << 11)
+/* Change tracking: KBLOOM_CREATE_TRACK_CHANGES, KBLOOM_IOC_COLLECT, _APPLY. */
+#define KBLOOM_FEATURE_CHANGES		(1ULL << 12)
 
 /* Creation flags (struct kbloom_create, struct kbloom_info, images). */
 /* 4-bit counters instead of bits: keys can be removed. */
@@ -118,6 +120,15 @@
  */
 #define KBLOOM_CREATE_BPF_READ		(1U << 4)
 #define KBLOOM_CREATE_BPF_WRITE		(1U << 5)
+/*
+ * Track which blocks of the filter change, for KBLOOM_IOC_COLLECT (see
+ * struct kbloom_blocks). Plain and blocked bit filters, windowed or not;
+ * not counting filters. Reported by INFO and images; an IMPORT with it
+ * creates a tracking filter, an IMPORT with KBLOOM_IMPORT_REPLACE keeps
+ * the existing filter's tracking (and marks every block of the new
+ * contents changed). A filter also starts tracking on its first COLLECT.
+ */
+#define KBLOOM_CREATE_TRACK_CHANGES	(1U << 6)
 
 /*
  * Time-windowed filters ("seen in the last W"). A windowed filter is
@@ -626,6 +637,126 @@ struct kbloom_image {
 };
 
 /*
+ * Changes as blocks. A filter that tracks changes (KBLOOM_CREATE_TRACK_CHANGES)
+ * keeps one mark per block of KBLOOM_BLOCK_BYTES bytes of its storage (512
+ * bits; in the image byte order, block i is payload bytes 64 i .. 64 i + 63,
+ * zero past the payload's end). An operation that sets a bit (0 -> 1) marks
+ * the bit's block, after the bit is set; an add that finds its bits set
+ * writes nothing, mark included, and a filter that does not track pays one
+ * predictable branch per bit it sets. Marks cost m / 512 bits per
+ * generation, charged against max_memory.
+ *
+ * KBLOOM_IOC_COLLECT hands out marked blocks: for each, it clears the mark,
+ * then copies the block, so a bit set at any time is in a block of this
+ * collection or is marked for the next one: no change is ever lost between
+ * two collections (a block may be sent twice). If the blocks cannot all be
+ * written to userspace, the marks of every block the call took are set
+ * again. KBLOOM_IOC_APPLY ORs blocks into a filter of the same shape and
+ * seed (@fingerprint): OR is idempotent and order-free, so blocks may come
+ * late, twice or out of order. Bits are only ever added, never cleared: a
+ * CLEAR, or a key that left a window, is not a change that can be sent,
+ * and windowed filters forget by rotating in step (@rotations, @age_ms).
+ *
+ * Counting filters do not track (-EOPNOTSUPP): a counter's value cannot be
+ * merged idempotently when a block may arrive twice, and a remove is not an
+ * OR. Share a bit filter fed the same keys instead.
+ */
+#define KBLOOM_BLOCK_BYTES	64
+/* Most blocks one COLLECT or APPLY carries. */
+#define KBLOOM_BLOCKS_MAX	4096
+
+/**
+ * struct kbloom_block - one block of a filter's storage
+ * @index: which block: payload bytes KBLOOM_BLOCK_BYTES * @index onwards.
+ * @generation: 0 for a plain filter; for a windowed one, which generation,
+ *	0 the newest, relative to struct kbloom_blocks @rotations.
+ * @reserved: must be 0.
+ * @data: the block's bytes, in the image byte order; bytes past the
+ *	payload's end and bits past m are zero.
+ */
+struct kbloom_block {
+	__u64 index;
+	__u32 generation;
+	__u32 reserved;
+	__u8 data[KBLOOM_BLOCK_BYTES];
+};
+
+/* struct kbloom_blocks @flags, COLLECT only. */
+/* Every non-zero block, marked or not (a snapshot), clearing the marks. */
+#define KBLOOM_COLLECT_ALL	(1U << 0)
+
+/**
+ * struct kbloom_blocks - argument of KBLOOM_IOC_COLLECT and KBLOOM_IOC_APPLY
+ * @name: in: the filter; all zero on a handle (see struct kbloom_open).
+ * @blocks: in: pointer to an array of @count struct kbloom_block.
+ * @count: in: COLLECT: room in @blocks; APPLY: entries in @blocks. 1 to
+ *	KBLOOM_BLOCKS_MAX.
+ * @done: out: COLLECT: blocks written; APPLY: blocks applied (@count).
+ * @flags: in: COLLECT: KBLOOM_COLLECT_ALL or 0; APPLY: 0.
+ * @reserved0: must be 0.
+ * @cursor: COLLECT in: where to look first, 0 to start a pass; out: where
+ *	to go on, or 0 once the pass reached the end. Opaque but for 0.
+ *	APPLY: must be 0.
+ * @rotations: COLLECT out: the filter's rotations (INFO's @rotations)
+ *	when the blocks were copied: block generations are relative to it.
+ *	APPLY in: the rotations the blocks' @generation is relative to; if
+ *	the filter has rotated since (or ever, for a number it never had),
+ *	-ESTALE and nothing applied: read INFO and map the generations again.
+ *	0 for a plain filter.
+ * @age_ms: COLLECT out: a windowed filter's newest generation's age
+ *	(INFO's @newest_age_ms) at that moment; 0 for a plain one. APPLY: 0.
+ * @fingerprint: COLLECT out: a keyed hash (SipHash, keyed with the seed)
+ *	of the filter's shape (bits, hashes, layout, hash scheme, window,
+ *	generations); it tells nothing of the seed. APPLY in: the
+ *	fingerprint of the filter the blocks came from: it must be the
+ *	target's (-EXDEV, nothing applied).
+ * @max_set: APPLY in: if not 0, refuse (-ENOSPC, nothing applied) blocks
+ *	that would leave a generation with more than @max_set bits set,
+ *	counted before they are applied: a peer's all-ones block would make
+ *	the filter answer "maybe" to every key. COLLECT: 0.
+ * @set: APPLY out: bits the call set (0 -> 1). COLLECT: 0.
+ * @reserved: must be 0.
+ *
+ * COLLECT reports the marked blocks (KBLOOM_COLLECT_ALL: every non-zero
+ * block) from @cursor on, at most @count, generations in order newest
+ * first, and clears their marks (see "Changes as blocks" above); a filter
+ * that does not track changes starts tracking, and its first COLLECT
+ * reports every non-zero block, as with KBLOOM_COLLECT_ALL. A windowed
+ * filter does not rotate during the call. A pass over a large filter takes
+ * several calls: keep calling with the returned @cursor until it is 0 (a
+ * rotation between two calls shows in @rotations).
+ *
+ * APPLY checks every entry (@index within the filter, @generation below
+ * G, @reserved, padding past m) and copies the whole list in before it
+ * changes anything: a bad entry or an unreadable buffer half-way changes
+ * nothing. Then it ORs each block into its generation atomically per word,
+ * as concurrent adds set bits, marking blocks where bits are set if the
+ * target tracks changes.
+ *
+ * Both need CAP_SYS_ADMIN and a read-write fd (COLLECT changes the marks).
+ * The structure is written back on success. Errors: -EBADF, -EPERM,
+ * -EINVAL (bad name, @count 0, @flags, reserved fields, an entry out of
+ * range or with padding bits set), -E2BIG (@count over
+ * KBLOOM_BLOCKS_MAX), -ENOENT, -EOPNOTSUPP (a counting filter), -ESTALE,
+ * -EXDEV, -ENOSPC (see @max_set), -ENOMEM, -EFAULT, -EINTR.
+ */
+struct kbloom_blocks {
+	char name[KBLOOM_NAME_MAX];
+	__u64 blocks;
+	__u32 count;
+	__u32 done;
+	__u32 flags;
+	__u32 reserved0;
+	__u64 cursor;
+	__u64 rotations;
+	__u64 age_ms;
+	__u64 fingerprint;
+	__u64 max_set;
+	__u64 set;
+	__u64 reserved[2];
+};
+
+/*
  * Flow keys: the bytes the `bloom` iptables match (xt_bloom) builds from a
  * packet and `bloomctl --key FIELDS --flow VALUES` builds from text, so
  * that a filter filled by one answers the other. One layout, version 1:
@@ -676,7 +807,9 @@ struct kbloom_image {
  * their @name must be all zero (else -EINVAL). There is no string to copy
  * or check and no lookup: the cheapest way to send keys one at a time.
  * The access rules are the device's (-EBADF for a change on a read-only
- * handle). Any other command on a handle fails with -ENOTTY.
+ * handle). KBLOOM_IOC_COLLECT and KBLOOM_IOC_APPLY also work on a handle,
+ * with their @name all zero. Any other command on a handle fails with
+ * -ENOTTY.
  *
  * A handle keeps its filter's memory until it is closed, as an open file
  * keeps a deleted file's blocks: once the filter is destroyed, the key
@@ -720,5 +853,7 @@ struct kbloom_open {
 #define KBLOOM_IOC_COMPARE	_IOWR(KBLOOM_IOC_MAGIC, 0x31, struct kbloom_merge)
 #define KBLOOM_IOC_EXPORT	_IOWR(KBLOOM_IOC_MAGIC, 0x40, struct kbloom_image)
 #define KBLOOM_IOC_IMPORT	_IOW(KBLOOM_IOC_MAGIC, 0x41, struct kbloom_image)
+#define KBLOOM_IOC_COLLECT	_IOWR(KBLOOM_IOC_MAGIC, 0x50, struct kbloom_blocks)
+#define KBLOOM_IOC_APPLY	_IOWR(KBLOOM_IOC_MAGIC, 0x51, struct kbloom_blocks)
 
 #endif /* _UAPI_LINUX_KBLOOM_H */
