@@ -457,6 +457,7 @@ void kbloom_core_init(struct kbloom_core *core, unsigned long *bitmap,
 	core->seed[1] = seed[1];
 	core->seed[2] = flags & KBLOOM_CORE_SIPHASH ? seed[2] : 0;
 	core->seed[3] = flags & KBLOOM_CORE_SIPHASH ? seed[3] : 0;
+	core->changed = NULL;
 }
 
 /*
@@ -490,8 +491,11 @@ static bool kbloom_bits_set_at(struct kbloom_core *core, const u64 *pos,
 				done |= BIT(j);
 			}
 		}
-		if (kbloom_word_set(&core->bitmap[BIT_WORD(pos[i])], mask, d))
+		if (kbloom_word_set(&core->bitmap[BIT_WORD(pos[i])], mask,
+				    d)) {
 			seen = false;
+			kbloom_core_changed(core, BIT_WORD(pos[i]));
+		}
 	}
 	return seen;
 }
@@ -1158,6 +1162,8 @@ int kbloom_core_merge(struct kbloom_core *dst, const struct kbloom_core *src,
 			} while (new != old &&
 				 !try_cmpxchg(&dst->bitmap[i], &old, new));
 			kbloom_delta_word(dst, old, new, d);
+			if (new != old)
+				kbloom_core_changed(dst, i);
 		}
 		ret = kbloom_core_yield(i);
 		if (ret)
@@ -1220,6 +1226,120 @@ bool kbloom_core_padding_clear(const struct kbloom_core *core)
 		if (core->bitmap[i])
 			return false;
 	return true;
+}
+
+/*
+ * Storage as blocks of KBLOOM_BLOCK_BYTES, for change tracking (struct
+ * kbloom_core @changed): the unit in which changes are collected from one
+ * filter and ORed into another of the same shape and seed. The last block
+ * may be short: its words past the storage read as zero.
+ */
+
+/* Blocks of storage: a plain filter's m need not fill the last one. */
+u64 kbloom_core_blocks(const struct kbloom_core *core)
+{
+	return DIV_ROUND_UP_ULL(kbloom_core_longs(core), KBLOOM_BLOCK_LONGS);
+}
+
+/* The bits of storage word @i that hold positions. */
+static unsigned long kbloom_word_used(const struct kbloom_core *core, size_t i)
+{
+	u64 used = kbloom_used_bits(core->nbits, core->flags);
+
+	if ((u64)(i + 1) * BITS_PER_LONG <= used)
+		return ~0UL;
+	if ((u64)i * BITS_PER_LONG >= used)
+		return 0;
+	return ~0UL >> (BITS_PER_LONG - used % BITS_PER_LONG);
+}
+
+/**
+ * kbloom_core_block_read() - copy a block's words
+ * @core: the filter.
+ * @block: below kbloom_core_blocks().
+ * @words: out: KBLOOM_BLOCK_LONGS words, zero past the storage.
+ *
+ * Return: true if some bit is set.
+ */
+bool kbloom_core_block_read(const struct kbloom_core *core, u64 block,
+			    unsigned long *words)
+{
+	size_t first = block * KBLOOM_BLOCK_LONGS, longs = kbloom_core_longs(core);
+	unsigned long any = 0;
+	size_t i;
+
+	for (i = 0; i < KBLOOM_BLOCK_LONGS; i++) {
+		words[i] = first + i < longs ? READ_ONCE(core->bitmap[first + i]) :
+					       0;
+		any |= words[i];
+	}
+	return any;
+}
+
+/**
+ * kbloom_core_block_valid() - could @words be block @block of @core?
+ * @core: the filter.
+ * @block: the block's number.
+ * @words: KBLOOM_BLOCK_LONGS words.
+ *
+ * Return: true if @block exists and no bit is set past m (as
+ * kbloom_core_padding_clear() requires of a whole image).
+ */
+bool kbloom_core_block_valid(const struct kbloom_core *core, u64 block,
+			     const unsigned long *words)
+{
+	size_t i;
+
+	if (block >= kbloom_core_blocks(core))
+		return false;
+	for (i = 0; i < KBLOOM_BLOCK_LONGS; i++)
+		if (words[i] & ~kbloom_word_used(core, block * KBLOOM_BLOCK_LONGS + i))
+			return false;
+	return true;
+}
+
+/**
+ * kbloom_core_block_new() - bits a block would set
+ * @core: the filter.
+ * @block: a valid block number.
+ * @words: the block to OR in.
+ *
+ * Return: the bits of @words not set in @core now.
+ */
+u64 kbloom_core_block_new(const struct kbloom_core *core, u64 block,
+			  const unsigned long *words)
+{
+	unsigned long cur[KBLOOM_BLOCK_LONGS];
+	u64 n = 0;
+	size_t i;
+
+	kbloom_core_block_read(core, block, cur);
+	for (i = 0; i < KBLOOM_BLOCK_LONGS; i++)
+		n += hweight_long(words[i] & ~cur[i]);
+	return n;
+}
+
+/**
+ * kbloom_core_block_or() - OR a block into a bit filter
+ * @core: a bit filter.
+ * @block: a block for which kbloom_core_block_valid() holds.
+ * @words: the block.
+ * @d: counts the bits set.
+ *
+ * Word by word with the atomic OR adds use, so concurrent adds lose
+ * nothing, and the block is marked changed where a bit was set. Lock-free.
+ */
+void kbloom_core_block_or(struct kbloom_core *core, u64 block,
+			  const unsigned long *words, struct kbloom_delta *d)
+{
+	size_t first = block * KBLOOM_BLOCK_LONGS, i;
+
+	for (i = 0; i < KBLOOM_BLOCK_LONGS; i++) {
+		if (!words[i])
+			continue;
+		if (kbloom_word_set(&core->bitmap[first + i], words[i], d))
+			kbloom_core_changed(core, first + i);
+	}
 }
 
 /*

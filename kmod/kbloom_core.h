@@ -80,6 +80,10 @@ static inline unsigned int kbloom_block_shift(u32 flags)
  * @seed: the per-filter hash seed; secret, so that nobody can compute which
  *	keys collide in a given filter. jhash uses the first two words (the
  *	last two are zero), SipHash all four as its 128-bit key.
+ * @changed: NULL, or a mark per KBLOOM_BLOCK_BYTES of @bitmap: set after
+ *	an operation sets a bit of the block (kbloom_core_changed()), cleared
+ *	by whoever collects the block. Bit filters only. Allocated and freed
+ *	by the filter's owner; the core only sets marks.
  *
  * The blocked layout (KBLOOM_CORE_BLOCKED) is only another way from a hash
  * to k positions (all in one cache line): every operation on positions,
@@ -91,6 +95,7 @@ struct kbloom_core {
 	u32 nhashes;
 	u32 flags;
 	u32 seed[4];
+	unsigned long *changed;
 };
 
 /* The four operations on a key. */
@@ -185,6 +190,15 @@ int kbloom_core_merge(struct kbloom_core *dst, const struct kbloom_core *src,
 int kbloom_core_compare(const struct kbloom_core *a,
 			const struct kbloom_core *b, u64 *both, u64 *either);
 bool kbloom_core_padding_clear(const struct kbloom_core *core);
+u64 kbloom_core_blocks(const struct kbloom_core *core);
+bool kbloom_core_block_read(const struct kbloom_core *core, u64 block,
+			    unsigned long *words);
+bool kbloom_core_block_valid(const struct kbloom_core *core, u64 block,
+			     const unsigned long *words);
+u64 kbloom_core_block_new(const struct kbloom_core *core, u64 block,
+			  const unsigned long *words);
+void kbloom_core_block_or(struct kbloom_core *core, u64 block,
+			  const unsigned long *words, struct kbloom_delta *d);
 
 int kbloom_size(u64 capacity, u32 fpr_ppb, u64 *nbits, u32 *nhashes);
 int kbloom_size_flags(u64 capacity, u32 fpr_ppb, u32 flags, u64 *nbits,
@@ -410,6 +424,52 @@ kbloom_block_has(const unsigned long *blk, unsigned int p)
 	return READ_ONCE(blk[p / BITS_PER_LONG]) >> (p % BITS_PER_LONG);
 }
 
+/*
+ * Mark the block of storage word @word changed, if @core tracks changes.
+ * Called after a fully ordered atomic operation set a bit of the word. A
+ * collector clears a mark (fully ordered too) before it reads the block,
+ * so if the mark read here was still set, the collector reads this bit;
+ * if it was clear, it is set now for the next collection: no change is
+ * ever lost. A mark already set costs a read, and a filter that does not
+ * track, one predictable branch.
+ */
+static __always_inline void kbloom_core_changed(const struct kbloom_core *core,
+						size_t word)
+{
+	unsigned long *marks = READ_ONCE(core->changed);
+	size_t block = word / KBLOOM_BLOCK_LONGS;
+
+	if (likely(!marks))
+		return;
+	if (!test_bit(block, marks))
+		set_bit(block, marks);
+}
+
+#ifdef __KERNEL__
+/*
+ * Images and blocks travel in a fixed byte order: the storage as
+ * little-endian words, which is the in-memory layout of every
+ * little-endian machine, whatever its word size.
+ */
+static inline void kbloom_word_to_le(void *dst, unsigned long w)
+{
+#if BITS_PER_LONG == 64
+	put_unaligned_le64(w, dst);
+#else
+	put_unaligned_le32(w, dst);
+#endif
+}
+
+static inline unsigned long kbloom_word_from_le(const void *src)
+{
+#if BITS_PER_LONG == 64
+	return get_unaligned_le64(src);
+#else
+	return get_unaligned_le32(src);
+#endif
+}
+#endif /* __KERNEL__ */
+
 /* Positions one word of kbloom_mix64() gives a blocked bit filter: 7. */
 #define KBLOOM_BLOCK_PER_MIX	(64 / KBLOOM_BLOCK_SHIFT)
 static_assert(KBLOOM_BLOCK_PER_MIX == 7, "KBLOOM_BLOCK_UNROLL() unrolls 7");
@@ -558,6 +618,8 @@ static __always_inline bool kbloom_block_add(const struct kbloom_core *core,
 		words &= words - 1;
 		got |= kbloom_word_or(&blk[i], want[i], d);
 	}
+	if (got)
+		kbloom_core_changed(core, blk - core->bitmap);
 	return !got;
 }
 

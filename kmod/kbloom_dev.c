@@ -32,6 +32,7 @@
 #include <asm/unaligned.h>
 
 #include "kbloom.h"
+#include "kbloom_changes.h"
 #include "kbloom_dev.h"
 #include "kbloom_filter.h"
 #include "kbloom_params.h"
@@ -65,6 +66,21 @@ static int kbloom_check_admin(struct file *file)
 	return 0;
 }
 
+/* What INFO and EXPORT report of a generation's change tracking. */
+static u32 kbloom_track_flags(struct kbloom_gen *gen)
+{
+	return kbloom_gen_tracking(gen) ? KBLOOM_CREATE_TRACK_CHANGES : 0;
+}
+
+static bool kbloom_filter_tracking(struct kbloom_filter *filter)
+{
+	struct kbloom_gen *gen = kbloom_gen_get(filter);
+	bool tracking = kbloom_gen_tracking(gen);
+
+	kbloom_gen_put(gen);
+	return tracking;
+}
+
 static long kbloom_ioc_version(void __user *argp)
 {
 	struct kbloom_version v = {
@@ -78,7 +94,7 @@ static long kbloom_ioc_version(void __user *argp)
 			    KBLOOM_FEATURE_SIPHASH | KBLOOM_FEATURE_WINDOW |
 			    KBLOOM_FEATURE_HANDLE | KBLOOM_FEATURE_BLOCKED |
 			    KBLOOM_FEATURE_BPF_ACCESS |
-			    KBLOOM_FEATURE_WINDOW_AGE,
+			    KBLOOM_FEATURE_WINDOW_AGE | KBLOOM_FEATURE_CHANGES,
 		.min_bits = KBLOOM_MIN_BITS,
 		.max_bits = KBLOOM_MAX_BITS,
 		.max_hashes = KBLOOM_MAX_HASHES,
@@ -104,7 +120,7 @@ static long kbloom_ioc_create(struct file *file, void __user *argp)
 		return -EFAULT;
 	if (c.flags & ~(KBLOOM_CREATE_COUNTING | KBLOOM_CREATE_LIKE |
 			KBLOOM_CREATE_ROTATE_AT_FILL | KBLOOM_CREATE_BLOCKED |
-			KBLOOM_CREATE_BPF) ||
+			KBLOOM_CREATE_BPF | KBLOOM_CREATE_TRACK_CHANGES) ||
 	    !kbloom_zeroed(c.reserved, sizeof(c.reserved)) ||
 	    !kbloom_name_valid(c.name))
 		return -EINVAL;
@@ -114,6 +130,7 @@ static long kbloom_ioc_create(struct file *file, void __user *argp)
 
 	p.flags = kbloom_core_flags(c.flags);
 	p.bpf_ops = kbloom_bpf_ops(c.flags);
+	p.track_changes = c.flags & KBLOOM_CREATE_TRACK_CHANGES;
 	if (c.flags & KBLOOM_CREATE_LIKE) {
 		/* Everything comes from the model, hash and window included. */
 		if (c.bits || c.hashes || c.fpr_ppb || c.capacity ||
@@ -121,8 +138,7 @@ static long kbloom_ioc_create(struct file *file, void __user *argp)
 		    c.flags & KBLOOM_CREATE_ROTATE_AT_FILL ||
 		    !kbloom_name_valid(c.like))
 			return -EINVAL;
-		ret = kbloom_filter_create_like(c.name, c.like, p.flags,
-						p.bpf_ops, &p, &filter);
+		ret = kbloom_filter_create_like(c.name, c.like, &p, &filter);
 	} else {
 		ret = kbloom_create_params(&c, &p);
 		if (!ret)
@@ -140,7 +156,9 @@ static long kbloom_ioc_create(struct file *file, void __user *argp)
 	c.hashes = p.nhashes;
 	c.flags = (c.flags & KBLOOM_CREATE_LIKE) | kbloom_uapi_flags(p.flags) |
 		  (p.rotate_at_fill ? KBLOOM_CREATE_ROTATE_AT_FILL : 0) |
-		  kbloom_bpf_flags(filter->bpf_ops);
+		  kbloom_bpf_flags(filter->bpf_ops) |
+		  (kbloom_filter_tracking(filter) ?
+		   KBLOOM_CREATE_TRACK_CHANGES : 0);
 	c.capacity = p.capacity;
 	c.fpr_ppb = p.fpr_ppb;
 	c.hash_scheme = kbloom_flags_scheme(p.flags);
@@ -259,7 +277,8 @@ static long kbloom_ioc_info(void __user *argp)
 	info.bits = gen->core.nbits;
 	info.hashes = gen->core.nhashes;
 	info.flags = kbloom_uapi_flags(gen->core.flags) |
-		     kbloom_bpf_flags(filter->bpf_ops);
+		     kbloom_bpf_flags(filter->bpf_ops) |
+		     kbloom_track_flags(gen);
 	info.capacity = gen->capacity;
 	info.fpr_ppb = gen->fpr_ppb;
 	info.hash_scheme = kbloom_flags_scheme(gen->core.flags);
@@ -631,30 +650,10 @@ out_put:
 }
 
 /*
- * Images travel in a fixed byte order: the storage as little-endian words,
- * which is the in-memory layout of every little-endian machine, whatever
- * its word size. Copied through a bounce buffer in pieces, yielding between
- * them.
+ * Images travel in the storage's byte order (kbloom_word_to_le()), copied
+ * through a bounce buffer in pieces, yielding between them.
  */
 #define KBLOOM_BOUNCE_BYTES	(64 * 1024)
-
-static void kbloom_word_to_le(void *dst, unsigned long w)
-{
-#if BITS_PER_LONG == 64
-	put_unaligned_le64(w, dst);
-#else
-	put_unaligned_le32(w, dst);
-#endif
-}
-
-static unsigned long kbloom_word_from_le(const void *src)
-{
-#if BITS_PER_LONG == 64
-	return get_unaligned_le64(src);
-#else
-	return get_unaligned_le32(src);
-#endif
-}
 
 static int kbloom_copy_out(void __user *dst, const unsigned long *bitmap,
 			   size_t bytes, u8 *bounce)
@@ -800,7 +799,8 @@ static long kbloom_ioc_export(void __user *argp)
 	img.bits = gen->core.nbits;
 	img.hashes = gen->core.nhashes;
 	img.flags |= kbloom_uapi_flags(gen->core.flags) |
-		     kbloom_bpf_flags(filter->bpf_ops);
+		     kbloom_bpf_flags(filter->bpf_ops) |
+		     kbloom_track_flags(gen);
 	img.seed[0] = gen->core.seed[0];
 	img.seed[1] = gen->core.seed[1];
 	img.seed_hi[0] = gen->core.seed[2];
@@ -842,7 +842,8 @@ static int kbloom_import(const struct kbloom_image *img)
 
 	if (img->import_flags & ~KBLOOM_IMPORT_REPLACE ||
 	    img->flags & ~(KBLOOM_CREATE_COUNTING | KBLOOM_CREATE_BLOCKED |
-			   KBLOOM_CREATE_ROTATE_AT_FILL | KBLOOM_CREATE_BPF) ||
+			   KBLOOM_CREATE_ROTATE_AT_FILL | KBLOOM_CREATE_BPF |
+			   KBLOOM_CREATE_TRACK_CHANGES) ||
 	    !kbloom_scheme_valid(img->hash_scheme) ||
 	    (img->hash_scheme == KBLOOM_HASH_JHASH &&
 	     (img->seed_hi[0] || img->seed_hi[1])) ||
@@ -861,6 +862,7 @@ static int kbloom_import(const struct kbloom_image *img)
 	p.adds = img->adds;
 	/* A new filter's; a replaced one keeps its own. */
 	p.bpf_ops = kbloom_bpf_ops(img->flags);
+	p.track_changes = img->flags & KBLOOM_CREATE_TRACK_CHANGES;
 	/* Exactly what CREATE would have accepted. */
 	ret = kbloom_params_check(&p);
 	if (ret)
@@ -872,6 +874,13 @@ static int kbloom_import(const struct kbloom_image *img)
 	/* Fail early, before allocating gigabytes, when the name is wrong. */
 	replace = img->import_flags & KBLOOM_IMPORT_REPLACE;
 	filter = kbloom_filter_get(img->name);
+	/*
+	 * A replaced filter keeps tracking if it did: its new contents are
+	 * all marked. One that starts tracking after this look starts with
+	 * every block marked anyway (kbloom_gen_track()).
+	 */
+	if (replace && filter)
+		p.track_changes = kbloom_filter_tracking(filter);
 	kbloom_filter_put(filter);
 	if (replace && !filter)
 		return -ENOENT;
@@ -928,8 +937,9 @@ static long kbloom_ioc_import(struct file *file, void __user *argp)
 }
 
 /*
- * The key commands, on the device (@bound NULL: by name) and on a handle
- * (on its filter). -ENOIOCTLCMD for any other command.
+ * The commands of one filter's contents, the key commands and the block
+ * commands, on the device (@bound NULL: by name) and on a handle (on its
+ * filter). -ENOIOCTLCMD for any other command.
  */
 static long kbloom_key_ioctl(struct file *file, unsigned int cmd,
 			     void __user *argp, struct kbloom_filter *bound)
@@ -952,12 +962,16 @@ static long kbloom_key_ioctl(struct file *file, unsigned int cmd,
 					bound);
 	case KBLOOM_IOC_REMOVE_BATCH:
 		return kbloom_ioc_batch(file, argp, KBLOOM_OP_REMOVE, bound);
+	case KBLOOM_IOC_COLLECT:
+		return kbloom_ioc_blocks(file, argp, true, bound);
+	case KBLOOM_IOC_APPLY:
+		return kbloom_ioc_blocks(file, argp, false, bound);
 	default:
 		return -ENOIOCTLCMD;
 	}
 }
 
-/* A handle: the key commands only, on the filter the file holds. */
+/* A handle: the commands of one filter, on the filter the file holds. */
 static long kbloom_handle_ioctl(struct file *file, unsigned int cmd,
 				unsigned long arg)
 {

@@ -298,6 +298,13 @@ struct kbloom_gen *kbloom_gen_new(const struct kbloom_params *p)
 	}
 	refcount_set(&gen->ref, 1);
 	atomic_inc(&kbloom_live);
+	if (p->track_changes) {
+		ret = kbloom_gen_track(gen, false);
+		if (ret) {
+			kbloom_gen_destroy(gen);
+			return ERR_PTR(ret);
+		}
+	}
 	return gen;
 
 err_free_occ:
@@ -310,6 +317,95 @@ err_uncharge:
 	return ERR_PTR(ret);
 }
 
+/* The storage of @gen: @i below kbloom_gen_slices(), in no order. */
+static struct kbloom_core *kbloom_gen_storage(struct kbloom_gen *gen, u32 i)
+{
+	return gen->win ? kbloom_window_storage(gen->win, i) : &gen->core;
+}
+
+/* What the change marks of one generation's storage take. */
+static size_t kbloom_marks_bytes(const struct kbloom_core *core)
+{
+	return BITS_TO_LONGS(kbloom_core_blocks(core)) * sizeof(unsigned long);
+}
+
+/* Serialises kbloom_gen_track() calls, which allocate outside any lock. */
+static DEFINE_MUTEX(kbloom_track_lock);
+
+/**
+ * kbloom_gen_track() - make a generation track its changed blocks
+ * @gen: a bit filter's generation, private or held (kbloom_gen_get()).
+ * @published: readers may be operating on it.
+ *
+ * Every block starts marked: whatever the storage holds is news to whoever
+ * collects first, so nothing added before tracking began is missed. On a
+ * published generation, operations that began before the marks were
+ * published may set bits without marking them; the grace period waited
+ * for here ends them, so a collection that follows reads those bits.
+ * Every operation runs in an RCU reader (the hot path, batches) or marks
+ * after a fully ordered write (merge, apply). Process context.
+ *
+ * Return: 0 (also if it tracks already), -ENOSPC (the memory budget),
+ * -ENOMEM.
+ */
+int kbloom_gen_track(struct kbloom_gen *gen, bool published)
+{
+	u32 i, n = kbloom_gen_slices(gen);
+	struct kbloom_core *core;
+	unsigned long *marks;
+	size_t bytes;
+	int ret = 0;
+
+	mutex_lock(&kbloom_track_lock);
+	for (i = 0; i < n && !ret; i++) {
+		core = kbloom_gen_storage(gen, i);
+		if (core->changed)
+			continue;
+		bytes = kbloom_marks_bytes(core);
+		ret = kbloom_charge(bytes);
+		if (ret)
+			break;
+		marks = kvmalloc(bytes, GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
+		if (!marks) {
+			kbloom_uncharge(bytes);
+			ret = -ENOMEM;
+			break;
+		}
+		bitmap_fill(marks, kbloom_core_blocks(core));
+		/* Filled before readers can find it. */
+		smp_store_release(&core->changed, marks);
+	}
+	mutex_unlock(&kbloom_track_lock);
+	if (published)
+		synchronize_rcu();
+	return ret;
+}
+
+/*
+ * Does @gen track changes? Any context. The last storage gets its marks
+ * last: a kbloom_gen_track() that failed half-way does not count.
+ */
+bool kbloom_gen_tracking(struct kbloom_gen *gen)
+{
+	return READ_ONCE(kbloom_gen_storage(gen, kbloom_gen_slices(gen) - 1)->changed);
+}
+
+/* The marks go with the generation: on its way out, nobody else sees it. */
+static void kbloom_gen_untrack(struct kbloom_gen *gen)
+{
+	u32 i, n = kbloom_gen_slices(gen);
+	struct kbloom_core *core;
+
+	for (i = 0; i < n; i++) {
+		core = kbloom_gen_storage(gen, i);
+		if (!core->changed)
+			continue;
+		kvfree(core->changed);
+		kbloom_uncharge(kbloom_marks_bytes(core));
+		core->changed = NULL;
+	}
+}
+
 /**
  * kbloom_gen_destroy() - free a generation nobody else can see
  * @gen: a generation from kbloom_gen_new() never published, or one whose
@@ -319,6 +415,7 @@ err_uncharge:
  */
 void kbloom_gen_destroy(struct kbloom_gen *gen)
 {
+	kbloom_gen_untrack(gen);
 	if (gen->win)
 		kbloom_window_free(gen->win);
 	vfree(gen->core.bitmap);
@@ -596,6 +693,28 @@ static struct kbloom_occupancy __percpu *
 kbloom_gen_slice_occ(struct kbloom_gen *gen, u32 i)
 {
 	return gen->win ? kbloom_window_slice(gen->win, i)->occ : gen->occ;
+}
+
+/*
+ * Bits set in storage @i (newest first), and accounting a change made to
+ * it outside the key operations (blocks applied); under kbloom_gen_lock()
+ * or between kbloom_window_copy_begin() and _end().
+ */
+u64 kbloom_gen_slice_set(struct kbloom_gen *gen, u32 i)
+{
+	u64 occupied, stuck;
+
+	kbloom_occ_read(kbloom_gen_slice_occ(gen, i), &occupied, &stuck);
+	return occupied;
+}
+
+void kbloom_gen_slice_account(struct kbloom_gen *gen, u32 i,
+			      const struct kbloom_delta *d)
+{
+	if (gen->win)
+		kbloom_occ_account(kbloom_gen_slice_occ(gen, i), d);
+	else
+		kbloom_gen_account(gen, d);
 }
 
 /* What a filter like @gen is made of; @seed receives its four words. */
@@ -1507,9 +1626,9 @@ int kbloom_filter_create(const char *name, const struct kbloom_params *p,
  * kbloom_filter_create_like() - create an empty filter compatible with another
  * @name: a name that passed kbloom_name_valid().
  * @like: the filter whose size, hashes, flags, capacity and seed to copy.
- * @flags: KBLOOM_CORE_* flags the caller expects @like to have.
- * @bpf_ops: KBLOOM_BPF_OPS_* of the new filter: access is not copied.
- * @used: out: the parameters of the new filter (its seed pointer is not
+ * @used: in: @flags, the KBLOOM_CORE_* flags the caller expects @like to
+ *	have, and the new filter's @bpf_ops and @track_changes, which are not
+ *	copied; out: the parameters of the new filter (its seed pointer is not
  *	valid after return).
  * @filterp: as for kbloom_filter_add_gen().
  *
@@ -1518,8 +1637,8 @@ int kbloom_filter_create(const char *name, const struct kbloom_params *p,
  * Return: as kbloom_filter_create(), -ENOENT if @like does not exist,
  * -EINVAL if it lacks one of @flags.
  */
-int kbloom_filter_create_like(const char *name, const char *like, u32 flags,
-			      u8 bpf_ops, struct kbloom_params *used,
+int kbloom_filter_create_like(const char *name, const char *like,
+			      struct kbloom_params *used,
 			      struct kbloom_filter **filterp)
 {
 	struct kbloom_filter *model = kbloom_filter_get(like);
@@ -1534,8 +1653,12 @@ int kbloom_filter_create_like(const char *name, const char *like, u32 flags,
 	kbloom_gen_params(gen, &p, seed);
 	kbloom_gen_put(gen);
 	kbloom_filter_put(model);
-	p.bpf_ops = bpf_ops;
-	if (flags & ~p.flags)
+	/* The caller's, not the model's. */
+	p.bpf_ops = used->bpf_ops;
+	p.track_changes = used->track_changes;
+	/* Counting filters do not track (kbloom_params_check()). */
+	if (used->flags & ~p.flags ||
+	    (p.track_changes && p.flags & KBLOOM_CORE_COUNTING))
 		ret = -EINVAL;
 	else
 		ret = kbloom_filter_create(name, &p, filterp);

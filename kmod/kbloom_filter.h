@@ -251,6 +251,8 @@ static_assert(offsetofend(struct kbloom_filter, bpf_ops) <= 64,
  * @bpf_ops: KBLOOM_BPF_OPS_* of the filter (not of its contents: an image
  *	loaded over a filter keeps the filter's).
  * @ruled: the filter is made by a rule (struct kbloom_filter @ruled).
+ * @track_changes: its generation tracks changed blocks from the start
+ *	(KBLOOM_CREATE_TRACK_CHANGES).
  */
 struct kbloom_params {
 	u64 nbits;
@@ -265,6 +267,7 @@ struct kbloom_params {
 	bool rotate_at_fill;
 	u8 bpf_ops;
 	bool ruled;
+	bool track_changes;
 };
 
 /*
@@ -289,6 +292,8 @@ void kbloom_filter_flush(void);
 bool kbloom_name_valid(const char *name);
 struct kbloom_gen *kbloom_gen_new(const struct kbloom_params *p);
 void kbloom_gen_destroy(struct kbloom_gen *gen);
+int kbloom_gen_track(struct kbloom_gen *gen, bool published);
+bool kbloom_gen_tracking(struct kbloom_gen *gen);
 struct kbloom_gen *kbloom_gen_get(struct kbloom_filter *filter);
 void kbloom_gen_put(struct kbloom_gen *gen);
 u32 kbloom_gen_mismatch(const struct kbloom_gen *a, const struct kbloom_gen *b);
@@ -302,6 +307,9 @@ u32 kbloom_gen_slices(struct kbloom_gen *gen);
 void kbloom_gen_lock(struct kbloom_gen *gen);
 void kbloom_gen_unlock(struct kbloom_gen *gen);
 struct kbloom_core *kbloom_gen_slice(struct kbloom_gen *gen, u32 i);
+u64 kbloom_gen_slice_set(struct kbloom_gen *gen, u32 i);
+void kbloom_gen_slice_account(struct kbloom_gen *gen, u32 i,
+			      const struct kbloom_delta *d);
 void kbloom_gen_params(struct kbloom_gen *gen, struct kbloom_params *p,
 		       u32 *seed);
 
@@ -327,8 +335,8 @@ int kbloom_filter_replace_gen(const char *name, struct kbloom_gen *gen,
 			      const struct kbloom_params *p);
 int kbloom_filter_create(const char *name, const struct kbloom_params *p,
 			 struct kbloom_filter **filterp);
-int kbloom_filter_create_like(const char *name, const char *like, u32 flags,
-			      u8 bpf_ops, struct kbloom_params *used,
+int kbloom_filter_create_like(const char *name, const char *like,
+			      struct kbloom_params *used,
 			      struct kbloom_filter **filterp);
 int kbloom_filter_adopt(const char *name, const struct kbloom_params *p,
 			struct kbloom_filter **filterp);

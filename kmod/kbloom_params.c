@@ -70,6 +70,9 @@ int kbloom_params_check(const struct kbloom_params *p)
 	if (p->rotate_at_fill &&
 	    !kbloom_fill_at(p->nbits, p->nhashes, p->capacity, p->flags))
 		return -EINVAL;
+	/* A counter is not a change that an OR can carry (the uapi). */
+	if (p->track_changes && p->flags & KBLOOM_CORE_COUNTING)
+		return -EINVAL;
 	return 0;
 }
 

@@ -412,6 +412,15 @@ struct kbloom_slice *kbloom_window_slice(struct kbloom_window *win, u32 i)
 	return view->s[i];
 }
 
+/*
+ * Generation @i's storage in no particular order (not newest first): for
+ * what concerns every generation alike, such as its change marks.
+ */
+struct kbloom_core *kbloom_window_storage(struct kbloom_window *win, u32 i)
+{
+	return &win->slices[i].core;
+}
+
 /* How long ago the newest generation became the newest, in ms. */
 static u32 kbloom_window_age_ms(struct kbloom_window *win)
 {

@@ -110,6 +110,7 @@ void kbloom_window_rotate_now(struct kbloom_window *win);
 bool kbloom_window_do(struct kbloom_window *win, enum kbloom_op op,
 		      const void *key, u32 len);
 struct kbloom_slice *kbloom_window_slice(struct kbloom_window *win, u32 i);
+struct kbloom_core *kbloom_window_storage(struct kbloom_window *win, u32 i);
 int kbloom_window_copy_begin(struct kbloom_window *win, u32 *age_ms);
 void kbloom_window_copy_end(struct kbloom_window *win);
 void kbloom_window_info(struct kbloom_window *win, u64 *rotations,

@@ -75,6 +75,7 @@ static double median(double *v, int n)
 /* kind->arg: KBLOOM_CORE_* flags, and these. */
 #define BENCH_BATCHED	(1u << 16)
 #define BENCH_SMALL	(1u << 17)	/* 4 KiB pages only, for reference */
+#define BENCH_TRACK	(1u << 18)	/* change marks, as --track-changes */
 
 #define HUGE_PAGE	(2UL << 20)
 
@@ -135,6 +136,10 @@ static int kb_create(struct bench_filter *f, const struct bench_keys *keys,
 	/* What the module allocates: sizing's bytes, or whole huge pages. */
 	f->bytes = kb->alloc;
 	kbloom_core_init(&kb->core, kb->bits, m, k, flags, seed);
+	/* A mark per 64-byte block, as the module's kbloom_gen_track(). */
+	if (arg & BENCH_TRACK)
+		kb->core.changed = calloc(kbloom_core_blocks(&kb->core) / 64 + 1,
+					  sizeof(long));
 	for (i = 0; i < BATCH; i++)
 		kb->lens[i] = keys->len;
 	f->priv = kb;
@@ -153,6 +158,7 @@ static void kb_destroy(struct bench_filter *f)
 	struct kb_filter *kb = f->priv;
 
 	munmap(kb->bits, kb->alloc);
+	free(kb->core.changed);
 	free(kb);
 }
 
@@ -241,6 +247,11 @@ static const struct bench_kind kb_kinds[] = {
 	   KBLOOM_CORE_BLOCKED | KBLOOM_CORE_SIPHASH | BENCH_BATCHED, true),
 	KB("kbloom blocked, batched, 4 KiB pages", "blocked, batched, 4 KiB pages",
 	   KBLOOM_CORE_BLOCKED | BENCH_BATCHED | BENCH_SMALL, true),
+	KB("kbloom plain, one key per call, tracking changes",
+	   "plain, one key, tracking", BENCH_TRACK, false),
+	KB("kbloom blocked, batched, tracking changes",
+	   "blocked, batched, tracking",
+	   KBLOOM_CORE_BLOCKED | BENCH_BATCHED | BENCH_TRACK, true),
 };
 
 #define NKB	(sizeof(kb_kinds) / sizeof(kb_kinds[0]))

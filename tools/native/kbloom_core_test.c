@@ -1384,6 +1384,118 @@ static bool batch_matches_one_key_calls(void)
 	return ok;
 }
 
+/*
+ * Change marks (struct kbloom_core @changed): after each kind of operation
+ * that sets bits (one key, test-and-add, the batch ring, merge, a block
+ * ORed in), the marked blocks are exactly those whose bytes changed; and
+ * ORing one filter's marked blocks into an empty twin reproduces it.
+ */
+static bool marks_are_the_changed_blocks(void)
+{
+	static const u32 flagsets[] = {
+		0, KBLOOM_CORE_SIPHASH, KBLOOM_CORE_BLOCKED,
+	};
+	/* Not a multiple of 512: the last block is short (plain only). */
+	static const u64 sizes[] = { 20480, 5000 };
+	enum { N = 600, B = KBLOOM_BLOCK_BYTES / sizeof(unsigned long) };
+	u32 seed[4] = { 5, 6, 7, 8 }, lens[N], f, z, i, step;
+	static u8 keys[N * 24];
+	size_t used = 0;
+
+	for (i = 0; i < N; i++) {
+		lens[i] = make_key(keys + used, 91, i);
+		used += lens[i];
+	}
+	for (f = 0; f < sizeof(flagsets) / sizeof(flagsets[0]); f++) {
+		for (z = 0; z < 2; z++) {
+			u64 m = sizes[z];
+			size_t bytes = kbloom_core_bytes(m, flagsets[f]);
+			struct kbloom_core a, twin, src;
+			unsigned long *before, words[B];
+			u64 nb, b, marked, changed;
+
+			if (flagsets[f] & KBLOOM_CORE_BLOCKED && m % 512)
+				continue;
+			kbloom_core_init(&a, calloc(1, bytes), m, 5, flagsets[f], seed);
+			kbloom_core_init(&twin, calloc(1, bytes), m, 5, flagsets[f], seed);
+			kbloom_core_init(&src, calloc(1, bytes), m, 5, flagsets[f], seed);
+			nb = kbloom_core_blocks(&a);
+			a.changed = calloc(nb / 64 + 1, sizeof(long));
+			before = malloc(bytes);
+			for (step = 0; step < 5; step++) {
+				const u8 *k = keys;
+
+				memcpy(before, a.bitmap, bytes);
+				memset(a.changed, 0, (nb / 64 + 1) * sizeof(long));
+				for (i = 0; i < N; k += lens[i], i++) {
+					if (i % 5 != step)
+						continue;
+					if (step == 0)
+						kbloom_core_add(&a, k, lens[i], NULL);
+					else if (step == 1)
+						kbloom_core_test_and_add(&a, k, lens[i], NULL);
+					else
+						kbloom_core_add(&src, k, lens[i], NULL);
+				}
+				if (step == 2)
+					kbloom_core_do_batch(&a, KBLOOM_OP_ADD, keys, lens, N,
+							     NULL, NULL);
+				if (step == 3 && kbloom_core_merge(&a, &src, &(struct kbloom_delta){ 0 }))
+					return fail("merge failed");
+				if (step == 4) {
+					/* A block of ones ORed into block 0. */
+					memset(words, 0xff, sizeof(words));
+					for (i = 0; i < B; i++)
+						if ((i + 1) * BITS_PER_LONG > m)
+							words[i] = 0;
+					if (!kbloom_core_block_valid(&a, 0, words))
+						return fail("a full first block refused");
+					kbloom_core_block_or(&a, 0, words, NULL);
+				}
+				for (b = 0; b < nb; b++) {
+					size_t off = b * KBLOOM_BLOCK_BYTES;
+					size_t len = bytes - off < KBLOOM_BLOCK_BYTES ?
+						     bytes - off : KBLOOM_BLOCK_BYTES;
+
+					marked = test_bit(b, a.changed);
+					changed = memcmp((u8 *)before + off,
+							 (u8 *)a.bitmap + off, len) != 0;
+					if (marked != changed)
+						return fail("flags %#x m %llu step %u block %llu: marked %llu, changed %llu",
+							    flagsets[f], (unsigned long long)m,
+							    step, (unsigned long long)b,
+							    (unsigned long long)marked,
+							    (unsigned long long)changed);
+				}
+			}
+			/* Blocks carry the whole filter; padding is refused. */
+			for (b = 0; b < nb; b++) {
+				if (kbloom_core_block_read(&a, b, words) &&
+				    kbloom_core_block_new(&twin, b, words) == 0)
+					return fail("a non-zero block brings nothing new");
+				kbloom_core_block_or(&twin, b, words, NULL);
+			}
+			if (memcmp(a.bitmap, twin.bitmap, bytes))
+				return fail("blocks ORed into a twin: not equal");
+			if (kbloom_core_block_valid(&a, nb, words))
+				return fail("block %llu of %llu accepted",
+					    (unsigned long long)nb, (unsigned long long)nb);
+			if (m % 512) {
+				kbloom_core_block_read(&a, nb - 1, words);
+				words[(m % 512) / BITS_PER_LONG] |= 1UL << (m % BITS_PER_LONG);
+				if (kbloom_core_block_valid(&a, nb - 1, words))
+					return fail("a bit past m accepted");
+			}
+			free(before);
+			free(a.changed);
+			free(a.bitmap);
+			free(twin.bitmap);
+			free(src.bitmap);
+		}
+	}
+	return true;
+}
+
 static const struct {
 	const char *name;
 	bool (*fn)(void);
@@ -1426,6 +1538,7 @@ static const struct {
 	  blocked_fast_path_matches_positions },
 	{ "storage_size_rounding", storage_size_rounding },
 	{ "batch_add_takes_no_results", batch_add_takes_no_results },
+	{ "marks_are_the_changed_blocks", marks_are_the_changed_blocks },
 };
 
 int main(void)

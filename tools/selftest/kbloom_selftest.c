@@ -159,6 +159,27 @@ ASSERT_FSIZE(kbloom_image, seed_hi, 8);
 ASSERT_OFF(kbloom_image, generations, 112);
 ASSERT_OFF(kbloom_image, window_ms, 116);
 
+ASSERT_SIZE(kbloom_block, 80);
+ASSERT_OFF(kbloom_block, index, 0);
+ASSERT_OFF(kbloom_block, generation, 8);
+ASSERT_OFF(kbloom_block, reserved, 12);
+ASSERT_OFF(kbloom_block, data, 16);
+
+ASSERT_SIZE(kbloom_blocks, 120);
+ASSERT_OFF(kbloom_blocks, name, 0);
+ASSERT_OFF(kbloom_blocks, blocks, 32);
+ASSERT_OFF(kbloom_blocks, count, 40);
+ASSERT_OFF(kbloom_blocks, done, 44);
+ASSERT_OFF(kbloom_blocks, flags, 48);
+ASSERT_OFF(kbloom_blocks, reserved0, 52);
+ASSERT_OFF(kbloom_blocks, cursor, 56);
+ASSERT_OFF(kbloom_blocks, rotations, 64);
+ASSERT_OFF(kbloom_blocks, age_ms, 72);
+ASSERT_OFF(kbloom_blocks, fingerprint, 80);
+ASSERT_OFF(kbloom_blocks, max_set, 88);
+ASSERT_OFF(kbloom_blocks, set, 96);
+ASSERT_OFF(kbloom_blocks, reserved, 104);
+
 /* The command numbers themselves are ABI: the same on both builds. */
 _Static_assert(KBLOOM_IOC_VERSION == 0x8050BF00u, "VERSION number");
 _Static_assert(KBLOOM_IOC_CREATE == 0xC078BF01u, "CREATE number");
@@ -181,6 +202,8 @@ _Static_assert(KBLOOM_IOC_MERGE == 0xC078BF30u, "MERGE number");
 _Static_assert(KBLOOM_IOC_COMPARE == 0xC078BF31u, "COMPARE number");
 _Static_assert(KBLOOM_IOC_EXPORT == 0xC078BF40u, "EXPORT number");
 _Static_assert(KBLOOM_IOC_IMPORT == 0x4078BF41u, "IMPORT number");
+_Static_assert(KBLOOM_IOC_COLLECT == 0xC078BF50u, "COLLECT number");
+_Static_assert(KBLOOM_IOC_APPLY == 0xC078BF51u, "APPLY number");
 /* Flag and limit values are ABI too. */
 _Static_assert(KBLOOM_CREATE_COUNTING == 1 && KBLOOM_CREATE_LIKE == 2,
 	       "create flags");
@@ -208,5 +231,6 @@ _Static_assert(KBLOOM_FEATURE_SIPHASH == 1ULL << 6, "SIPHASH feature");
 #include "kbloom_st_sysfs.c"
 #include "kbloom_st_handle.c"
 #include "kbloom_st_window.c"
+#include "kbloom_st_changes.c"
 
 TEST_HARNESS_MAIN

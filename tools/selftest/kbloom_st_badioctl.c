@@ -306,11 +306,11 @@ TEST_F(badioctl, create_flags)
 	 * 1 and 2 are COUNTING and LIKE now: see the merge area; 4 is
 	 * ROTATE_AT_FILL, which needs a window; 8 is BLOCKED, which needs
 	 * whole blocks (1000 bits are not); 16 and 32 are BPF_READ and
-	 * BPF_WRITE.
+	 * BPF_WRITE; 64 is TRACK_CHANGES (the changes area).
 	 */
 	static const u32 bad_flags[] = {
 		1u << 2, 0x80000000u, KBLOOM_CREATE_COUNTING | 1u << 2,
-		1u << 6, KBLOOM_CREATE_BLOCKED,
+		1u << 7, KBLOOM_CREATE_BLOCKED,
 		KBLOOM_CREATE_BLOCKED | KBLOOM_CREATE_COUNTING,
 	};
 	size_t i;

@@ -127,7 +127,7 @@ static void image_bad_inputs(struct __test_metadata *_metadata,
 	BAD(hash_scheme, 0, EINVAL, "hash_scheme 0");
 	BAD(flags, KBLOOM_CREATE_LIKE, EINVAL, "flags LIKE");
 	BAD(flags, 1u << 2, EINVAL, "flags 1 << 2");
-	BAD(flags, 1u << 6, EINVAL, "flags 1 << 6");
+	BAD(flags, 1u << 7, EINVAL, "flags 1 << 7");
 	BAD(flags, KBLOOM_CREATE_BLOCKED, EINVAL,
 	    "flags BLOCKED on bits that are no whole blocks");
 	BAD(flags, 0x80000000u, EINVAL, "flags 0x80000000");

@@ -346,6 +346,12 @@ static const struct cmdinfo cmds[] = {
 	{ KBLOOM_IOC_IMPORT, "IMPORT",
 	  E(EBADF, EPERM, EINVAL, EEXIST, ENOENT, EFBIG, ENOSPC, EDQUOT,
 	    ENOMEM, EFAULT, EINTR), true, true },
+	{ KBLOOM_IOC_COLLECT, "COLLECT",
+	  E(EBADF, EPERM, EINVAL, E2BIG, ENOENT, EOPNOTSUPP, ENOSPC, ENOMEM,
+	    EFAULT, EINTR), true, true },
+	{ KBLOOM_IOC_APPLY, "APPLY",
+	  E(EBADF, EPERM, EINVAL, E2BIG, ENOENT, EOPNOTSUPP, ESTALE, EXDEV,
+	    ENOSPC, ENOMEM, EFAULT, EINTR), true, true },
 };
 
 #define NCMDS (sizeof(cmds) / sizeof(cmds[0]))
@@ -440,6 +446,8 @@ static bool key_cmd(unsigned long cmd)
 	case KBLOOM_IOC_QUERY_BATCH:
 	case KBLOOM_IOC_TEST_AND_ADD_BATCH:
 	case KBLOOM_IOC_REMOVE_BATCH:
+	case KBLOOM_IOC_COLLECT:
+	case KBLOOM_IOC_APPLY:
 		return true;
 	default:
 		return false;
@@ -1747,6 +1755,57 @@ static void chaos_image(struct worker *w, bool export_only)
 	     place_arg(w, &im, sizeof(im)));
 }
 
+/*
+ * COLLECT a shared filter's changed blocks into a buffer that may end at a
+ * guard page or not exist, maybe damage them, APPLY them somewhere: what
+ * APPLY takes is only ever ORed in, so no key of an owned filter is lost.
+ */
+static void chaos_blocks(struct worker *w)
+{
+	struct kbloom_block *bl = (struct kbloom_block *)w->img.rw;
+	u32 room = (u32)(w->img.len / sizeof(*bl));
+	struct kbloom_blocks b = {};
+	int err;
+
+	any_name(w, b.name);
+	b.count = chance(&w->r, 10) ? (u32)rnd(&w->r) :
+		  1 + below(&w->r, room < KBLOOM_BLOCKS_MAX ? room :
+						KBLOOM_BLOCKS_MAX);
+	b.blocks = (uintptr_t)bl;
+	if (chance(&w->r, 10))
+		b.blocks = bad_ptr(&w->r);
+	else if (chance(&w->r, 10))
+		/* Room for fewer blocks than claimed: the guard follows. */
+		b.blocks = (uintptr_t)(w->img.guard - sizeof(*bl) *
+				       (1 + below(&w->r, 4)));
+	if (chance(&w->r, 10))
+		b.flags = chance(&w->r, 50) ? KBLOOM_COLLECT_ALL :
+					      (u32)rnd(&w->r);
+	if (chance(&w->r, 10))
+		b.cursor = below(&w->r, 4096);
+	if (chance(&w->r, 6))
+		chaos_bits(w, &b, sizeof(b));
+	note(w, "chaos collect '%.32s' %u", b.name, b.count);
+	err = call(w, pick_fd(w, true), KBLOOM_IOC_COLLECT,
+		   place_arg(w, &b, sizeof(b)));
+	if (err || !b.done || b.blocks != (uintptr_t)bl)
+		return;
+	if (chance(&w->r, 30))
+		chaos_bits(w, bl, b.done * sizeof(*bl));
+	if (chance(&w->r, 10))
+		b.fingerprint = rnd(&w->r);
+	b.count = b.done;
+	b.done = 0;
+	b.cursor = 0;
+	b.age_ms = 0;
+	b.flags = 0;
+	b.max_set = chance(&w->r, 20) ? rnd(&w->r) % (BIG_BITS + 1) : 0;
+	any_name(w, b.name);
+	note(w, "chaos apply '%.32s' %u", b.name, b.count);
+	call(w, pick_fd(w, true), KBLOOM_IOC_APPLY,
+	     place_arg(w, &b, sizeof(b)));
+}
+
 /* Unknown commands, and known numbers with the wrong size or direction. */
 static void chaos_unknown(struct worker *w)
 {
@@ -1785,7 +1844,7 @@ static void chaos_step(struct worker *w)
 	};
 	struct kbloom_version v;
 
-	switch (below(&w->r, 21)) {
+	switch (below(&w->r, 22)) {
 	case 0:
 	case 1:
 		chaos_create(w);
@@ -1834,6 +1893,9 @@ static void chaos_step(struct worker *w)
 		break;
 	case 18:
 		chaos_open(w);
+		break;
+	case 19:
+		chaos_blocks(w);
 		break;
 	default:
 		note(w, "version");
