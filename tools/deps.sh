@@ -30,7 +30,10 @@ pkgs=(build-essential gcc-multilib bc bison flex libelf-dev libssl-dev
       # installs its own build dependencies)
       mmdebstrap e2fsprogs qemu-utils
       # bloomctl stats --format prometheus is checked by promtool
-      prometheus)
+      prometheus
+      # bloomsync (tools/bloomsync): the NATS C client; its tests start a
+      # real JetStream server
+      libnats-dev nats-server)
 
 missing=()
 for p in "${pkgs[@]}"; do

@@ -24,6 +24,7 @@ struct create_opts {
 	uint32_t generations;	/* --generations; 4 with --window */
 	uint32_t bpf;		/* --bpf: KBLOOM_CREATE_BPF_* */
 	bool exist_ok;		/* --exist-ok */
+	bool track;		/* --track-changes */
 };
 
 /* --bpf: what BPF programs may do with the filter. */
@@ -85,6 +86,9 @@ static int create_opt(void *ctx, int c, const char *arg)
 	case OPT_EXIST_OK:
 		o->exist_ok = true;
 		return 0;
+	case OPT_TRACK_CHANGES:
+		o->track = true;
+		return 0;
 	default:
 		return sizing_opt(&o->sz, c, arg) > 0 ? 0 : -1;
 	}
@@ -143,7 +147,8 @@ static void create_request(const struct create_opts *o, const char *name,
 {
 	memset(cr, 0, sizeof(*cr));
 	set_name(cr->name, name);
-	cr->flags = create_flags(o) | o->bpf;
+	cr->flags = create_flags(o) | o->bpf |
+		    (o->track ? KBLOOM_CREATE_TRACK_CHANGES : 0);
 	if (o->like) {
 		cr->flags |= KBLOOM_CREATE_LIKE;
 		set_name(cr->like, o->like);
@@ -196,9 +201,19 @@ static int create_features(int fd, const struct create_opts *o,
 {
 	struct kbloom_version v;
 
-	if ((!o->have_window && !o->sz.blocked && !o->bpf) ||
+	if ((!o->have_window && !o->sz.blocked && !o->bpf && !o->track) ||
 	    device_version(fd, &v))
 		return 0;
+	if (o->track && !(v.features & KBLOOM_FEATURE_CHANGES)) {
+		pr_err("filter '%s': --track-changes: the module does not support it",
+		       name);
+		return -1;
+	}
+	if (o->track && o->counting) {
+		pr_err("filter '%s': --track-changes: counting filters do not track changes (a counter cannot be shared by OR)",
+		       name);
+		return -1;
+	}
 	if (o->bpf && !(v.features & KBLOOM_FEATURE_BPF_ACCESS)) {
 		pr_err("filter '%s': --bpf %s: the module does not support it (its filters are open to every BPF program)",
 		       name, bpf_access_name(o->bpf));
@@ -337,7 +352,8 @@ static void info_from_create(const struct kbloom_create *cr,
 	info->flags = cr->flags & (KBLOOM_CREATE_COUNTING |
 				   KBLOOM_CREATE_BLOCKED |
 				   KBLOOM_CREATE_BPF_READ |
-				   KBLOOM_CREATE_BPF_WRITE);
+				   KBLOOM_CREATE_BPF_WRITE |
+				   KBLOOM_CREATE_TRACK_CHANGES);
 	info->hash_scheme = cr->hash_scheme;
 	info->window_ms = cr->window_ms;
 	info->generations = cr->generations;
@@ -376,6 +392,7 @@ int cmd_create(const struct cmd *cmd, int argc, char **argv)
 		{ "rotate-at-fill", no_argument,   NULL, OPT_ROTATE_AT_FILL },
 		{ "bpf",	required_argument, NULL, OPT_BPF },
 		{ "exist-ok",	no_argument,	   NULL, OPT_EXIST_OK },
+		{ "track-changes", no_argument,	   NULL, OPT_TRACK_CHANGES },
 		COMMON_LONGOPTS,
 		END_LONGOPTS
 	};

@@ -46,7 +46,7 @@ static int cmd_version(const struct cmd *cmd, int argc, char **argv);
 
 static const struct cmd cmds[] = {
 	{ "create", cmd_create,
-	  "NAME {--capacity N --fpr P | --bits M --hashes K [--capacity N] | --like OLD} [--counting] [--layout LAYOUT] [--hash SCHEME] [--window DURATION [--generations G] [--rotate-at-fill]] [--bpf ACCESS] [--exist-ok]",
+	  "NAME {--capacity N --fpr P | --bits M --hashes K [--capacity N] | --like OLD} [--counting] [--layout LAYOUT] [--hash SCHEME] [--window DURATION [--generations G] [--rotate-at-fill]] [--bpf ACCESS] [--track-changes] [--exist-ok]",
 	  "Create a filter, sized for N keys at false-positive rate P, or by M and K,\n"
 	  "or with every parameter and the seed of OLD, so that the two can be merged.\n"
 	  "With --window, a time-windowed filter of G generations: keys are forgotten\n"
@@ -68,6 +68,8 @@ static const struct cmd cmds[] = {
 	  "  --bpf ACCESS         what BPF programs may do with it through kbloom's\n"
 	  "                       kfuncs: none (default), read (query) or write\n"
 	  "                       (query, add, test-and-add, remove)\n"
+	  "  --track-changes      mark the 64-byte blocks that change, for bloomsync(8)\n"
+	  "                       (bit filters, not counting ones)\n"
 	  "  --exist-ok           a filter NAME of this shape exists: success, and it\n"
 	  "                       is kept (a rule's filter is adopted); of another\n"
 	  "                       shape: an error naming what differs\n" },
@@ -198,6 +200,7 @@ static int cmd_help(const struct cmd *cmd, int argc, char **argv)
 static const char * const feature_names[] = {
 	"batch", "test-and-add", "sizing", "counting", "merge", "image",
 	"siphash", "window", "handle", "blocked", "bpf-access", "window-age",
+	"changes",
 };
 
 #define NR_FEATURES	(sizeof(feature_names) / sizeof(feature_names[0]))

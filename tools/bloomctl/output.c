@@ -157,6 +157,8 @@ void json_info(const struct kbloom_info *info)
 	jw_kv_string(jw, "hash_scheme_name",
 		     hash_scheme_name(info->hash_scheme));
 	jw_kv_string(jw, "bpf", bpf_access_name(info->flags));
+	jw_kv_bool(jw, "track_changes",
+		   info->flags & KBLOOM_CREATE_TRACK_CHANGES);
 	jw_kv_u64(jw, "bits_set", info->bits_set);
 	jw_kv_u64(jw, "saturated", info->saturated);
 	jw_kv_u64(jw, "adds", info->adds);
@@ -215,6 +217,8 @@ void print_info(const struct kbloom_info *info)
 	       info->flags & KBLOOM_CREATE_BLOCKED ?
 	       "blocked (64-byte blocks)" : "plain");
 	printf("  bpf:            %s\n", bpf_access_name(info->flags));
+	if (info->flags & KBLOOM_CREATE_TRACK_CHANGES)
+		printf("  changes:        tracked (64-byte blocks)\n");
 	if (info->generations) {
 		printf("  generations:    %u (bits, hashes and %s are per generation, the newest's)\n",
 		       info->generations,

@@ -102,7 +102,7 @@ expect "the subcommand after global options" "bloomctl -j -p sh" "show"
 expect "-d takes a file" "bloomctl -d " "$files"
 expect "an unknown subcommand gets nothing" "bloomctl frobnicate " ""
 expect "create's options" "bloomctl create x -" \
-	"--bits --bpf --capacity --counting --exist-ok --fpr --generations --hash --hashes --layout --like --rotate-at-fill --window $common"
+	"--bits --bpf --capacity --counting --exist-ok --fpr --generations --hash --hashes --layout --like --rotate-at-fill --track-changes --window $common"
 expect "create --layout: the layouts" "bloomctl create x --layout " "blocked plain"
 expect "create --bpf: the accesses" "bloomctl create x --bpf " "none read write"
 expect "create --window: example durations" "bloomctl create x --window " "0 10m 10s 1h 1m 500ms"

@@ -734,7 +734,9 @@ struct kbloom_block {
  * target tracks changes.
  *
  * Both need CAP_SYS_ADMIN and a read-write fd (COLLECT changes the marks).
- * The structure is written back on success. Errors: -EBADF, -EPERM,
+ * Fields that are out only for the command (@done and @set, and COLLECT's
+ * @rotations, @age_ms and @fingerprint) must be 0 on the way in, as
+ * reserved ones. The structure is written back on success. Errors: -EBADF, -EPERM,
  * -EINVAL (bad name, @count 0, @flags, reserved fields, an entry out of
  * range or with padding bits set), -E2BIG (@count over
  * KBLOOM_BLOCKS_MAX), -ENOENT, -EOPNOTSUPP (a counting filter), -ESTALE,
