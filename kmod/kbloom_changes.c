@@ -236,6 +236,14 @@ static int kbloom_apply(struct kbloom_gen *gen, struct kbloom_blocks *b,
 		ret = -EFAULT;
 		goto out_free;
 	}
+	/*
+	 * The answer must be deliverable before the blocks go in; proved
+	 * before rotations are held off, which a stalled page would stall.
+	 */
+	if (copy_to_user(argp, b, sizeof(*b))) {
+		ret = -EFAULT;
+		goto out_free;
+	}
 	ret = kbloom_changes_begin(gen, &rotations, &age_ms);
 	if (ret)
 		goto out_free;
@@ -243,9 +251,6 @@ static int kbloom_apply(struct kbloom_gen *gen, struct kbloom_blocks *b,
 		ret = -ESTALE;
 	if (!ret)
 		ret = kbloom_apply_check(gen, b, in);
-	/* The answer must be deliverable before the blocks go in. */
-	if (!ret && copy_to_user(argp, b, sizeof(*b)))
-		ret = -EFAULT;
 	for (j = 0; !ret && j < b->count; j++) {
 		memset(&d, 0, sizeof(d));
 		kbloom_block_words(&in[j], words);

@@ -880,7 +880,8 @@ static int kbloom_import(const struct kbloom_image *img)
 	 * every block marked anyway (kbloom_gen_track()).
 	 */
 	if (replace && filter)
-		p.track_changes = kbloom_filter_tracking(filter);
+		p.track_changes = kbloom_filter_tracking(filter) &&
+				  !(p.flags & KBLOOM_CORE_COUNTING);
 	kbloom_filter_put(filter);
 	if (replace && !filter)
 		return -ENOENT;

@@ -375,19 +375,29 @@ int kbloom_gen_track(struct kbloom_gen *gen, bool published)
 		/* Filled before readers can find it. */
 		smp_store_release(&core->changed, marks);
 	}
+	/*
+	 * Under the lock: a second caller must not find it tracking before
+	 * the operations that may have missed the marks have ended (the
+	 * batch ring works on a copy of the core, taken before).
+	 */
+	if (!ret && !gen->tracking) {
+		if (published)
+			synchronize_rcu();
+		/* Pairs with kbloom_gen_tracking(): the marks before it. */
+		smp_store_release(&gen->tracking, true);
+	}
 	mutex_unlock(&kbloom_track_lock);
-	if (published)
-		synchronize_rcu();
 	return ret;
 }
 
 /*
- * Does @gen track changes? Any context. The last storage gets its marks
- * last: a kbloom_gen_track() that failed half-way does not count.
+ * Does @gen track changes, every storage's marks readable after this?
+ * Any context. A kbloom_gen_track() that failed half-way does not count.
  */
 bool kbloom_gen_tracking(struct kbloom_gen *gen)
 {
-	return READ_ONCE(kbloom_gen_storage(gen, kbloom_gen_slices(gen) - 1)->changed);
+	/* Pairs with kbloom_gen_track(): then every core->changed. */
+	return smp_load_acquire(&gen->tracking);
 }
 
 /* The marks go with the generation: on its way out, nobody else sees it. */

@@ -83,6 +83,8 @@ struct kbloom_occupancy {
  * @alert_every: how many positions a CPU sets between looks at the fill.
  * @alerted: KBLOOM_ALERT_* bits already sent for these contents (a clear
  *	starts them over).
+ * @tracking: every storage has change marks, and every operation that
+ *	began before they were published has ended (kbloom_gen_track()).
  * @ref: one for the filter that points to it, one for each user that
  *	sleeps while using it (kbloom_gen_get()). The hot path takes none:
  *	it relies on RCU.
@@ -113,6 +115,7 @@ struct kbloom_gen {
 	unsigned long alerted;
 	refcount_t ref;
 	struct rcu_work free_work;
+	bool tracking;
 };
 
 /*

@@ -850,7 +850,6 @@ static void kbloom_registry_batch_api(struct kunit *test)
 	}
 }
 
-/* A filter made --like another shares its seed: they merge and compare. */
 /* CREATE --like: @flags the caller expects of @like, no BPF, no tracking. */
 static int kbloom_test_like(const char *name, const char *like, u32 flags,
 			    struct kbloom_params *used,
@@ -861,6 +860,7 @@ static int kbloom_test_like(const char *name, const char *like, u32 flags,
 	return kbloom_filter_create_like(name, like, used, filterp);
 }
 
+/* A filter made --like another shares its seed: they merge and compare. */
 static void kbloom_registry_like_shares_seed(struct kunit *test)
 {
 	struct kbloom_params used;
@@ -869,14 +869,18 @@ static void kbloom_registry_like_shares_seed(struct kunit *test)
 
 	KUNIT_ASSERT_EQ(test,
 			kbloom_filter_create("kunit_a", &kbloom_test_params, NULL), 0);
-	KUNIT_ASSERT_EQ(test, kbloom_test_like("kunit_b", "kunit_a", 0, &used,
-						   NULL), 0);
+	KUNIT_ASSERT_EQ(test,
+			kbloom_test_like("kunit_b", "kunit_a", 0, &used, NULL),
+			0);
 	KUNIT_EXPECT_EQ(test, used.nbits, kbloom_test_params.nbits);
 	KUNIT_EXPECT_EQ(test, used.nhashes, kbloom_test_params.nhashes);
-	KUNIT_EXPECT_EQ(test, kbloom_test_like("kunit_c", "kunit_a",
-						   KBLOOM_CORE_COUNTING, &used, NULL), -EINVAL);
-	KUNIT_EXPECT_EQ(test, kbloom_test_like("kunit_c", "kunit_none", 0,
-						   &used, NULL),
+	KUNIT_EXPECT_EQ(test,
+			kbloom_test_like("kunit_c", "kunit_a",
+					 KBLOOM_CORE_COUNTING, &used, NULL),
+			-EINVAL);
+	KUNIT_EXPECT_EQ(test,
+			kbloom_test_like("kunit_c", "kunit_none", 0, &used,
+					 NULL),
 			-ENOENT);
 	KUNIT_ASSERT_EQ(test,
 			kbloom_filter_create("kunit_c", &kbloom_test_params, NULL), 0);

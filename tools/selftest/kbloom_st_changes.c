@@ -243,6 +243,17 @@ TEST_F(changes, tracking_starts_on_first_collection)
 	EXPECT_U64(collect_pass(_metadata, CHG_A, self->blocks, 4 * CHG_BLOCKS,
 				CHG_BLOCKS, KBLOOM_COLLECT_ALL, NULL), n,
 		   "COLLECT_ALL");
+	/* Replaced by counting contents, it stops: counters do not track. */
+	ASSERT_EQ(0, kb_destroy(g_fd, CHG_C));
+	ASSERT_EQ(0, kb_create_ex(g_fd, CHG_C, CHG_BITS, 4,
+				  KBLOOM_CREATE_COUNTING, NULL, NULL));
+	ASSERT_EQ(0, kb_export(g_fd, CHG_C, self->pa, 4 * CHG_BYTES, &im));
+	im.payload = PTR(self->pa);
+	ASSERT_EQ(0, kb_import(g_fd, &im, CHG_A, KBLOOM_IMPORT_REPLACE));
+	ASSERT_EQ(0, kb_info(g_fd, CHG_A, &info));
+	EXPECT_EQ(KBLOOM_CREATE_COUNTING,
+		  info.flags & (KBLOOM_CREATE_COUNTING |
+				KBLOOM_CREATE_TRACK_CHANGES));
 	keyset_free(&ks);
 }
 
