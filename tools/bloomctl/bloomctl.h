@@ -89,6 +89,8 @@ extern const char *batch_where;
 extern bool batch_owns_stdin;
 
 /* output.c */
+/* "bloomctl", or the name of another program built with these files. */
+extern const char *prog_name;
 struct json_mode {
 	bool on, pretty;
 };

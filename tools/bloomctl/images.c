@@ -296,7 +296,12 @@ static int build_image(const char *name, const struct kbloom_image *ki,
 	img->hash_scheme = ki->hash_scheme;
 	img->layout = ki->flags & KBLOOM_CREATE_BLOCKED ? IMG_LAYOUT_BLOCKED :
 							  IMG_LAYOUT_STANDARD;
-	img->flags = ki->flags & ~KBLOOM_CREATE_BLOCKED;
+	/*
+	 * Change tracking is not kept in files: a loaded filter starts
+	 * tracking at its first COLLECT (or asks for it when imported).
+	 */
+	img->flags = ki->flags &
+		     ~(KBLOOM_CREATE_BLOCKED | KBLOOM_CREATE_TRACK_CHANGES);
 	img->bits = ki->bits;
 	img->hashes = ki->hashes;
 	img->fpr_ppb = ki->fpr_ppb;
