@@ -157,6 +157,7 @@ struct filter_image {
 int filter_image(int fd, const char *name, bool compress,
 		 struct filter_image *fi, bool quiet_enoent);
 void filter_image_release(struct filter_image *fi);
+int filter_template(int fd, const char *name, struct filter_image *fi);
 int read_image_file(const char *path, const char *max, struct img_reader *rd);
 int load_image(int fd, const char *name, struct img_reader *rd, bool replace);
 

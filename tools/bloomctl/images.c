@@ -619,6 +619,38 @@ int filter_image(int fd, const char *name, bool compress,
 	return 0;
 }
 
+/**
+ * filter_template() - the image of a filter's shape and seed, empty
+ * @fd: the device.
+ * @name: the filter.
+ * @fi: out: as filter_image(), compressed, with an all-zero payload and
+ *	no keys counted: what another host needs to make a filter whose
+ *	keys hash to the same bits (bloomsync's templates).
+ *
+ * Return: as filter_image().
+ */
+int filter_template(int fd, const char *name, struct filter_image *fi)
+{
+	struct kbloom_image ki;
+	int ret;
+
+	memset(fi, 0, sizeof(*fi));
+	ret = export_filter(fd, name, &ki, &fi->payload, false);
+	if (ret)
+		return ret;
+	memset(fi->payload, 0, ki.payload_len);
+	ki.adds = 0;
+	ki.age_ms = 0;
+	if (build_image(name, &ki, realtime_ms(), fi->payload, true, fi->h,
+			&fi->zbuf, &fi->img)) {
+		filter_image_release(fi);
+		return -1;
+	}
+	fi->hlen = img_header_len(&fi->img);
+	fi->stored = fi->zbuf;
+	return 0;
+}
+
 void filter_image_release(struct filter_image *fi)
 {
 	free(fi->zbuf);
