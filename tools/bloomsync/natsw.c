@@ -42,9 +42,11 @@ static void on_reconnected(natsConnection *nc, void *closure)
 
 static void on_disconnected(natsConnection *nc, void *closure)
 {
+	struct nconn *c = closure;
+
 	(void)nc;
-	(void)closure;
-	logmsg("disconnected from the NATS server; reconnecting");
+	if (!c->closing)
+		logmsg("disconnected from the NATS server; reconnecting");
 }
 
 /* Connect as the global options say; reconnect for ever once connected. */
@@ -104,6 +106,7 @@ int nconn_open(struct nconn *c)
 
 void nconn_close(struct nconn *c)
 {
+	c->closing = 1;
 	jsCtx_Destroy(c->js);
 	if (c->nc) {
 		natsConnection_Close(c->nc);

@@ -20,6 +20,8 @@ struct nconn {
 	jsCtx *js;
 	/* Set by the library's thread on reconnection; cleared by the loop. */
 	volatile int reconnected;
+	/* Closing: a disconnection is not news. */
+	volatile int closing;
 	int64_t max_payload;
 };
 

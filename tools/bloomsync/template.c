@@ -214,6 +214,22 @@ static int join_filter(int fd, const char *name, const char *tname,
 		return -1;
 	}
 	printf("filter '%s': matches template '%s'\n", name, tname);
+	if (period) {
+		struct kbloom_info info;
+		uint64_t off;
+
+		/* How far its rotations are from the fleet's schedule. */
+		if (!get_info(fd, name, &info)) {
+			off = (info.newest_age_ms + period -
+			       age_for_schedule(realtime_now_ms(), period)) %
+			      period;
+			if (off > period / 2)
+				off = period - off;
+			if (off > period / 10)
+				pr_warn("filter '%s' rotates %" PRIu64 " ms off the fleet's schedule (every %" PRIu64 " ms from the Unix epoch): blocks near a rotation may land one generation off; destroy it and join again to align it",
+					name, off, period);
+		}
+	}
 	return 0;
 }
 
