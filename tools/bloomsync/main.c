@@ -71,7 +71,8 @@ static void usage(FILE *f)
 	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
 		fprintf(f, "  %-10s %s\n", cmds[i].name, cmds[i].args);
 	fputs("\nGlobal options:\n"
-	      "  -s, --server URL     NATS server (default " DEFAULT_SERVER ")\n"
+	      "  -s, --server URL     NATS server (default $BLOOMSYNC_SERVER, else\n"
+	      "                       " DEFAULT_SERVER "; nats://USER:PASSWORD@HOST:PORT)\n"
 	      "      --creds FILE     NATS credentials (user JWT and NKey seed)\n"
 	      "      --tls-ca FILE    CA certificates for the server's\n"
 	      "      --tls-cert FILE  client certificate\n"
@@ -123,6 +124,10 @@ int main(int argc, char **argv)
 	int c;
 
 	prog_name = "bloomsync";
+	/* A URL with a password is better in the environment than in argv. */
+	env = getenv("BLOOMSYNC_SERVER");
+	if (env && *env)
+		g.server = env;
 	env = getenv("BLOOMSYNC_DEVICE");
 	if (env && *env)
 		device_path = env;

@@ -492,6 +492,50 @@ bc A add win again
 wait_for 3 has B win.fleet again
 result $? "a new key in a later generation still travels"
 
+# ---- the example server configuration: one user per host -----------------
+
+for h in A B; do stop_daemon $h win; done
+port2=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+sed -e 's/web1/A/g; s/web2/B/g' -e "s|^listen:.*|listen: 127.0.0.1:$port2|" \
+	-e "s|store_dir:.*|store_dir: \"$tmp/js2\"|" "$here/nats-server.conf.example" >"$tmp/perm.conf"
+WEB1_PASSWORD=pa WEB2_PASSWORD=pb "$NATS_SERVER" -c "$tmp/perm.conf" >"$tmp/nats2.log" 2>&1 &
+nats2_pid=$!
+pids+=("$nats2_pid")
+wait_for 10 python3 -c "import socket; socket.create_connection(('127.0.0.1', $port2)).close()" 2>/dev/null
+result $? "nats-server runs nats-server.conf.example (hosts A and B)"
+url0=$url
+url="nats://A:pa@127.0.0.1:$port2"
+bc A create perm --capacity 1000 --fpr 0.01
+bs A template put perm
+result "$rc" "host A may put a template"
+bs A join perm
+url="nats://B:pb@127.0.0.1:$port2"
+bs B join perm
+result "$rc" "host B may read it and join"
+daemon B perm
+url="nats://A:pa@127.0.0.1:$port2"
+daemon A perm
+bc A add perm permitted
+wait_for 5 has B perm.fleet permitted
+result $? "with the example's permissions, A's key reaches B"
+python3 - "$port2" <<'EOF' >"$tmp/perm.out" 2>&1
+# Host A, by the raw protocol, publishing on host B's subject.
+import socket, sys
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+f = s.makefile("rb")
+f.readline()
+s.sendall(b'CONNECT {"verbose":false,"user":"A","pass":"pa"}\r\nPUB kbloom.perm.B 1\r\nx\r\nPING\r\n')
+while True:
+    line = f.readline()
+    print(line.decode().strip())
+    if not line or line.startswith(b"PONG"):
+        break
+EOF
+grep -q "Permissions Violation for Publish to \"kbloom.perm.B\"" "$tmp/perm.out"
+result $? "A may not publish on B's subject"
+url=$url0
+for h in A B; do stop_daemon $h perm; done
+
 # ---- done -----------------------------------------------------------------
 
 echo "# $((SECONDS - start_s)) s"
