@@ -90,6 +90,8 @@ extern const char *batch_where;
 extern bool batch_owns_stdin;
 
 /* output.c */
+/* "bloomctl", or the name of another program built with these files. */
+extern const char *prog_name;
 struct json_mode {
 	bool on, pretty;
 };
@@ -156,6 +158,7 @@ struct filter_image {
 int filter_image(int fd, const char *name, bool compress,
 		 struct filter_image *fi, bool quiet_enoent);
 void filter_image_release(struct filter_image *fi);
+int filter_template(int fd, const char *name, struct filter_image *fi);
 int read_image_file(const char *path, const char *max, struct img_reader *rd);
 int load_image(int fd, const char *name, struct img_reader *rd, bool replace);
 

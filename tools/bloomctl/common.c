@@ -20,8 +20,8 @@ const char *device_path = DEFAULT_DEVICE;
 
 void cmd_usage(const struct cmd *cmd, FILE *f)
 {
-	fprintf(f, "Usage: bloomctl [GLOBAL OPTIONS] %s%s%s\n\n%s\n",
-		cmd->name, cmd->args[0] ? " " : "", cmd->args, cmd->help);
+	fprintf(f, "Usage: %s [GLOBAL OPTIONS] %s%s%s\n\n%s\n",
+		prog_name, cmd->name, cmd->args[0] ? " " : "", cmd->args, cmd->help);
 	fprintf(f, "\nOptions:\n%s", cmd->options ? cmd->options : "");
 	fputs("  -j, --json           JSON output (also a global option)\n"
 	      "  -p, --pretty         pretty-printed JSON output\n"

@@ -6,15 +6,19 @@
  * made on the file named by $FAKEDEV as the uapi (include/uapi/linux/
  * kbloom.h) says the module does, for VERSION, CREATE, DESTROY, CLEAR,
  * INFO, LIST, ROTATE, MERGE, COMPARE, EXPORT and IMPORT, windowed filters
- * included, and OPEN (a handle is another fd of the fake device), with
+ * included, OPEN (a handle is another fd of the fake device), and
+ * change tracking (KBLOOM_CREATE_TRACK_CHANGES, COLLECT, APPLY: marks per
+ * 64-byte block, kept in $FAKEDEV_STATE/.NAME.marks), with
  * the access-mode
  * rule (EBADF without a read-write fd where the module wants one) and the
  * module's own validation of parameters (kbloom_params_valid(), through
  * sizing.c). Filters live as files in $FAKEDEV_STATE, so that they outlast
  * one bloomctl process. The key commands, one-key and batched, only log
  * each key's bytes in hex ("KEY 0411..."), answer "no" and apply nothing,
- * so that tests see the keys bloomctl builds (flows). A windowed filter's timer is not faked:
- * it rotates only on ROTATE.
+ * so that tests see the keys bloomctl builds (flows), unless FAKEDEV_KEYS
+ * is set. A windowed filter's timer is not faked unless FAKEDEV_TIMER is
+ * set: it rotates only on ROTATE. Every ioctl holds an flock on the
+ * directory $FAKEDEV_STATE, so that several processes may share the state.
  *
  * Knobs, all optional:
  *   FAKEDEV_FEATURES	KBLOOM_FEATURE_* mask (default: all, SipHash too)
@@ -28,6 +32,14 @@
  *			CAP_DAC_READ_SEARCH)
  *   FAKEDEV_SYSFS	read in place of the module's max_filter_bytes file
  *   FAKEDEV_NO_RENAME	renameat() fails with EIO
+ *   FAKEDEV_KEYS	the key commands apply keys with the module's own
+ *			code (kmod/kbloom_core.c): add sets bits, query answers
+ *   FAKEDEV_TIMER	windowed filters rotate every W / G of CLOCK_REALTIME
+ *			(lazily, when next looked at, as if the timer had run)
+ *
+ * The fingerprint of COLLECT and APPLY is SipHash-2-4 (the core's), keyed
+ * with the seed, of the shape: as the module's, a keyed function of bits,
+ * hashes, layout, hash scheme, window and generations, if not its value.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -39,6 +51,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -46,9 +59,10 @@
 
 #include <linux/kbloom.h>
 
+#include "kbloom_core.h"
 #include "sizing.h"
 
-#define ALL_FEATURES	0xfffULL
+#define ALL_FEATURES	0x1fffULL
 
 /* What a filter is, in its state file, followed by its payload. */
 struct fake_filter {
@@ -101,6 +115,23 @@ static void __attribute__((format(printf, 1, 2))) fake_log(const char *fmt,
 	fclose(f);
 }
 
+/* An flock on the directory $FAKEDEV_STATE, held until the fd is closed. */
+static int state_lock(void)
+{
+	static int (*real_open)(const char *, int, ...);
+	const char *dir = getenv("FAKEDEV_STATE");
+	int fd;
+
+	if (!dir)
+		return -1;
+	if (!real_open)
+		real_open = dlsym(RTLD_NEXT, "open");
+	fd = real_open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd >= 0)
+		flock(fd, LOCK_EX);
+	return fd;
+}
+
 /* Is @fd the fake device? */
 static bool is_fake(int fd)
 {
@@ -134,6 +165,43 @@ static bool name_ok(const char name[KBLOOM_NAME_MAX])
 	return true;
 }
 
+/* Bytes of one generation's storage (the whole storage of a plain filter). */
+static uint64_t gen_bytes(const struct fake_filter *f)
+{
+	return f->payload_len / (f->generations ? f->generations : 1);
+}
+
+/* Move @gens generations of @len bytes each @n places older, newest cleared. */
+static void shift_generations(unsigned char *p, uint64_t len, uint32_t gens,
+			      uint64_t n)
+{
+	if (n >= gens) {
+		memset(p, 0, len * gens);
+		return;
+	}
+	memmove(p + n * len, p, (gens - n) * len);
+	memset(p, 0, n * len);
+}
+
+/*
+ * FAKEDEV_TIMER: the rotations a windowed filter's timer would have made
+ * since its newest generation began, one every W / G, on the schedule.
+ */
+static void timer_rotate(struct fake_filter *f, unsigned char *payload)
+{
+	uint64_t period, n, now = now_ms();
+
+	if (!getenv("FAKEDEV_TIMER") || !f->generations || !f->window_ms)
+		return;
+	period = f->window_ms / f->generations;
+	if (!period || now < f->newest_since_ms + period)
+		return;
+	n = (now - f->newest_since_ms) / period;
+	shift_generations(payload, gen_bytes(f), f->generations, n);
+	f->rotations += n;
+	f->newest_since_ms += n * period;
+}
+
 /* Load a filter; *payload is malloc'd. Returns 0 or an errno. */
 static int load_filter(const char *name, struct fake_filter *f,
 		       unsigned char **payload)
@@ -154,6 +222,8 @@ static int load_filter(const char *name, struct fake_filter *f,
 			ret = EIO;
 	}
 	fclose(s);
+	if (!ret)
+		timer_rotate(f, *payload);
 	return ret;
 }
 
@@ -174,6 +244,12 @@ static int store_filter(const char *name, const struct fake_filter *f,
 		ret = EIO;
 	return ret;
 }
+
+/* Change tracking, below. */
+static void drop_marks(const char *name);
+static int store_tracked(const char *name, const struct fake_filter *f,
+			 const unsigned char *before,
+			 const unsigned char *after);
 
 static bool filter_exists(const char *name)
 {
@@ -283,7 +359,9 @@ static int fake_create_like(struct kbloom_create *cr, struct fake_filter *f,
 	f->adds = 0;
 	f->rotations = 0;
 	/* The BPF access is the call's, not the model's. */
-	f->flags = (f->flags & ~BPF_FLAGS) | bpf_flags(cr->flags);
+	f->flags = (f->flags & ~(BPF_FLAGS | KBLOOM_CREATE_TRACK_CHANGES)) |
+		   bpf_flags(cr->flags) |
+		   (cr->flags & KBLOOM_CREATE_TRACK_CHANGES);
 	return 0;
 }
 
@@ -299,7 +377,12 @@ static int fake_create(struct kbloom_create *cr)
 	if (!name_ok(cr->name) ||
 	    cr->flags & ~(KBLOOM_CREATE_COUNTING | KBLOOM_CREATE_LIKE |
 			  KBLOOM_CREATE_ROTATE_AT_FILL |
-			  KBLOOM_CREATE_BLOCKED | BPF_FLAGS) ||
+			  KBLOOM_CREATE_BLOCKED | BPF_FLAGS |
+			  KBLOOM_CREATE_TRACK_CHANGES) ||
+	    (cr->flags & KBLOOM_CREATE_TRACK_CHANGES &&
+	     (cr->flags & KBLOOM_CREATE_COUNTING ||
+	      !(env_u64("FAKEDEV_FEATURES", ALL_FEATURES) &
+		KBLOOM_FEATURE_CHANGES))) ||
 	    (cr->flags & BPF_FLAGS &&
 	     !(env_u64("FAKEDEV_FEATURES", ALL_FEATURES) &
 	       KBLOOM_FEATURE_BPF_ACCESS)) ||
@@ -339,7 +422,8 @@ static int fake_create(struct kbloom_create *cr)
 	if (!sizing_params_valid(f.bits, f.hashes, f.flags, cr->capacity,
 				 fpr, NULL, 0))
 		return EINVAL;
-	f.flags |= bpf_flags(cr->flags);
+	f.flags |= bpf_flags(cr->flags) |
+		   (cr->flags & KBLOOM_CREATE_TRACK_CHANGES);
 	f.generations = g;
 	f.window_ms = cr->window_ms;
 	f.newest_since_ms = now_ms();
@@ -358,6 +442,8 @@ store:
 		err = EDQUOT;
 	else
 		err = store_filter(cr->name, &f, payload);
+	if (!err)
+		drop_marks(cr->name);
 	if (!err) {
 		cr->bits = f.bits;
 		cr->hashes = f.hashes;
@@ -428,6 +514,8 @@ static int fake_name_cmd(unsigned long req, struct kbloom_name *a)
 		p = state_path(a->name);
 		err = p && !unlink(p) ? 0 : ENOENT;
 		free(p);
+		if (!err)
+			drop_marks(a->name);
 		return err;
 	}
 	err = load_filter(a->name, &f, &payload);
@@ -503,9 +591,17 @@ static int fake_merge(unsigned long req, struct kbloom_merge *mg)
 			mg->bits_inter += __builtin_popcount(pa[i] & pb[i]);
 		}
 	} else if (!err) {
-		for (i = 0; i < a.payload_len; i++)
-			pa[i] |= pb[i];
-		err = store_filter(mg->dst, &a, pa);
+		unsigned char *before = malloc(a.payload_len);
+
+		if (!before) {
+			err = ENOMEM;
+		} else {
+			memcpy(before, pa, a.payload_len);
+			for (i = 0; i < a.payload_len; i++)
+				pa[i] |= pb[i];
+			err = store_tracked(mg->dst, &a, before, pa);
+			free(before);
+		}
 	}
 	free(pa);
 	free(pb);
@@ -554,7 +650,9 @@ static int import_valid(const struct kbloom_image *ki)
 	uint64_t gb = sizing_bytes(ki->bits, ki->flags);
 	const unsigned char *p = (void *)(uintptr_t)ki->payload;
 	uint32_t known = KBLOOM_CREATE_COUNTING | KBLOOM_CREATE_BLOCKED |
-			 BPF_FLAGS | (g ? KBLOOM_CREATE_ROTATE_AT_FILL : 0);
+			 BPF_FLAGS | (g ? KBLOOM_CREATE_ROTATE_AT_FILL : 0) |
+			 (ki->flags & KBLOOM_CREATE_COUNTING ? 0 :
+			  KBLOOM_CREATE_TRACK_CHANGES);
 
 	if (!name_ok(ki->name) || ki->flags & ~known ||
 	    ki->import_flags & ~KBLOOM_IMPORT_REPLACE ||
@@ -596,9 +694,12 @@ static int fake_import(const struct kbloom_image *ki)
 		struct fake_filter old;
 		unsigned char *payload = NULL;
 
+		/* ... and its own tracking. */
 		if (!load_filter(ki->name, &old, &payload))
-			f.flags = (f.flags & ~BPF_FLAGS) |
-				  (old.flags & BPF_FLAGS);
+			f.flags = (f.flags & ~(BPF_FLAGS |
+					       KBLOOM_CREATE_TRACK_CHANGES)) |
+				  (old.flags & (BPF_FLAGS |
+						KBLOOM_CREATE_TRACK_CHANGES));
 		free(payload);
 	}
 	f.capacity = ki->capacity;
@@ -613,7 +714,11 @@ static int fake_import(const struct kbloom_image *ki)
 	f.generations = ki->generations;
 	f.window_ms = ki->window_ms;
 	f.newest_since_ms = now_ms() - ki->age_ms;
-	return store_filter(ki->name, &f, (void *)(uintptr_t)ki->payload);
+	if (!replace)
+		drop_marks(ki->name);
+	/* Every block of the new contents is a change. */
+	return store_tracked(ki->name, &f, NULL,
+			     (void *)(uintptr_t)ki->payload);
 }
 
 /* Log a key's bytes in hex. */
@@ -660,6 +765,446 @@ static int fake_keys(struct kbloom_batch *b)
 }
 
 /*
+ * Change tracking: a byte per block of each generation, in
+ * $FAKEDEV_STATE/.NAME.marks after the rotations they are as of, so that a
+ * rotation (made by ROTATE or, lazily, by FAKEDEV_TIMER) moves them along
+ * with their generations when they are next read.
+ */
+#define TRACKING(f)	((f)->flags & KBLOOM_CREATE_TRACK_CHANGES)
+
+static char *marks_path(const char *name)
+{
+	const char *dir = getenv("FAKEDEV_STATE");
+	char *p;
+
+	if (!dir || asprintf(&p, "%s/.%s.marks", dir, name) < 0)
+		return NULL;
+	return p;
+}
+
+static uint64_t nblocks(const struct fake_filter *f)
+{
+	return (gen_bytes(f) + KBLOOM_BLOCK_BYTES - 1) / KBLOOM_BLOCK_BYTES;
+}
+
+static uint32_t ngens(const struct fake_filter *f)
+{
+	return f->generations ? f->generations : 1;
+}
+
+static void drop_marks(const char *name)
+{
+	char *p = marks_path(name);
+
+	if (p)
+		unlink(p);
+	free(p);
+}
+
+/* The marks of @f as of its rotations; NULL only without memory. */
+static unsigned char *load_marks(const char *name, const struct fake_filter *f)
+{
+	uint64_t len = ngens(f) * nblocks(f), r = 0;
+	unsigned char *m = calloc(len ? len : 1, 1);
+	char *p = marks_path(name);
+	FILE *s = p ? fopen(p, "rb") : NULL;
+
+	free(p);
+	if (!s)
+		return m;
+	if (m && fread(&r, sizeof(r), 1, s) == 1 &&
+	    fread(m, 1, len, s) == len && r <= f->rotations)
+		shift_generations(m, nblocks(f), ngens(f), f->rotations - r);
+	else if (m)
+		memset(m, 0, len);
+	fclose(s);
+	return m;
+}
+
+static int store_marks(const char *name, const struct fake_filter *f,
+		       const unsigned char *m)
+{
+	uint64_t len = ngens(f) * nblocks(f);
+	char *p = marks_path(name);
+	FILE *s = p ? fopen(p, "wb") : NULL;
+	int err = 0;
+
+	free(p);
+	if (!s)
+		return EIO;
+	if (fwrite(&f->rotations, sizeof(f->rotations), 1, s) != 1 ||
+	    fwrite(m, 1, len, s) != len)
+		err = EIO;
+	if (fclose(s))
+		err = EIO;
+	return err;
+}
+
+/* Block @i of generation @g: where it starts, how many bytes it has. */
+static uint64_t block_at(const struct fake_filter *f, uint32_t g, uint64_t i,
+			 uint64_t *len)
+{
+	uint64_t gb = gen_bytes(f), off = i * KBLOOM_BLOCK_BYTES;
+
+	*len = gb - off < KBLOOM_BLOCK_BYTES ? gb - off : KBLOOM_BLOCK_BYTES;
+	return (uint64_t)g * gb + off;
+}
+
+/*
+ * A tracking filter whose storage went from @before (NULL: all zero) to
+ * @after: mark the blocks where a bit was set.
+ */
+static int track(const char *name, const struct fake_filter *f,
+		 const unsigned char *before, const unsigned char *after)
+{
+	uint64_t i, j, off, len, nb = nblocks(f);
+	unsigned char *m;
+	uint32_t g;
+	int err;
+
+	if (!TRACKING(f))
+		return 0;
+	m = load_marks(name, f);
+	if (!m)
+		return ENOMEM;
+	for (g = 0; g < ngens(f); g++)
+		for (i = 0; i < nb; i++) {
+			off = block_at(f, g, i, &len);
+			for (j = 0; j < len; j++)
+				if (after[off + j] & ~(before ? before[off + j] : 0)) {
+					m[g * nb + i] = 1;
+					break;
+				}
+		}
+	err = store_marks(name, f, m);
+	free(m);
+	return err;
+}
+
+/* Store a filter whose storage was @before, marking what changed. */
+static int store_tracked(const char *name, const struct fake_filter *f,
+			 const unsigned char *before,
+			 const unsigned char *after)
+{
+	int err = store_filter(name, f, after);
+
+	return err ? err : track(name, f, before, after);
+}
+
+/* The fingerprint: a keyed hash of the shape, telling nothing of the seed. */
+static uint64_t fingerprint(const struct fake_filter *f)
+{
+	struct {
+		uint64_t bits;
+		uint32_t hashes, layout, scheme, window_ms, generations, pad;
+	} shape = {
+		f->bits, f->hashes, !!(f->flags & KBLOOM_CREATE_BLOCKED),
+		f->hash_scheme, f->window_ms, f->generations, 0,
+	};
+
+	return kbloom_siphash64(&shape, sizeof(shape), f->seed);
+}
+
+/* What COLLECT and APPLY check alike. */
+static int blocks_common(const struct kbloom_blocks *b)
+{
+	if (!b->count || b->reserved0 || b->reserved[0] || b->reserved[1])
+		return EINVAL;
+	if (b->count > KBLOOM_BLOCKS_MAX)
+		return E2BIG;
+	return 0;
+}
+
+/* The handles' filters: OPEN gives another fd of the fake device. */
+static char handle_names[1024][KBLOOM_NAME_MAX];
+
+static const char *target_name(int fd, const char name[KBLOOM_NAME_MAX])
+{
+	if (name[0] || fd < 0 || fd >= 1024)
+		return name;
+	return handle_names[fd];
+}
+
+static int fake_collect(int fd, struct kbloom_blocks *b)
+{
+	struct kbloom_block *out = (void *)(uintptr_t)b->blocks;
+	const char *name = target_name(fd, b->name);
+	unsigned char *payload = NULL, *m = NULL;
+	uint64_t pos, end, nb, off, len;
+	struct fake_filter f;
+	uint32_t g, done = 0;
+	int err = blocks_common(b);
+
+	if (!err && (b->flags & ~KBLOOM_COLLECT_ALL || b->max_set || b->set))
+		err = EINVAL;
+	if (!err)
+		err = load_filter(name, &f, &payload);
+	if (err)
+		goto out;
+	if (f.flags & KBLOOM_CREATE_COUNTING) {
+		err = EOPNOTSUPP;
+		goto out;
+	}
+	nb = nblocks(&f);
+	m = load_marks(name, &f);
+	if (!m) {
+		err = ENOMEM;
+		goto out;
+	}
+	/* The first COLLECT starts tracking and reports every non-zero block. */
+	if (!TRACKING(&f) || (b->flags & KBLOOM_COLLECT_ALL && !b->cursor)) {
+		f.flags |= KBLOOM_CREATE_TRACK_CHANGES;
+		track(name, &f, NULL, payload);
+		free(m);
+		m = load_marks(name, &f);
+		if (!m) {
+			err = ENOMEM;
+			goto out;
+		}
+	}
+	end = (uint64_t)ngens(&f) * nb;
+	for (pos = b->cursor; pos < end && done < b->count; pos++) {
+		if (!m[pos])
+			continue;
+		m[pos] = 0;
+		g = pos / nb;
+		off = block_at(&f, g, pos % nb, &len);
+		memset(&out[done], 0, sizeof(out[done]));
+		out[done].index = pos % nb;
+		out[done].generation = g;
+		memcpy(out[done].data, payload + off, len);
+		done++;
+	}
+	err = store_filter(name, &f, payload);
+	if (!err)
+		err = store_marks(name, &f, m);
+	if (err)
+		goto out;
+	b->done = done;
+	b->cursor = pos < end ? pos : 0;
+	b->rotations = f.rotations;
+	b->age_ms = f.generations ? now_ms() - f.newest_since_ms : 0;
+	b->fingerprint = fingerprint(&f);
+out:
+	free(m);
+	free(payload);
+	return err;
+}
+
+static int fake_apply(int fd, struct kbloom_blocks *b)
+{
+	const struct kbloom_block *in = (const void *)(uintptr_t)b->blocks;
+	const char *name = target_name(fd, b->name);
+	unsigned char *payload = NULL, *after = NULL;
+	uint64_t off, len, j, set = 0, w, gb;
+	struct fake_filter f;
+	uint32_t i, g;
+	int err = blocks_common(b);
+
+	if (!err && (b->flags || b->cursor || b->age_ms || b->set))
+		err = EINVAL;
+	if (!err)
+		err = load_filter(name, &f, &payload);
+	if (err)
+		goto out;
+	if (f.flags & KBLOOM_CREATE_COUNTING) {
+		err = EOPNOTSUPP;
+		goto out;
+	}
+	gb = gen_bytes(&f);
+	/* Every entry is checked before anything changes. */
+	for (i = 0; i < b->count; i++) {
+		if (in[i].index >= nblocks(&f) || in[i].generation >= ngens(&f) ||
+		    (!f.generations && in[i].generation) || in[i].reserved) {
+			err = EINVAL;
+			goto out;
+		}
+		off = block_at(&f, in[i].generation, in[i].index, &len);
+		for (j = len; j < KBLOOM_BLOCK_BYTES; j++)
+			if (in[i].data[j]) {
+				err = EINVAL;
+				goto out;
+			}
+		/* Bits past m in the last block. */
+		for (j = 0; j < len; j++) {
+			uint64_t base = (in[i].index * KBLOOM_BLOCK_BYTES + j) * 8;
+
+			if (base + 8 > f.bits &&
+			    (base >= f.bits ? in[i].data[j] :
+			     in[i].data[j] >> (f.bits - base))) {
+				err = EINVAL;
+				goto out;
+			}
+		}
+	}
+	if (b->fingerprint != fingerprint(&f)) {
+		err = EXDEV;
+		goto out;
+	}
+	if (b->rotations != f.rotations) {
+		err = ESTALE;
+		goto out;
+	}
+	after = malloc(f.payload_len);
+	if (!after) {
+		err = ENOMEM;
+		goto out;
+	}
+	memcpy(after, payload, f.payload_len);
+	for (i = 0; i < b->count; i++) {
+		off = block_at(&f, in[i].generation, in[i].index, &len);
+		for (j = 0; j < len; j++) {
+			set += __builtin_popcount(in[i].data[j] & ~after[off + j]);
+			after[off + j] |= in[i].data[j];
+		}
+	}
+	if (b->max_set)
+		for (g = 0; g < ngens(&f); g++) {
+			for (w = 0, j = 0; j < gb; j++)
+				w += __builtin_popcount(after[g * gb + j]);
+			if (w > b->max_set) {
+				err = ENOSPC;
+				goto out;
+			}
+		}
+	err = store_tracked(name, &f, payload, after);
+	if (!err) {
+		b->done = b->count;
+		b->set = set;
+	}
+out:
+	free(after);
+	free(payload);
+	return err;
+}
+
+/* FAKEDEV_KEYS: the core's cores of a filter's generations. */
+static void core_of(const struct fake_filter *f, unsigned char *payload,
+		    uint32_t g, struct kbloom_core *c)
+{
+	u32 flags = (f->flags & KBLOOM_CREATE_COUNTING ? KBLOOM_CORE_COUNTING : 0) |
+		    (f->flags & KBLOOM_CREATE_BLOCKED ? KBLOOM_CORE_BLOCKED : 0) |
+		    (f->hash_scheme == KBLOOM_HASH_SIPHASH ? KBLOOM_CORE_SIPHASH : 0);
+
+	kbloom_core_init(c, (unsigned long *)(payload + g * gen_bytes(f)),
+			 f->bits, f->hashes, flags, f->seed);
+}
+
+/*
+ * One key, applied: add to the newest generation; query any; test-and-add
+ * answers "seen" if any generation has it and adds it to the newest;
+ * remove (counting only) from the newest generation that has it.
+ */
+static int apply_key(struct fake_filter *f, unsigned char *payload,
+		     unsigned long req, const void *key, u32 len, bool *result)
+{
+	struct kbloom_core c;
+	bool hit = false;
+	uint32_t g;
+
+	if (len < 1 || len > KBLOOM_KEY_MAX)
+		return EINVAL;
+	switch (req) {
+	case KBLOOM_IOC_ADD:
+	case KBLOOM_IOC_ADD_BATCH:
+		core_of(f, payload, 0, &c);
+		kbloom_core_do(&c, KBLOOM_OP_ADD, key, len, NULL);
+		f->adds++;
+		break;
+	case KBLOOM_IOC_QUERY:
+	case KBLOOM_IOC_QUERY_BATCH:
+		for (g = 0; g < ngens(f) && !hit; g++) {
+			core_of(f, payload, g, &c);
+			hit = kbloom_core_do(&c, KBLOOM_OP_QUERY, key, len, NULL);
+		}
+		break;
+	case KBLOOM_IOC_TEST_AND_ADD:
+	case KBLOOM_IOC_TEST_AND_ADD_BATCH:
+		for (g = 1; g < ngens(f) && !hit; g++) {
+			core_of(f, payload, g, &c);
+			hit = kbloom_core_do(&c, KBLOOM_OP_QUERY, key, len, NULL);
+		}
+		core_of(f, payload, 0, &c);
+		hit |= kbloom_core_do(&c, KBLOOM_OP_TEST_AND_ADD, key, len, NULL);
+		f->adds++;
+		break;
+	default:
+		if (!(f->flags & KBLOOM_CREATE_COUNTING))
+			return EOPNOTSUPP;
+		for (g = 0; g < ngens(f) && !hit; g++) {
+			core_of(f, payload, g, &c);
+			if (kbloom_core_do(&c, KBLOOM_OP_QUERY, key, len, NULL))
+				hit = kbloom_core_do(&c, KBLOOM_OP_REMOVE, key,
+						     len, NULL);
+		}
+	}
+	*result = hit;
+	return 0;
+}
+
+/* FAKEDEV_KEYS: the key commands, one or a batch, for real. */
+static int fake_apply_keys(int fd, unsigned long req, void *arg)
+{
+	bool batch = _IOC_NR(req) >= 0x20, r;
+	struct kbloom_batch *b = arg;
+	struct kbloom_key *k = arg;
+	const char *name = target_name(fd, arg);
+	const unsigned char *key;
+	unsigned char *payload = NULL, *before = NULL;
+	unsigned char *results;
+	const __u32 *lens;
+	struct fake_filter f;
+	__u32 i, n;
+	int err;
+
+	err = load_filter(name, &f, &payload);
+	if (err)
+		return err;
+	before = malloc(f.payload_len);
+	if (!before) {
+		free(payload);
+		return ENOMEM;
+	}
+	memcpy(before, payload, f.payload_len);
+	if (!batch) {
+		err = log_key((const void *)(uintptr_t)k->key, k->len);
+		if (!err)
+			err = apply_key(&f, payload, req,
+					(const void *)(uintptr_t)k->key,
+					k->len, &r);
+		if (!err)
+			k->result = r;
+	} else {
+		key = (const void *)(uintptr_t)b->keys;
+		lens = (const void *)(uintptr_t)b->lens;
+		results = (void *)(uintptr_t)b->results;
+		if (!b->count)
+			err = EINVAL;
+		if (results)
+			memset(results, 0, (b->count + 7) / 8);
+		for (i = 0, n = 0; !err && i < b->count; i++) {
+			err = apply_key(&f, payload, req, key, lens[i], &r);
+			if (err)
+				break;
+			if (r && results)
+				results[i / 8] |= 1U << (i % 8);
+			n += r;
+			key += lens[i];
+		}
+		b->done = i;
+		b->hits = n;
+	}
+	if (req != KBLOOM_IOC_QUERY && req != KBLOOM_IOC_QUERY_BATCH) {
+		int serr = store_tracked(name, &f, before, payload);
+
+		err = err ? err : serr;
+	}
+	free(before);
+	free(payload);
+	return err;
+}
+
+/*
  * OPEN: another descriptor of the fake device, in the mode of @fd, which
  * the key commands then take without a name (as the module's handles).
  */
@@ -680,6 +1225,8 @@ static int fake_open(int fd, struct kbloom_open *o)
 	if (h < 0)
 		return errno;
 	o->fd = h;
+	if (h < 1024)
+		memcpy(handle_names[h], o->name, KBLOOM_NAME_MAX);
 	return 0;
 }
 
@@ -708,10 +1255,15 @@ static const struct {
 	{ KBLOOM_IOC_QUERY_BATCH, "QUERY_BATCH", false },
 	{ KBLOOM_IOC_TEST_AND_ADD_BATCH, "TEST_AND_ADD_BATCH", true },
 	{ KBLOOM_IOC_REMOVE_BATCH, "REMOVE_BATCH", true },
+	{ KBLOOM_IOC_COLLECT, "COLLECT", true },
+	{ KBLOOM_IOC_APPLY, "APPLY", true },
 };
 
-static int dispatch(unsigned long req, void *arg)
+static int dispatch(int fd, unsigned long req, void *arg)
 {
+	if (getenv("FAKEDEV_KEYS") && _IOC_NR(req) >= 0x10 &&
+	    _IOC_NR(req) <= 0x23)
+		return fake_apply_keys(fd, req, arg);
 	switch (req) {
 	case KBLOOM_IOC_VERSION:
 		return fake_version(arg);
@@ -743,6 +1295,16 @@ static int dispatch(unsigned long req, void *arg)
 	case KBLOOM_IOC_TEST_AND_ADD_BATCH:
 	case KBLOOM_IOC_REMOVE_BATCH:
 		return fake_keys(arg);
+	case KBLOOM_IOC_COLLECT:
+		if (!(env_u64("FAKEDEV_FEATURES", ALL_FEATURES) &
+		      KBLOOM_FEATURE_CHANGES))
+			return ENOTTY;
+		return fake_collect(fd, arg);
+	case KBLOOM_IOC_APPLY:
+		if (!(env_u64("FAKEDEV_FEATURES", ALL_FEATURES) &
+		      KBLOOM_FEATURE_CHANGES))
+			return ENOTTY;
+		return fake_apply(fd, arg);
 	default:
 		return ENOTTY;
 	}
@@ -763,6 +1325,7 @@ static void log_call(const char *cmd, bool rw, unsigned long req, void *arg)
 {
 	const struct kbloom_create *cr = arg;
 	const struct kbloom_image *ki = arg;
+	const struct kbloom_blocks *bl = arg;
 
 	if (req == KBLOOM_IOC_CREATE)
 		fake_log("%s %s hash_scheme=%u window_ms=%u generations=%u flags=0x%x",
@@ -776,6 +1339,12 @@ static void log_call(const char *cmd, bool rw, unsigned long req, void *arg)
 		/* The key commands: by name, or nameless on a handle. */
 		fake_log("%s %s name=%.*s", cmd, rw ? "rw" : "ro",
 			 KBLOOM_NAME_MAX, (const char *)arg);
+	else if (req == KBLOOM_IOC_COLLECT || req == KBLOOM_IOC_APPLY)
+		fake_log("%s %s name=%.*s count=%u flags=0x%x cursor=%llu rotations=%llu max_set=%llu",
+			 cmd, rw ? "rw" : "ro", KBLOOM_NAME_MAX, bl->name,
+			 bl->count, bl->flags, (unsigned long long)bl->cursor,
+			 (unsigned long long)bl->rotations,
+			 (unsigned long long)bl->max_set);
 	else
 		fake_log("%s %s", cmd, rw ? "rw" : "ro");
 }
@@ -809,9 +1378,15 @@ int ioctl(int fd, unsigned long req, ...)
 	err = forced_error(commands[i].name);
 	if (!err && commands[i].rw && !rw)
 		err = EBADF;
-	if (!err)
+	if (!err) {
+		/* One ioctl at a time over the state, whatever the process. */
+		int lock = state_lock();
+
 		err = req == KBLOOM_IOC_OPEN ? fake_open(fd, arg) :
-					      dispatch(req, arg);
+					      dispatch(fd, req, arg);
+		if (lock >= 0)
+			close(lock);
+	}
 	errno = err;
 	return err ? -1 : 0;
 }

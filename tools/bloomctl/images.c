@@ -296,7 +296,12 @@ static int build_image(const char *name, const struct kbloom_image *ki,
 	img->hash_scheme = ki->hash_scheme;
 	img->layout = ki->flags & KBLOOM_CREATE_BLOCKED ? IMG_LAYOUT_BLOCKED :
 							  IMG_LAYOUT_STANDARD;
-	img->flags = ki->flags & ~KBLOOM_CREATE_BLOCKED;
+	/*
+	 * Change tracking is not kept in files: a loaded filter starts
+	 * tracking at its first COLLECT (or asks for it when imported).
+	 */
+	img->flags = ki->flags &
+		     ~(KBLOOM_CREATE_BLOCKED | KBLOOM_CREATE_TRACK_CHANGES);
 	img->bits = ki->bits;
 	img->hashes = ki->hashes;
 	img->fpr_ppb = ki->fpr_ppb;
@@ -611,6 +616,38 @@ int filter_image(int fd, const char *name, bool compress,
 	}
 	fi->hlen = img_header_len(&fi->img);
 	fi->stored = compress ? fi->zbuf : fi->payload;
+	return 0;
+}
+
+/**
+ * filter_template() - the image of a filter's shape and seed, empty
+ * @fd: the device.
+ * @name: the filter.
+ * @fi: out: as filter_image(), compressed, with an all-zero payload and
+ *	no keys counted: what another host needs to make a filter whose
+ *	keys hash to the same bits (bloomsync's templates).
+ *
+ * Return: as filter_image().
+ */
+int filter_template(int fd, const char *name, struct filter_image *fi)
+{
+	struct kbloom_image ki;
+	int ret;
+
+	memset(fi, 0, sizeof(*fi));
+	ret = export_filter(fd, name, &ki, &fi->payload, false);
+	if (ret)
+		return ret;
+	memset(fi->payload, 0, ki.payload_len);
+	ki.adds = 0;
+	ki.age_ms = 0;
+	if (build_image(name, &ki, realtime_ms(), fi->payload, true, fi->h,
+			&fi->zbuf, &fi->img)) {
+		filter_image_release(fi);
+		return -1;
+	}
+	fi->hlen = img_header_len(&fi->img);
+	fi->stored = fi->zbuf;
 	return 0;
 }
 

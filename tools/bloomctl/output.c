@@ -14,6 +14,8 @@
 #include "image.h"
 #include "sizing.h"
 
+/* The program that prints: bloomctl, or bloomsync, which shares this. */
+const char *prog_name = "bloomctl";
 static struct jw json_writer;
 static bool pretty_output;
 struct jw *jw;
@@ -58,7 +60,7 @@ void pr_err(const char *fmt, ...)
 	ret = vasprintf(&msg, fmt, ap);
 	va_end(ap);
 	if (ret < 0) {
-		fputs("bloomctl: out of memory\n", stderr);
+		fprintf(stderr, "%s: out of memory\n", prog_name);
 		if (jw)
 			jw_error(jw, "out of memory");
 		return;
@@ -72,7 +74,7 @@ void pr_err(const char *fmt, ...)
 			msg = at;
 		}
 	}
-	fprintf(stderr, "bloomctl: %s\n", msg);
+	fprintf(stderr, "%s: %s\n", prog_name, msg);
 	if (jw)
 		jw_error(jw, msg);
 	free(msg);
@@ -82,7 +84,7 @@ void pr_warn(const char *fmt, ...)
 {
 	va_list ap;
 
-	fputs("bloomctl: warning: ", stderr);
+	fprintf(stderr, "%s: warning: ", prog_name);
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);

@@ -1,0 +1,544 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Tests of bloomsync that need no kbloom module: a real nats-server
+# (JetStream, on a free port, its store in a temporary directory), and
+# "hosts" that are each a fake device (bloomctl's fakedev.c, LD_PRELOADed,
+# with FAKEDEV_KEYS so that keys set bits with the module's own code and
+# FAKEDEV_TIMER so that windowed filters rotate on the clock), its own
+# state directory and its own bloomsync process.
+#
+# Usage: test-native.sh path/to/bloomsync path/to/bloomctl
+# BLOOMSYNC_TEST_KEEP=1 keeps the temporary directory (logs, state).
+# Prints "ok N - ..." or "not ok N - ..." per check, then "P passed, F failed".
+
+set -u
+
+if [ $# -ne 2 ] || [ ! -x "$1" ] || [ ! -x "$2" ]; then
+	echo "usage: $0 path/to/bloomsync path/to/bloomctl" >&2
+	exit 2
+fi
+BLOOMSYNC=$(readlink -f "$1")
+BLOOMCTL=$(readlink -f "$2")
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/../.." && pwd)
+NATS_SERVER=${NATS_SERVER:-$(command -v nats-server || echo /usr/sbin/nats-server)}
+export BLOOMCTL_DEVICE=/nonexistent/bloom
+export PYTHONDONTWRITEBYTECODE=1
+exec </dev/null
+
+tmp=$(mktemp -d) || exit 2
+pids=()
+nats_pid=
+cleanup() {
+	local p
+
+	for p in "${pids[@]}" $nats_pid; do
+		kill "$p" 2>/dev/null
+	done
+	wait 2>/dev/null
+	if [ -n "${BLOOMSYNC_TEST_KEEP:-}" ]; then
+		echo "# kept $tmp"
+	else
+		rm -rf "$tmp"
+	fi
+}
+trap cleanup EXIT
+
+n=0
+passed=0
+failed=0
+start_s=$SECONDS
+
+result() {
+	n=$((n + 1))
+	if [ "$1" = 0 ]; then
+		echo "ok $n - $2"
+		passed=$((passed + 1))
+	else
+		echo "not ok $n - $2"
+		failed=$((failed + 1))
+	fi
+}
+
+# ---- the hosts ------------------------------------------------------------
+
+if ! cc -shared -fPIC -O1 -std=gnu11 -Wall -Wextra -Werror \
+	-I"$top/include/uapi" -I"$top/tools/bloomctl/core" -I"$top/kmod" \
+	-o "$tmp/fakedev.so" "$top/tools/bloomctl/fakedev.c" \
+	"$top/tools/bloomctl/sizing.c" "$top/kmod/kbloom_core.c" -ldl 2>"$tmp/cc.err"; then
+	sed 's/^/# /' "$tmp/cc.err"
+	result 1 "fakedev.so builds"
+	echo "1..$n"
+	echo "$passed passed, $failed failed"
+	exit 1
+fi
+
+port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+url="nats://127.0.0.1:$port"
+
+# henv HOST: hostenv=(env ...), the environment of HOST's fake device.
+henv() {
+	mkdir -p "$tmp/$1/state" "$tmp/$1/run"
+	[ -e "$tmp/$1/dev" ] || : >"$tmp/$1/dev"
+	hostenv=(env LD_PRELOAD="$tmp/fakedev.so" FAKEDEV="$tmp/$1/dev"
+		 FAKEDEV_STATE="$tmp/$1/state" FAKEDEV_KEYS=1 FAKEDEV_TIMER=1)
+}
+
+# hostenv HOST CMD...: CMD on HOST's fake device.
+hostenv() {
+	henv "$1"
+	shift
+	"${hostenv[@]}" "$@"
+}
+
+# bc HOST ARGS...: bloomctl on HOST; output in $tmp/out, $tmp/err, $rc.
+bc() {
+	local h=$1
+
+	shift
+	hostenv "$h" "$BLOOMCTL" -d "$tmp/$h/dev" "$@" >"$tmp/out" 2>"$tmp/err"
+	rc=$?
+}
+
+# bs HOST ARGS...: bloomsync on HOST, as bc.
+bs() {
+	local h=$1
+
+	shift
+	hostenv "$h" "$BLOOMSYNC" -s "$url" --host "$h" -d "$tmp/$h/dev" \
+		--state-dir "$tmp/$h/run" "$@" >"$tmp/out" 2>"$tmp/err"
+	rc=$?
+}
+
+# daemon HOST NAME ARGS...: bloomsync run NAME in the background.
+declare -A daemon_pid
+daemon() {
+	local h=$1 name=$2
+
+	shift 2
+	henv "$h"
+	# Not through a function: $! must be bloomsync's (env execs it).
+	"${hostenv[@]}" "$BLOOMSYNC" -s "$url" --host "$h" -d "$tmp/$h/dev" \
+		--state-dir "$tmp/$h/run" run "$name" --interval 200ms "$@" \
+		>>"$tmp/$h/$name.log" 2>&1 &
+	daemon_pid[$h.$name]=$!
+	pids+=($!)
+}
+
+stop_daemon() {
+	local p=${daemon_pid[$1.$2]:-}
+
+	[ -n "$p" ] && kill "$p" 2>/dev/null && wait "$p" 2>/dev/null
+	daemon_pid[$1.$2]=
+}
+
+# wait_for SECONDS CMD...: until CMD succeeds; its status.
+wait_for() {
+	local deadline=$((SECONDS + $1))
+
+	shift
+	while ! "$@"; do
+		[ "$SECONDS" -ge "$deadline" ] && return 1
+		sleep 0.1
+	done
+}
+
+# has HOST FILTER KEY...: every key maybe present in HOST's FILTER.
+has() {
+	local h=$1 f=$2
+
+	shift 2
+	hostenv "$h" "$BLOOMCTL" -d "$tmp/$h/dev" query "$f" "$@" >/dev/null 2>&1
+}
+
+# lacks HOST FILTER KEY: the key is absent.
+lacks() {
+	hostenv "$1" "$BLOOMCTL" -d "$tmp/$1/dev" query "$2" "$3" >/dev/null 2>&1
+	[ $? = 1 ]
+}
+
+start_nats() {
+	"$NATS_SERVER" -js -a 127.0.0.1 -p "$port" -sd "$tmp/js" >>"$tmp/nats.log" 2>&1 &
+	nats_pid=$!
+	wait_for 10 python3 -c "import socket; socket.create_connection(('127.0.0.1', $port)).close()" 2>/dev/null
+}
+
+stop_nats() {
+	kill "$nats_pid" 2>/dev/null
+	wait "$nats_pid" 2>/dev/null
+	nats_pid=
+}
+
+# payload HOST FILTER: the filter's payload, hex, from bloomctl save.
+payload() {
+	hostenv "$1" "$BLOOMCTL" -d "$tmp/$1/dev" save "$2" "$tmp/$1.img" >/dev/null 2>&1 &&
+		python3 - "$tmp/$1.img" <<'EOF'
+import struct, sys
+d = open(sys.argv[1], "rb").read()
+version = struct.unpack_from("<I", d, 8)[0]
+hlen = {1: 96, 2: 104, 3: 112}[version]
+print(d[hlen:].hex())
+EOF
+}
+
+same_payloads() {
+	local a b c
+
+	a=$(payload A conv.fleet) && b=$(payload B conv.fleet) &&
+		c=$(payload C conv.fleet) &&
+		[ -n "$a" ] && [ "$a" = "$b" ] && [ "$b" = "$c" ]
+}
+
+# published HOST NAME: the publisher's last sequence number.
+published() {
+	sed -n 's/^publish seq \([0-9]*\) .*/\1/p' "$tmp/$1/run/$2.state" 2>/dev/null
+}
+
+# published_after HOST NAME SEQ: it published past SEQ.
+published_after() {
+	local s
+
+	s=$(published "$1" "$2")
+	[ -n "$s" ] && [ "$s" -gt "$3" ]
+}
+
+# ---- no server needed -----------------------------------------------------
+
+"$BLOOMSYNC" --help >"$tmp/out" 2>&1
+result $? "--help"
+grep -q "template" "$tmp/out"
+result $? "--help lists the commands"
+"$BLOOMSYNC" frobnicate >/dev/null 2>"$tmp/err"
+[ $? = 2 ] && grep -q "unknown command 'frobnicate'" "$tmp/err"
+result $? "an unknown command is named (exit 2)"
+"$BLOOMSYNC" --host 'a b' status x >/dev/null 2>"$tmp/err"
+[ $? = 2 ] && grep -q "host 'a b'" "$tmp/err"
+result $? "a bad --host is refused"
+"$BLOOMSYNC" --host h join >/dev/null 2>&1
+result $(($? != 2)) "join needs a name (exit 2)"
+"$BLOOMSYNC" --host h run f --interval 0 >/dev/null 2>"$tmp/err"
+[ $? = 2 ] && grep -q -- "--interval" "$tmp/err"
+result $? "--interval 0 is refused"
+"$BLOOMSYNC" --host h --state-dir "$tmp/none" status f >/dev/null 2>"$tmp/err"
+[ $? = 2 ] && grep -q "filter 'f': no state" "$tmp/err"
+result $? "status without a daemon names the filter (exit 2)"
+
+bs A template put f
+[ "$rc" = 2 ] && grep -q "127.0.0.1:$port" "$tmp/err"
+result $? "no server: the server is named (exit 2)"
+
+start_nats
+result $? "nats-server -js starts on port $port"
+
+# ---- templates ------------------------------------------------------------
+
+bc A create f --capacity 10000 --fpr 0.01
+bs A template put f
+result "$rc" "template put f"
+bs A template put f
+[ "$rc" = 0 ] && grep -q "identical" "$tmp/out"
+result $? "putting the same template again is fine"
+bs B template show f
+[ "$rc" = 0 ] && grep -q "95851 bits, 7 hashes" "$tmp/out"
+result $? "template show from another host"
+bs B -j template show f
+python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); sys.exit(d["bits"] != 95851)' "$tmp/out"
+result $? "template show -j"
+
+bc X create f --capacity 20000 --fpr 0.01
+bs X template put f
+[ "$rc" = 2 ] && grep -q "template 'f' exists and differs" "$tmp/err" &&
+	grep -q "bits 191702 != 95851" "$tmp/err" && grep -q "seed" "$tmp/err"
+result $? "a second, different template is refused, naming bits and seed"
+bs X join f
+[ "$rc" = 2 ] && grep -q "filter 'f' exists and differs from template 'f'" "$tmp/err" &&
+	grep -q "bits 191702 != 95851" "$tmp/err"
+result $? "join refuses a local filter of another shape, naming the field"
+bc Y create f --capacity 10000 --fpr 0.01
+bs Y join f
+[ "$rc" = 2 ] && grep -q "differs from template 'f' (filter != template): seed$" "$tmp/err"
+result $? "join refuses a local filter of the same size and another seed: 'seed'"
+bs Z join nosuch
+[ "$rc" = 2 ] && grep -q "template 'nosuch': no such template" "$tmp/err"
+result $? "join of a template nobody put"
+
+bs A join f
+[ "$rc" = 0 ] && grep -q "filter 'f': matches" "$tmp/out" && grep -q "filter 'f.fleet': created" "$tmp/out"
+result $? "join on the template's host makes the fleet filter"
+bs B join f
+[ "$rc" = 0 ] && grep -q "filter 'f': created" "$tmp/out"
+result $? "join on another host makes both filters"
+bc B show f
+grep -q "95851" "$tmp/out"
+result $? "the joined filter has the template's shape"
+bs B join f
+result "$rc" "join again is a no-op"
+
+# ---- a key travels --------------------------------------------------------
+
+daemon A f
+daemon B f
+bc A add f alpha beta
+t0=$SECONDS
+wait_for 5 has B f.fleet alpha beta
+result $? "a key added on A is in B's fleet filter (within $((SECONDS - t0))s)"
+has A f.fleet alpha beta
+result $? "and in A's own fleet filter"
+lacks B f.fleet gamma
+result $? "a key nobody added is not"
+lacks B f alpha
+result $? "B's local filter holds only B's keys"
+bc B add f gamma
+wait_for 5 has A f.fleet gamma
+result $? "and back: B's key reaches A"
+
+wait_for 3 grep -q "^peer A .* synced 1" "$tmp/B/run/f.state"
+bs B status f
+[ "$rc" = 0 ] && grep -q "^peer A: lag" "$tmp/out" && grep -q "in sync" "$tmp/out" &&
+	grep -q "fleet filter: [0-9]* of 95851 bits set" "$tmp/out"
+result $? "status: A's lag, sequence, fill"
+bs B -j status f
+python3 - "$tmp/out" <<'EOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+p = [x for x in d["peers"] if x["host"] == "A"]
+sys.exit(not (p and p[0]["seq"] >= 1 and p[0]["bytes"] > 0 and p[0]["synced"]
+              and d["fleet_bits"] == 95851 and 0 < d["fleet_fill"] < 0.5
+              and not d["stale"]))
+EOF
+result $? "status -j"
+
+# ---- B offline, A goes on -------------------------------------------------
+
+stop_daemon B f
+for i in $(seq 1 200); do echo "off$i"; done >"$tmp/keys"
+bc A add f --file "$tmp/keys"
+bc A add f late1
+sleep 0.5
+lacks B f.fleet late1
+result $? "B is offline: it does not have A's new keys"
+daemon B f
+wait_for 5 has B f.fleet late1
+result $? "B restarted catches up from the stream"
+hostenv B "$BLOOMCTL" -d "$tmp/B/dev" query f.fleet --count --file "$tmp/keys" >"$tmp/out" 2>&1
+grep -q "present 200," "$tmp/out"
+result $? "all 200 keys added while B was away"
+
+# ---- the server restarts --------------------------------------------------
+
+stop_nats
+bc A add f during-outage
+sleep 1
+start_nats
+result $? "nats-server restarts on its store"
+wait_for 10 has B f.fleet during-outage
+result $? "a key added while the server was down reaches B after it is back"
+bc A add f after-restart
+wait_for 5 has B f.fleet after-restart
+result $? "sync resumes after the restart"
+grep -q "reconnected" "$tmp/B/f.log"
+result $? "B logged the reconnection"
+
+# ---- a poisoned update ----------------------------------------------------
+
+bs E join f
+bc E save f "$tmp/e.img"
+python3 - "$tmp/e.img" "$top/tools/bloomctl" <<'EOF'
+import struct, sys
+sys.path.insert(0, sys.argv[2])
+from mkimage import crc32c
+d = bytearray(open(sys.argv[1], "rb").read())
+bits = struct.unpack_from("<Q", d, 24)[0]
+plen = struct.unpack_from("<Q", d, 72)[0]
+hlen = len(d) - plen
+for i in range(plen):
+    lo = 8 * i
+    d[hlen + i] = 0xff if lo + 8 <= bits else ((1 << (bits - lo)) - 1 if lo < bits else 0)
+struct.pack_into("<I", d, 68, 0)
+struct.pack_into("<I", d, 68, crc32c(bytes(d)))
+open(sys.argv[1], "wb").write(d)
+EOF
+bc E load --replace f "$tmp/e.img"
+result "$rc" "host E's filter is all ones"
+daemon E f
+wait_for 5 grep -q "refused .* from host E" "$tmp/B/f.log"
+result $? "B refuses E's all-ones blocks and logs it"
+grep "refused" "$tmp/B/f.log" | grep -q "max-fill 50%"
+result $? "the log names the limit"
+bc B -j show f.fleet
+python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); sys.exit(not 0 < d["bits_set"] < d["bits"] / 2)' "$tmp/out"
+result $? "B's fleet filter stays under half full"
+lacks B f.fleet never-added-anywhere
+result $? "and still answers no to a key nobody added"
+wait_for 3 grep -q "^peer E .* refused [1-9]" "$tmp/B/run/f.state"
+result $? "status counts E's refused blocks"
+bc A add f after-poison
+wait_for 5 has B f.fleet after-poison
+result $? "A's keys still reach B"
+stop_daemon E f
+
+# ---- a gap in a host's sequence -------------------------------------------
+
+stop_daemon B f
+before=$(published A f)
+bc A add f gap-key
+wait_for 5 published_after A f "$before"
+result $? "A published gap-key"
+python3 - "$port" "kbloom.f.A" >"$tmp/del.out" 2>&1 <<'EOF'
+# Raw NATS protocol: delete the last message on a subject from the stream.
+import json, socket, sys
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+f = s.makefile("rb")
+f.readline()
+s.sendall(b'CONNECT {"verbose":false,"headers":true,"no_responders":true}\r\nSUB _INBOX.t 1\r\n')
+def req(subject, payload):
+    data = json.dumps(payload).encode()
+    s.sendall(b"PUB %s _INBOX.t %d\r\n%s\r\n" % (subject.encode(), len(data), data))
+    while True:
+        line = f.readline()
+        if line.startswith(b"PING"):
+            s.sendall(b"PONG\r\n")
+        elif line.startswith(b"MSG"):
+            return json.loads(f.read(int(line.split()[-1]) + 2)[:-2])
+        elif line.startswith(b"HMSG"):
+            p = line.split()
+            body = f.read(int(p[-1]) + 2)[:-2]
+            return json.loads(body[int(p[-2]):] or b"{}")
+r = req("$JS.API.STREAM.MSG.GET.KBLOOM", {"last_by_subj": sys.argv[2]})
+seq = r["message"]["seq"]
+r = req("$JS.API.STREAM.MSG.DELETE.KBLOOM", {"seq": seq})
+print(seq, r)
+sys.exit(not r.get("success"))
+EOF
+result $? "the message carrying gap-key is deleted from the stream"
+before=$(published A f)
+bc A add f after-gap
+wait_for 5 published_after A f "$before"
+daemon B f
+wait_for 8 has B f.fleet gap-key after-gap
+result $? "B gets the lost key from a snapshot A sent for the gap"
+grep -q "host A: gap" "$tmp/B/f.log"
+result $? "B logged the gap"
+grep -q "a peer asked for a snapshot" "$tmp/A/f.log"
+result $? "A was asked for the snapshot (not the 60 s schedule)"
+wait_for 3 grep -q "^peer A .* synced 1 .* gaps [1-9]" "$tmp/B/run/f.state"
+result $? "B is in sync again and counts the gap"
+
+# ---- three hosts converge -------------------------------------------------
+
+bc A create conv --capacity 20000 --fpr 0.01
+bs A template put conv
+bc A destroy conv
+for h in A B C; do
+	bs $h join conv
+	[ "$rc" = 0 ] || echo "# join conv on $h: $(cat "$tmp/err")"
+done
+for h in A B C; do daemon $h conv; done
+for h in A B C; do
+	for i in $(seq 1 1500); do echo "$h-burst-$i"; done >"$tmp/$h.keys"
+done
+for h in A B C; do
+	bc $h add conv --file "$tmp/$h.keys" &
+done
+wait_for 10 same_payloads
+result $? "three hosts' fleet filters are byte-identical after a burst"
+ok=0
+for h in A B C; do
+	for o in A B C; do
+		hostenv $h "$BLOOMCTL" -d "$tmp/$h/dev" query conv.fleet --count --file "$tmp/$o.keys" >"$tmp/out" 2>&1
+		grep -q "present 1500," "$tmp/out" || ok=1
+	done
+done
+result $ok "each fleet filter has every host's 1500 keys"
+for h in A B C; do stop_daemon $h conv; done
+
+# ---- a windowed fleet forgets on schedule ---------------------------------
+
+bc A create win --capacity 1000 --fpr 0.01 --window 2s --generations 2
+bs A template put win
+bc A destroy win
+bs A join win
+bs B join win
+tb=$(date +%s%3N)
+bc B -j show win.fleet
+ta=$(date +%s%3N)
+# Its newest generation began on a multiple of W / G = 1000 ms: its age
+# is the time since the last whole second, read between tb and ta.
+python3 - "$tmp/out" "$tb" "$ta" <<'EOF'
+import json, sys
+age = json.load(open(sys.argv[1]))["newest_age_ms"]
+tb, ta = int(sys.argv[2]), int(sys.argv[3])
+sys.exit(not any((t - age) % 1000 == 0 for t in range(tb, ta + 1)))
+EOF
+result $? "join puts the fleet filter's rotations on the wall-clock schedule"
+daemon A win
+daemon B win
+sleep 0.5
+bc A add win fleeting
+t0=$(date +%s%N)
+wait_for 3 has B win.fleet fleeting
+result $? "a key added on A to a windowed filter reaches B"
+wait_for 5 lacks B win.fleet fleeting
+gone=$((($(date +%s%N) - t0) / 1000000))
+[ "$gone" -ge 900 ] && [ "$gone" -le 3500 ]
+result $? "B forgets it between W (G-1)/G and W after the add (${gone} ms)"
+lacks A win.fleet fleeting && lacks A win fleeting
+result $? "A forgot it too"
+sleep 1
+lacks B win.fleet fleeting
+result $? "it does not come back"
+bc A add win again
+wait_for 3 has B win.fleet again
+result $? "a new key in a later generation still travels"
+
+# ---- the example server configuration: one user per host -----------------
+
+for h in A B; do stop_daemon $h win; done
+port2=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+sed -e 's/web1/A/g; s/web2/B/g' -e "s|^listen:.*|listen: 127.0.0.1:$port2|" \
+	-e "s|store_dir:.*|store_dir: \"$tmp/js2\"|" "$here/nats-server.conf.example" >"$tmp/perm.conf"
+WEB1_PASSWORD=pa WEB2_PASSWORD=pb "$NATS_SERVER" -c "$tmp/perm.conf" >"$tmp/nats2.log" 2>&1 &
+nats2_pid=$!
+pids+=("$nats2_pid")
+wait_for 10 python3 -c "import socket; socket.create_connection(('127.0.0.1', $port2)).close()" 2>/dev/null
+result $? "nats-server runs nats-server.conf.example (hosts A and B)"
+url0=$url
+url="nats://A:pa@127.0.0.1:$port2"
+bc A create perm --capacity 1000 --fpr 0.01
+bs A template put perm
+result "$rc" "host A may put a template"
+bs A join perm
+url="nats://B:pb@127.0.0.1:$port2"
+bs B join perm
+result "$rc" "host B may read it and join"
+daemon B perm
+url="nats://A:pa@127.0.0.1:$port2"
+daemon A perm
+bc A add perm permitted
+wait_for 5 has B perm.fleet permitted
+result $? "with the example's permissions, A's key reaches B"
+python3 - "$port2" <<'EOF' >"$tmp/perm.out" 2>&1
+# Host A, by the raw protocol, publishing on host B's subject.
+import socket, sys
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+f = s.makefile("rb")
+f.readline()
+s.sendall(b'CONNECT {"verbose":false,"user":"A","pass":"pa"}\r\nPUB kbloom.perm.B 1\r\nx\r\nPING\r\n')
+while True:
+    line = f.readline()
+    print(line.decode().strip())
+    if not line or line.startswith(b"PONG"):
+        break
+EOF
+grep -q "Permissions Violation for Publish to \"kbloom.perm.B\"" "$tmp/perm.out"
+result $? "A may not publish on B's subject"
+url=$url0
+for h in A B; do stop_daemon $h perm; done
+
+# ---- done -----------------------------------------------------------------
+
+echo "# $((SECONDS - start_s)) s"
+echo "1..$n"
+echo "$passed passed, $failed failed"
+[ "$failed" = 0 ]
