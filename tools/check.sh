@@ -165,6 +165,15 @@ if make -s -C "$top/tools/bloomctl" bloomctl variants >/dev/null; then
 else
 	fail "building bloomctl"
 fi
+# bloomsync: hosts on bloomctl's fake device, a real nats-server.
+say "bloomsync (native, a real JetStream server)"
+if make -s -C "$top/tools/bloomsync" bloomsync >/dev/null; then
+	"$top/tools/bloomsync/test-native.sh" "$top/tools/bloomsync/bloomsync" \
+		"$top/tools/bloomctl/bloomctl" > "$build/bloomsync-native.log" 2>&1
+	count_tap "$build/bloomsync-native.log" "bloomsync native" $?
+else
+	fail "building bloomsync"
+fi
 make -s -C "$top/tools/selftest" >/dev/null || fail "building kbloom_selftest"
 # The fail-nth sweep and the ioctl fuzzer, run in the VMs (tests.d/).
 make -s -C "$top/tools/stress" >/dev/null || fail "building the stress tools (tools/stress)"
