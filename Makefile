@@ -11,11 +11,12 @@
 #   make BTF=1            the same, the modules with BTF (which kbloom's BPF
 #                         kfuncs need): see BTF below
 #   make install          all that (DESTDIR, PREFIX; see below); make uninstall
+#   make install-bloomsync the fleet daemon (libnats-dev); uninstall-bloomsync
 #   make check            the test command (tools/check.sh), what CI runs
 #   make check-quick      its first stages, no VM: native tests, bloomctl,
 #                         static checks, packaging lint (the edit loop)
 #   make dkms-check       dkms add/build/install/remove in a scratch tree
-#   make deb              kbloom-dkms and bloomctl .debs in build/deb
+#   make deb              kbloom-dkms, bloomctl and bloomsync .debs in build/deb
 #   make deb-check        make deb, lintian, and the packages' file lists
 #   make completion-check the bash completion of bloomctl
 #   make reboot-test      kbloom on a Debian system across a reboot and a
@@ -49,6 +50,7 @@ SBINDIR ?= $(PREFIX)/sbin
 MANDIR ?= $(PREFIX)/share/man
 BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
 DOCDIR ?= $(PREFIX)/share/doc/kbloom
+BLOOMSYNC_DOCDIR ?= $(PREFIX)/share/doc/bloomsync/examples
 INSTALL_MOD_DIR ?= extra
 # The systemd units (kbloom.service, kbloom-save.service and .timer): where
 # a package puts them (/lib/systemd/system) with PREFIX=/usr, else under
@@ -115,6 +117,27 @@ endif
 # the tests' (make tools).
 bloomctl:
 	$(MAKE) -C tools/bloomctl bloomctl
+
+# The fleet daemon needs libnats-dev (the NATS C client); installed apart
+# (make install-bloomsync), as Debian's package bloomsync.
+bloomsync:
+	$(MAKE) -C tools/bloomsync bloomsync
+
+install-bloomsync: bloomsync
+	$(INSTALL) -D -m 0755 tools/bloomsync/bloomsync $(DESTDIR)$(SBINDIR)/bloomsync
+	$(INSTALL) -D -m 0644 tools/bloomsync/bloomsync.8 $(DESTDIR)$(MANDIR)/man8/bloomsync.8
+	$(INSTALL) -d $(DESTDIR)$(SYSTEMDUNITDIR)
+	sed 's|@SBINDIR@|$(SBINDIR)|g' tools/bloomsync/bloomsync@.service \
+		> $(DESTDIR)$(SYSTEMDUNITDIR)/bloomsync@.service
+	chmod 0644 $(DESTDIR)$(SYSTEMDUNITDIR)/bloomsync@.service
+	$(INSTALL) -D -m 0644 tools/bloomsync/nats-server.conf.example \
+		$(DESTDIR)$(BLOOMSYNC_DOCDIR)/nats-server.conf.example
+
+uninstall-bloomsync:
+	rm -f $(DESTDIR)$(SBINDIR)/bloomsync $(DESTDIR)$(MANDIR)/man8/bloomsync.8 \
+		$(DESTDIR)$(SYSTEMDUNITDIR)/bloomsync@.service \
+		$(DESTDIR)$(BLOOMSYNC_DOCDIR)/nats-server.conf.example
+	rmdir $(DESTDIR)$(BLOOMSYNC_DOCDIR) 2>/dev/null || true
 
 # The iptables extension needs libxtables-dev; without it, say so and go on.
 xtables:
@@ -288,7 +311,8 @@ clean:
 	$(MAKE) -C tools/xtables clean
 	rm -rf build build.native.log
 
-.PHONY: all no-kdir modules bloomctl xtables tools install install-modules \
+.PHONY: all no-kdir modules bloomctl bloomsync xtables tools install install-modules \
+	install-bloomsync uninstall-bloomsync bench-fleet \
 	install-tools install-tools-files uninstall uninstall-modules uninstall-tools print-version \
 	dkms-check deb deb-check completion-check reboot-test sparse checkpatch shellcheck check check-quick \
 	bench bench-vm demo shell clean

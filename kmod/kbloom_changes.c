@@ -18,7 +18,6 @@
 #include <linux/fs.h>
 #include <linux/mm.h>
 #include <linux/sched/signal.h>
-#include <linux/siphash.h>
 #include <linux/slab.h>
 #include <linux/string.h>
 #include <linux/uaccess.h>
@@ -30,28 +29,12 @@
 /* Blocks looked at between two looks for a fatal signal. */
 #define KBLOOM_CHANGES_YIELD	1024
 
-/*
- * What a block may be ORed into: a keyed hash of the shape, so that a
- * peer's blocks are never taken by a filter whose positions differ, and
- * the seed is not given away. Fixed byte order: fleets mix machines.
- */
+/* What a block may be ORed into: kbloom_core_fingerprint(). */
 static u64 kbloom_fingerprint(struct kbloom_gen *gen)
 {
-	const struct kbloom_core *core = &gen->core;
-	siphash_key_t key = { .key = {
-		core->seed[0] | (u64)core->seed[1] << 32,
-		core->seed[2] | (u64)core->seed[3] << 32,
-	} };
-	__le64 shape[3] = {
-		cpu_to_le64(core->nbits),
-		cpu_to_le64((u64)core->nhashes << 32 | core->flags),
-		cpu_to_le64(gen->win ? (u64)gen->win->generations << 32 |
-					gen->win->window_ms : 0),
-	};
-	u64 fp = siphash(shape, sizeof(shape), &key);
-
-	memzero_explicit(&key, sizeof(key));
-	return fp;
+	return kbloom_core_fingerprint(&gen->core,
+				       gen->win ? gen->win->generations : 0,
+				       gen->win ? gen->win->window_ms : 0);
 }
 
 /*

@@ -1342,6 +1342,36 @@ void kbloom_core_block_or(struct kbloom_core *core, u64 block,
 	}
 }
 
+/**
+ * kbloom_core_fingerprint() - which filters blocks of @core may go into
+ * @core: the filter (its shape and seed; no storage needed).
+ * @generations: G of a windowed filter, else 0.
+ * @window_ms: its W, else 0.
+ *
+ * SipHash-2-4 keyed with the seed (kbloom_siphash64(), the kernel's
+ * siphash()) of m, k and the core flags (kind, layout, hash scheme), and
+ * the window, as three little-endian words: equal for filters whose keys
+ * land on the same bits and that rotate alike, and, being keyed, telling
+ * nothing of the seed. KBLOOM_IOC_COLLECT reports it, KBLOOM_IOC_APPLY
+ * checks it.
+ *
+ * Return: the fingerprint.
+ */
+u64 kbloom_core_fingerprint(const struct kbloom_core *core, u32 generations,
+			    u32 window_ms)
+{
+	const u64 words[3] = {
+		core->nbits, (u64)core->nhashes << 32 | core->flags,
+		(u64)generations << 32 | window_ms,
+	};
+	u8 shape[sizeof(words)];
+	u32 i;
+
+	for (i = 0; i < sizeof(shape); i++)
+		shape[i] = (u8)(words[i / 8] >> (8 * (i % 8)));
+	return kbloom_siphash64(shape, sizeof(shape), core->seed);
+}
+
 /*
  * Sizing arithmetic. Numbers in [0, 1] (and logarithms) are fixed point
  * with 32 fractional bits; intermediate products go through the 128-bit

@@ -191,6 +191,8 @@ int kbloom_core_compare(const struct kbloom_core *a,
 			const struct kbloom_core *b, u64 *both, u64 *either);
 bool kbloom_core_padding_clear(const struct kbloom_core *core);
 u64 kbloom_core_blocks(const struct kbloom_core *core);
+u64 kbloom_core_fingerprint(const struct kbloom_core *core, u32 generations,
+			    u32 window_ms);
 bool kbloom_core_block_read(const struct kbloom_core *core, u64 block,
 			    unsigned long *words);
 bool kbloom_core_block_valid(const struct kbloom_core *core, u64 block,

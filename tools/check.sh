@@ -167,7 +167,8 @@ else
 fi
 # bloomsync: hosts on bloomctl's fake device, a real nats-server.
 say "bloomsync (native, a real JetStream server)"
-if make -s -C "$top/tools/bloomsync" bloomsync >/dev/null; then
+if make -s -C "$top/tools/bloomsync" bloomsync >/dev/null &&
+	make -s -C "$top/tools/bloomctl" fakedev.so >/dev/null; then
 	"$top/tools/bloomsync/test-native.sh" "$top/tools/bloomsync/bloomsync" \
 		"$top/tools/bloomctl/bloomctl" > "$build/bloomsync-native.log" 2>&1
 	count_tap "$build/bloomsync-native.log" "bloomsync native" $?
@@ -283,6 +284,15 @@ vm_files() { # MODULE_DIR
 	echo "$1/kmod/kbloom.ko:lib/kbloom/kbloom.ko"
 	echo "$top/tools/bloomctl/bloomctl.static:bin/bloomctl"
 	echo "$top/tools/bloomctl/bloomctl32:bin/bloomctl32"
+	# bloomsync (tests.d/fleet.sh): the daemon and a real nats-server,
+	# beside a host on the fake device (fakedev.so, a dynamic bloomctl).
+	if [ -f "$top/tools/bloomsync/bloomsync" ] && [ -x /usr/sbin/nats-server ] &&
+		[ -f "$top/tools/bloomctl/fakedev.so" ]; then
+		echo "$top/tools/bloomsync/bloomsync:bin/bloomsync"
+		echo "/usr/sbin/nats-server:bin/nats-server"
+		echo "$top/tools/bloomctl/bloomctl:bin/bloomctl-dyn"
+		echo "$top/tools/bloomctl/fakedev.so:lib/kbloom/fakedev.so"
+	fi
 	echo "$top/tools/selftest/kbloom_selftest:bin/kbloom_selftest"
 	echo "$top/tools/selftest/kbloom_selftest32:bin/kbloom_selftest32"
 	echo "$top/tools/selftest/kbloom_selftest_stress:bin/kbloom_selftest_stress"

@@ -37,9 +37,9 @@
  *   FAKEDEV_TIMER	windowed filters rotate every W / G of CLOCK_REALTIME
  *			(lazily, when next looked at, as if the timer had run)
  *
- * The fingerprint of COLLECT and APPLY is SipHash-2-4 (the core's), keyed
- * with the seed, of the shape: as the module's, a keyed function of bits,
- * hashes, layout, hash scheme, window and generations, if not its value.
+ * The fingerprint of COLLECT and APPLY is the module's own
+ * (kbloom_core_fingerprint()), so that a fake host and a real one share
+ * blocks (tools/vm/tests.d/fleet.sh).
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -492,9 +492,15 @@ static int fake_list(struct kbloom_list *l)
 	while (d && (e = readdir(d))) {
 		if (e->d_name[0] == '.')
 			continue;
-		if (n < l->count)
-			strncpy(names + (size_t)n * KBLOOM_NAME_MAX, e->d_name,
-				KBLOOM_NAME_MAX);
+		/* A field of KBLOOM_NAME_MAX bytes, zero-padded. */
+		if (n < l->count) {
+			size_t len = strnlen(e->d_name, KBLOOM_NAME_MAX);
+
+			memset(names + (size_t)n * KBLOOM_NAME_MAX, 0,
+			       KBLOOM_NAME_MAX);
+			memcpy(names + (size_t)n * KBLOOM_NAME_MAX, e->d_name,
+			       len);
+		}
 		n++;
 	}
 	if (d)
@@ -891,18 +897,16 @@ static int store_tracked(const char *name, const struct fake_filter *f,
 	return err ? err : track(name, f, before, after);
 }
 
-/* The fingerprint: a keyed hash of the shape, telling nothing of the seed. */
+/* The fingerprint: the module's own (kbloom_core_fingerprint()). */
 static uint64_t fingerprint(const struct fake_filter *f)
 {
-	struct {
-		uint64_t bits;
-		uint32_t hashes, layout, scheme, window_ms, generations, pad;
-	} shape = {
-		f->bits, f->hashes, !!(f->flags & KBLOOM_CREATE_BLOCKED),
-		f->hash_scheme, f->window_ms, f->generations, 0,
-	};
+	struct kbloom_core core;
+	uint32_t flags = (f->flags & KBLOOM_CREATE_COUNTING ? KBLOOM_CORE_COUNTING : 0) |
+			 (f->flags & KBLOOM_CREATE_BLOCKED ? KBLOOM_CORE_BLOCKED : 0) |
+			 (f->hash_scheme == KBLOOM_HASH_SIPHASH ? KBLOOM_CORE_SIPHASH : 0);
 
-	return kbloom_siphash64(&shape, sizeof(shape), f->seed);
+	kbloom_core_init(&core, NULL, f->bits, f->hashes, flags, f->seed);
+	return kbloom_core_fingerprint(&core, f->generations, f->window_ms);
 }
 
 /* What COLLECT and APPLY check alike. */

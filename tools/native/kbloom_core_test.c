@@ -1496,6 +1496,36 @@ static bool marks_are_the_changed_blocks(void)
 	return true;
 }
 
+/*
+ * The fingerprint APPLY checks: the same for the same shape and seed,
+ * another for any other m, k, kind, layout, scheme, seed or window.
+ */
+static bool fingerprint_tells_shapes_apart(void)
+{
+	static const u32 seed[4] = { 1, 2, 3, 4 }, other[4] = { 1, 2, 3, 5 };
+	struct kbloom_core a, b;
+	u64 fa;
+	u32 i;
+
+	kbloom_core_init(&a, NULL, 4096, 5, KBLOOM_CORE_SIPHASH, seed);
+	fa = kbloom_core_fingerprint(&a, 4, 60000);
+	kbloom_core_init(&b, NULL, 4096, 5, KBLOOM_CORE_SIPHASH, seed);
+	if (kbloom_core_fingerprint(&b, 4, 60000) != fa)
+		return fail("the same shape and seed: another fingerprint");
+	for (i = 0; i < 8; i++) {
+		kbloom_core_init(&b, NULL, i == 0 ? 4160 : 4096, i == 1 ? 6 : 5,
+				 i == 2 ? KBLOOM_CORE_SIPHASH | KBLOOM_CORE_BLOCKED :
+				 i == 3 ? 0 :
+				 i == 4 ? KBLOOM_CORE_SIPHASH | KBLOOM_CORE_COUNTING :
+					  KBLOOM_CORE_SIPHASH,
+				 i == 5 ? other : seed);
+		if (kbloom_core_fingerprint(&b, i == 6 ? 3 : 4,
+					    i == 7 ? 60001 : 60000) == fa)
+			return fail("change %u of the shape kept the fingerprint", i);
+	}
+	return true;
+}
+
 static const struct {
 	const char *name;
 	bool (*fn)(void);
@@ -1539,6 +1569,7 @@ static const struct {
 	{ "storage_size_rounding", storage_size_rounding },
 	{ "batch_add_takes_no_results", batch_add_takes_no_results },
 	{ "marks_are_the_changed_blocks", marks_are_the_changed_blocks },
+	{ "fingerprint_tells_shapes_apart", fingerprint_tells_shapes_apart },
 };
 
 int main(void)

@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# `make deb`: build the Debian packages kbloom-dkms and bloomctl with
+# `make deb`: build the Debian packages kbloom-dkms, bloomctl and bloomsync with
 # dpkg-buildpackage -us -uc -b in a scratch copy of the tree (the tree
 # itself stays clean), put them in build/deb/ and run lintian on them.
 # `make deb-check` (--check): the same, then check what the packages hold,
@@ -24,7 +24,7 @@ out=$pkg_build/deb
 echo "# log: $log"
 
 if ! need_packages "$log" build-essential dpkg-dev debhelper dh-dkms dkms \
-	lintian libxtables-dev pkgconf zlib1g-dev man-db; then
+	lintian libxtables-dev libnats-dev pkgconf zlib1g-dev man-db; then
 	not_ok "installing the packages dpkg-buildpackage and lintian need"
 	show_log "$log"
 	pkg_summary
@@ -207,6 +207,27 @@ check "bloomctl depends on libc6, zlib1g and libxtables12" depends_on_libraries
 check "the packaged bloomctl runs (calc)" bloomctl_runs
 check "the packaged bloomctl reports version $version (bloomctl -V)" bloomctl_version
 check "the packaged man pages format without warnings" man_pages_clean
+
+# bloomsync: the fleet daemon, its man page, unit template and example.
+sync_deb=$out/bloomsync_${version}_${arch}.deb
+check "built ${sync_deb##*/}" test -f "$sync_deb"
+if [ -f "$sync_deb" ]; then
+	dpkg-deb -c "$sync_deb" | awk '{ print $6 }' | sed 's|^\./|/|' > "$scratch/sync.files"
+	mkdir -p "$scratch/x-sync"
+	dpkg-deb -R "$sync_deb" "$scratch/x-sync"
+	for f in /usr/sbin/bloomsync /usr/share/man/man8/bloomsync.8.gz \
+		/lib/systemd/system/bloomsync@.service \
+		/usr/share/doc/bloomsync/examples/nats-server.conf.example \
+		/usr/share/doc/bloomsync/copyright; do
+		check "bloomsync has $f" has "$scratch/sync.files" "$f"
+	done
+	check "bloomsync depends on the NATS C client (libnats3.4)" \
+		grep -qw 'libnats3.4' <<< "$(dpkg-deb -f "$sync_deb" Depends)"
+	check "bloomsync's unit runs /usr/sbin/bloomsync" \
+		grep -q '^ExecStart=/usr/sbin/bloomsync ' "$scratch/x-sync/lib/systemd/system/bloomsync@.service"
+	check "the packaged bloomsync runs (--help)" \
+		"$scratch/x-sync/usr/sbin/bloomsync" --help
+fi
 
 # The package's module sources, built by DKMS as its postinst would, in a
 # scratch dkms tree (nothing in /usr/src or /var/lib/dkms).
