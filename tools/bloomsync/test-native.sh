@@ -279,6 +279,10 @@ bc Y create f --capacity 10000 --fpr 0.01
 bs Y join f
 [ "$rc" = 2 ] && grep -q "differs from template 'f' (filter != template): seed$" "$tmp/err"
 result $? "join refuses a local filter of the same size and another seed: 'seed'"
+bc Z create cnt --capacity 1000 --fpr 0.01 --counting
+bs Z template put cnt
+[ "$rc" = 2 ] && grep -q "filter 'cnt': a counting filter" "$tmp/err"
+result $? "a counting filter cannot be a template"
 bs Z join nosuch
 [ "$rc" = 2 ] && grep -q "template 'nosuch': no such template" "$tmp/err"
 result $? "join of a template nobody put"
