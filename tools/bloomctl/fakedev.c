@@ -202,6 +202,23 @@ static void timer_rotate(struct fake_filter *f, unsigned char *payload)
 	f->newest_since_ms += n * period;
 }
 
+/* A filter's header alone, its file left open at the payload. */
+static int load_header(const char *name, struct fake_filter *f, FILE **s)
+{
+	char *p = state_path(name);
+
+	*s = p ? fopen(p, "rb") : NULL;
+	free(p);
+	if (!*s)
+		return ENOENT;
+	if (fread(f, sizeof(*f), 1, *s) != 1) {
+		fclose(*s);
+		*s = NULL;
+		return EIO;
+	}
+	return 0;
+}
+
 /* Load a filter; *payload is malloc'd. Returns 0 or an errno. */
 static int load_filter(const char *name, struct fake_filter *f,
 		       unsigned char **payload)
@@ -277,8 +294,18 @@ static uint32_t count_filters(void)
 /* Positions set: bits, or non-zero counters. */
 static uint64_t weight(const struct fake_filter *f, const unsigned char *p)
 {
-	uint64_t i, n = 0;
+	uint64_t i, n = 0, w;
 
+	/* Bits: a word at a time (storage is a multiple of 8 bytes). */
+	if (!(f->flags & KBLOOM_CREATE_COUNTING)) {
+		for (i = 0; i + 8 <= f->payload_len; i += 8) {
+			memcpy(&w, p + i, 8);
+			n += (uint64_t)__builtin_popcountll(w);
+		}
+		for (; i < f->payload_len; i++)
+			n += (uint64_t)__builtin_popcount(p[i]);
+		return n;
+	}
 	for (i = 0; i < f->payload_len; i++)
 		n += f->flags & KBLOOM_CREATE_COUNTING ?
 		     (uint64_t)(!!(p[i] & 0x0f) + !!(p[i] & 0xf0)) :
@@ -936,19 +963,33 @@ static int fake_collect(int fd, struct kbloom_blocks *b)
 	unsigned char *payload = NULL, *m = NULL;
 	uint64_t pos, end, nb, off, len;
 	struct fake_filter f;
-	uint32_t g, done = 0;
+	uint32_t g, done = 0, old_flags;
+	FILE *s = NULL;
 	int err = blocks_common(b);
 
 	if (!err && (b->flags & ~KBLOOM_COLLECT_ALL || b->max_set || b->set))
 		err = EINVAL;
 	if (!err)
-		err = load_filter(name, &f, &payload);
+		err = load_header(name, &f, &s);
 	if (err)
 		goto out;
+	/*
+	 * A tracking filter that FAKEDEV_TIMER does not rotate: only the
+	 * marked blocks are read, so that a large filter stays quick.
+	 */
+	if (!TRACKING(&f) || b->flags & KBLOOM_COLLECT_ALL ||
+	    (getenv("FAKEDEV_TIMER") && f.generations)) {
+		fclose(s);
+		s = NULL;
+		err = load_filter(name, &f, &payload);
+		if (err)
+			goto out;
+	}
 	if (f.flags & KBLOOM_CREATE_COUNTING) {
 		err = EOPNOTSUPP;
 		goto out;
 	}
+	old_flags = f.flags;
 	nb = nblocks(&f);
 	m = load_marks(name, &f);
 	if (!m) {
@@ -976,10 +1017,16 @@ static int fake_collect(int fd, struct kbloom_blocks *b)
 		memset(&out[done], 0, sizeof(out[done]));
 		out[done].index = pos % nb;
 		out[done].generation = g;
-		memcpy(out[done].data, payload + off, len);
+		if (payload)
+			memcpy(out[done].data, payload + off, len);
+		else if (fseek(s, (long)(sizeof(f) + off), SEEK_SET) ||
+			 fread(out[done].data, 1, len, s) != len)
+			err = EIO;
 		done++;
 	}
-	err = store_filter(name, &f, payload);
+	/* The storage is unchanged: only a filter that began tracking. */
+	if (!err && !(old_flags & KBLOOM_CREATE_TRACK_CHANGES))
+		err = store_filter(name, &f, payload);
 	if (!err)
 		err = store_marks(name, &f, m);
 	if (err)
@@ -990,6 +1037,8 @@ static int fake_collect(int fd, struct kbloom_blocks *b)
 	b->age_ms = f.generations ? now_ms() - f.newest_since_ms : 0;
 	b->fingerprint = fingerprint(&f);
 out:
+	if (s)
+		fclose(s);
 	free(m);
 	free(payload);
 	return err;
@@ -1064,8 +1113,10 @@ static int fake_apply(int fd, struct kbloom_blocks *b)
 	}
 	if (b->max_set)
 		for (g = 0; g < ngens(&f); g++) {
-			for (w = 0, j = 0; j < gb; j++)
-				w += __builtin_popcount(after[g * gb + j]);
+			struct fake_filter one = f;
+
+			one.payload_len = gb;
+			w = weight(&one, after + g * gb);
 			if (w > b->max_set) {
 				err = ENOSPC;
 				goto out;

@@ -43,13 +43,13 @@ static const struct cmd cmds[] = {
 	  "      --into FLEET     also apply this host's blocks there (default\n"
 	  "                       NAME" FLEET_SUFFIX ", if it exists)\n"
 	  "      --max-fill PCT   as subscribe (default 50)\n"
-	  "      --max-age DUR    the stream's retention, if it creates it (1h)\n" },
+	  "      --max-age DUR    the stream's retention, if it creates it (15m)\n" },
 	{ "subscribe", cmd_subscribe, "NAME",
 	  "Apply every other host's changes of NAME to the fleet filter.",
 	  "      --into FLEET     the fleet filter (default NAME" FLEET_SUFFIX ")\n"
 	  "      --max-fill PCT   refuse updates that would set more than PCT%\n"
 	  "                       of a generation's bits (default 50)\n"
-	  "      --max-age DUR    the stream's retention, if it creates it (1h)\n" },
+	  "      --max-age DUR    the stream's retention, if it creates it (15m)\n" },
 	{ "run", cmd_run, "NAME",
 	  "publish and subscribe in one process (what bloomsync@.service runs).",
 	  "      --interval DUR, --snapshot-every DUR, --into FLEET,\n"

@@ -123,36 +123,90 @@ static void apply_own(struct publisher *p, const struct recs *rs, uint64_t fp)
 			    &st);
 }
 
-static int publish_delta(struct publisher *p, const struct recs *rs,
-			 uint64_t fp, int64_t newest)
+/* A delta's messages, encoded, before any is sent. */
+struct delta_msgs {
+	unsigned char **buf;
+	size_t *len;
+	size_t n, bytes;
+};
+
+static void delta_free(struct delta_msgs *d)
 {
+	for (size_t i = 0; i < d->n; i++)
+		free(d->buf[i]);
+	free(d->buf);
+	free(d->len);
+	memset(d, 0, sizeof(*d));
+}
+
+/*
+ * The records as messages of at most max_payload, numbered from
+ * p->seq + 1, each deflated with zlib when that is smaller (a block of a
+ * sparse filter is mostly zeros).
+ */
+static int encode_delta(const struct publisher *p, const struct recs *rs,
+			uint64_t fp, int64_t newest, struct delta_msgs *d)
+{
+	unsigned char *recs = NULL, *z = NULL, *m;
+	uint64_t zlen;
 	struct wire_hdr h;
-	unsigned char *buf;
 	size_t hlen, per, off, n, i;
+	char err[256];
 	int ret = 0;
 
+	memset(d, 0, sizeof(*d));
 	fill_header(&h, WIRE_DELTA, fp, newest);
 	hlen = wire_header_len(&h);
 	per = chunk_room(p, hlen) / WIRE_REC;
-	buf = malloc(hlen + per * WIRE_REC);
-	if (!buf)
+	if (per > WIRE_DELTA_MAX / WIRE_REC)
+		per = WIRE_DELTA_MAX / WIRE_REC;
+	n = (rs->n + per - 1) / per;
+	d->buf = calloc(n ? n : 1, sizeof(*d->buf));
+	d->len = calloc(n ? n : 1, sizeof(*d->len));
+	recs = malloc(per * WIRE_REC);
+	if (!d->buf || !d->len || !recs) {
+		free(recs);
 		return -1;
+	}
 	for (off = 0; off < rs->n && !ret; off += n) {
 		n = rs->n - off < per ? rs->n - off : per;
-		h.seq = h.first_seq = p->seq + 1;
-		h.count = (uint32_t)n;
-		wire_encode_header(buf, &h);
 		for (i = 0; i < n; i++)
-			wire_encode_rec(buf + hlen + i * WIRE_REC,
-					&rs->v[off + i]);
-		ret = publish_one(p, buf, hlen + n * WIRE_REC, NULL);
+			wire_encode_rec(recs + i * WIRE_REC, &rs->v[off + i]);
+		h.seq = h.first_seq = p->seq + 1 + d->n;
+		h.count = (uint32_t)n;
+		h.flags = 0;
+		zlen = n * WIRE_REC;
+		if (!img_deflate(recs, n * WIRE_REC, &z, &zlen, err,
+				 sizeof(err)) && zlen < n * WIRE_REC)
+			h.flags = WIRE_F_ZLIB;
+		else
+			zlen = n * WIRE_REC;
+		m = malloc(hlen + zlen);
+		if (!m) {
+			ret = -1;
+		} else {
+			wire_encode_header(m, &h);
+			memcpy(m + hlen, h.flags ? z : recs, zlen);
+			d->buf[d->n] = m;
+			d->len[d->n++] = hlen + zlen;
+			d->bytes += hlen + zlen;
+		}
+		free(z);
+		z = NULL;
 	}
-	free(buf);
-	if (!ret) {
-		p->deltas++;
-		p->blocks += rs->n;
-	}
+	free(recs);
 	return ret;
+}
+
+static int publish_delta(struct publisher *p, const struct delta_msgs *d,
+			 size_t blocks)
+{
+	for (size_t i = 0; i < d->n; i++)
+		if (publish_one(p, d->buf[i], d->len[i], NULL))
+			return -1;
+	p->deltas++;
+	p->blocks += blocks;
+	return 0;
 }
 
 /* The image, in chunks; the stream seq of the first goes in later headers. */
@@ -207,6 +261,7 @@ static int publish_snapshot(struct publisher *p, uint64_t fp)
 	if (ret)
 		return -1;
 	p->snap_stream_seq = first_ss;
+	p->snapshot_bytes = len;
 	p->snapshots++;
 	p->need_snapshot = false;
 	p->last_snapshot_ms = monotonic_ms();
@@ -231,12 +286,19 @@ static void check_requests(struct publisher *p)
 	}
 }
 
+/*
+ * A tick: collect, apply to the fleet filter, publish a delta, or a
+ * snapshot at start, on schedule, on request, after a failure, or when
+ * the delta as sent (compressed) would be larger than a quarter of the
+ * image's payload.
+ */
 int pub_tick(struct publisher *p)
 {
+	struct delta_msgs d = { 0 };
 	struct recs rs = { 0 };
 	uint64_t fp = 0;
 	int64_t newest = 0;
-	int ret;
+	int ret = 0;
 
 	p->last_bytes = 0;
 	check_requests(p);
@@ -245,12 +307,20 @@ int pub_tick(struct publisher *p)
 		return -1;
 	}
 	apply_own(p, &rs, fp);
+	if (!p->need_snapshot &&
+	    monotonic_ms() - p->last_snapshot_ms < p->snapshot_every_ms &&
+	    rs.n) {
+		if (encode_delta(p, &rs, fp, newest, &d))
+			p->need_snapshot = true;
+		else if (d.bytes > p->image_bytes / 4)
+			p->need_snapshot = true;
+		else
+			ret = publish_delta(p, &d, rs.n);
+		delta_free(&d);
+	}
 	if (p->need_snapshot ||
-	    monotonic_ms() - p->last_snapshot_ms >= p->snapshot_every_ms ||
-	    rs.n * WIRE_REC > p->image_bytes / 4)
+	    monotonic_ms() - p->last_snapshot_ms >= p->snapshot_every_ms)
 		ret = publish_snapshot(p, fp);
-	else
-		ret = rs.n ? publish_delta(p, &rs, fp, newest) : 0;
 	recs_free(&rs);
 	return ret;
 }

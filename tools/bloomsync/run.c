@@ -199,7 +199,7 @@ static void defaults(struct run_opts *o, bool publish, bool subscribe)
 	o->subscribe = subscribe;
 	o->interval_ms = 1000;
 	o->snapshot_ms = 60000;
-	o->max_age_ms = 3600000;
+	o->max_age_ms = 15 * 60000;
 	o->max_fill = 50;
 }
 

@@ -9,7 +9,8 @@
  *	host HOST
  *	updated_ms MS			CLOCK_REALTIME of the write
  *	fleet NAME bits M set X generations G max_fill PERCENT
- *	publish seq N msgs N bytes N snapshots N deltas N blocks N failures N last_ms MS
+ *	publish seq N msgs N bytes N snapshots N deltas N blocks N failures N
+ *		last_ms MS image_bytes N snapshot_bytes N	(one line)
  *	peer HOST seq N synced 0|1 last_ms MS msgs N bytes N snapshots N gaps N refused N bad N
  *
  * (fleet and peer lines from a subscriber, publish from a publisher).
@@ -52,9 +53,10 @@ int write_status(const struct publisher *p, const struct subscriber *s,
 			fleet->name, fleet->bits, set, fleet->generations,
 			fleet->max_fill);
 	if (p)
-		fprintf(f, "publish seq %" PRIu64 " msgs %" PRIu64 " bytes %" PRIu64 " snapshots %" PRIu64 " deltas %" PRIu64 " blocks %" PRIu64 " failures %" PRIu64 " last_ms %" PRIu64 "\n",
+		fprintf(f, "publish seq %" PRIu64 " msgs %" PRIu64 " bytes %" PRIu64 " snapshots %" PRIu64 " deltas %" PRIu64 " blocks %" PRIu64 " failures %" PRIu64 " last_ms %" PRIu64 " image_bytes %" PRIu64 " snapshot_bytes %" PRIu64 "\n",
 			p->seq, p->msgs, p->bytes, p->snapshots, p->deltas,
-			p->blocks, p->failures, p->last_ms);
+			p->blocks, p->failures, p->last_ms, p->image_bytes,
+			p->snapshot_bytes);
 	for (i = 0; s && i < s->npeers; i++) {
 		const struct peer *q = &s->peers[i];
 

@@ -229,10 +229,27 @@ static void take_msg(struct subscriber *s, natsMsg *m)
 	p->msgs++;
 	p->bytes += natsMsg_GetDataLength(m);
 	p->last_ms = realtime_now_ms();
-	if (h.kind == WIRE_DELTA)
-		take_delta(s, p, &h, body);
-	else
+	if (h.kind == WIRE_DELTA) {
+		unsigned char *buf;
+		const unsigned char *recs = wire_delta_records(&h, body, blen,
+							       &buf, err,
+							       sizeof(err));
+
+		if (recs) {
+			take_delta(s, p, &h, recs);
+		} else {
+			/* Its blocks are lost: as a gap. */
+			p->bad++;
+			logmsg("filter '%s': host %s: message %" PRIu64 " refused: %s",
+			       s->name, p->host, h.seq, err);
+			p->applied = h.seq;
+			p->synced = false;
+			request_snapshot(s, p);
+		}
+		free(buf);
+	} else {
 		take_chunk(s, p, &h, body, blen);
+	}
 }
 
 /* Wait up to @timeout_ms for messages; take all that came. */

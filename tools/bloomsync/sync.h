@@ -26,6 +26,7 @@ struct publisher {
 	uint64_t last_snapshot_ms;	/* monotonic */
 	bool need_snapshot;
 	uint64_t image_bytes;		/* the last snapshot's payload */
+	uint64_t snapshot_bytes;	/* and its image, compressed */
 
 	/* What went out: for status and the benchmark. */
 	uint64_t msgs, bytes, deltas, snapshots, blocks, failures;

@@ -51,6 +51,23 @@ static int get_template(kvStore *kv, const char *name, struct img_reader *rd,
 	return ret;
 }
 
+/* Can filters of this shape be kept in step across hosts? */
+static bool shareable(const struct image *img, const char *what,
+		      const char *name)
+{
+	if (img->flags & KBLOOM_CREATE_COUNTING) {
+		pr_err("%s '%s': a counting filter: its changes cannot be shared (share a bit filter fed the same keys)",
+		       what, name);
+		return false;
+	}
+	if (img->generations && !img->window_ms) {
+		pr_err("%s '%s': a window rotated only by hand cannot be kept in step across hosts",
+		       what, name);
+		return false;
+	}
+	return true;
+}
+
 static int template_put(kvStore *kv, const char *name)
 {
 	struct filter_image fi;
@@ -69,6 +86,10 @@ static int template_put(kvStore *kv, const char *name)
 	close(fd);
 	if (ret)
 		return EXIT_ERROR;
+	if (!shareable(&fi.img, "filter", name)) {
+		filter_image_release(&fi);
+		return EXIT_ERROR;
+	}
 	shape_of_image(&fi.img, &mine);
 	len = fi.hlen + fi.img.stored_len;
 	val = malloc(len);
@@ -293,16 +314,8 @@ int cmd_join(const struct cmd *cmd, int argc, char **argv)
 	if (ret)
 		return EXIT_ERROR;
 	ret = EXIT_ERROR;
-	if (rd.img.flags & KBLOOM_CREATE_COUNTING) {
-		pr_err("template '%s': a counting filter: its changes cannot be shared (share a bit filter fed the same keys)",
-		       name);
+	if (!shareable(&rd.img, "template", name))
 		goto out;
-	}
-	if (rd.img.generations && !rd.img.window_ms) {
-		pr_err("template '%s': a window rotated only by hand cannot be kept in step across hosts",
-		       name);
-		goto out;
-	}
 	fd = dev_open();
 	if (fd < 0)
 		goto out;

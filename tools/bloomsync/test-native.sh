@@ -77,6 +77,26 @@ fi
 port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 url="nats://127.0.0.1:$port"
 
+# The fake device's COLLECT and APPLY against the uapi (blocks-check.c,
+# which runs on the module's /dev/bloom as well): bloomsync's tests below
+# are only as good as it.
+if cc -std=gnu11 -Wall -Wextra -Werror -I"$top/include/uapi" -o "$tmp/blocks-check" \
+	"$here/blocks-check.c" 2>"$tmp/cc.err"; then
+	mkdir -p "$tmp/bchk"
+	: >"$tmp/bchk.dev"
+	env LD_PRELOAD="$tmp/fakedev.so" FAKEDEV="$tmp/bchk.dev" FAKEDEV_STATE="$tmp/bchk" \
+		FAKEDEV_KEYS=1 "$tmp/blocks-check" "$tmp/bchk.dev" >"$tmp/bchk.out" 2>&1
+	while read -r status rest; do
+		case $status in
+		ok) result 0 "blocks-check: ${rest#* - }" ;;
+		not) result 1 "blocks-check: ${rest#ok * - }" ;;
+		esac
+	done <"$tmp/bchk.out"
+else
+	sed 's/^/# /' "$tmp/cc.err"
+	result 1 "blocks-check.c builds"
+fi
+
 # henv HOST: hostenv=(env ...), the environment of HOST's fake device.
 henv() {
 	mkdir -p "$tmp/$1/state" "$tmp/$1/run"
@@ -259,6 +279,10 @@ bc Y create f --capacity 10000 --fpr 0.01
 bs Y join f
 [ "$rc" = 2 ] && grep -q "differs from template 'f' (filter != template): seed$" "$tmp/err"
 result $? "join refuses a local filter of the same size and another seed: 'seed'"
+bc Z create cnt --capacity 1000 --fpr 0.01 --counting
+bs Z template put cnt
+[ "$rc" = 2 ] && grep -q "filter 'cnt': a counting filter" "$tmp/err"
+result $? "a counting filter cannot be a template"
 bs Z join nosuch
 [ "$rc" = 2 ] && grep -q "template 'nosuch': no such template" "$tmp/err"
 result $? "join of a template nobody put"

@@ -5,7 +5,9 @@
  * refused whole, before any of it is applied.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <zlib.h>
 
 #include "wire.h"
 
@@ -60,6 +62,7 @@ size_t wire_encode_header(unsigned char *buf, const struct wire_hdr *h)
 	put32(buf + 44, h->chunks);
 	put64(buf + 48, h->first_seq);
 	put32(buf + 56, hl);
+	put32(buf + 60, h->flags);
 	memcpy(buf + WIRE_FIXED, h->host, hl);
 	return len;
 }
@@ -105,7 +108,13 @@ int wire_decode(const unsigned char *buf, size_t len, struct wire_hdr *h,
 			 h->version, WIRE_VERSION);
 		return -1;
 	}
-	if (!hl || hl > WIRE_HOST_MAX || get32(buf + 60) ||
+	h->flags = get32(buf + 60);
+	if (h->flags & ~WIRE_F_ZLIB ||
+	    (h->flags && h->kind != WIRE_DELTA)) {
+		snprintf(err, errlen, "unknown flags 0x%x", h->flags);
+		return -1;
+	}
+	if (!hl || hl > WIRE_HOST_MAX ||
 	    len < WIRE_FIXED + ((hl + 7) & ~7U)) {
 		snprintf(err, errlen, "bad host name length %u", hl);
 		return -1;
@@ -124,7 +133,9 @@ int wire_decode(const unsigned char *buf, size_t len, struct wire_hdr *h,
 	}
 	if (h->kind == WIRE_DELTA) {
 		if (h->chunks || h->first_seq != h->seq ||
-		    *body_len != (size_t)h->count * WIRE_REC) {
+		    (uint64_t)h->count * WIRE_REC > WIRE_DELTA_MAX ||
+		    (h->flags & WIRE_F_ZLIB ? !*body_len :
+		     *body_len != (size_t)h->count * WIRE_REC)) {
 			snprintf(err, errlen, "delta of %u records in %zu bytes",
 				 h->count, *body_len);
 			return -1;
@@ -143,4 +154,34 @@ int wire_decode(const unsigned char *buf, size_t len, struct wire_hdr *h,
 		return -1;
 	}
 	return 0;
+}
+
+/*
+ * A delta's records, inflated if need be into *@buf (freed by the
+ * caller): exactly count records, or NULL with the reason in @err.
+ */
+const unsigned char *wire_delta_records(const struct wire_hdr *h,
+					const unsigned char *body,
+					size_t body_len, unsigned char **buf,
+					char *err, size_t errlen)
+{
+	uLongf len = (uLongf)h->count * WIRE_REC;
+
+	*buf = NULL;
+	if (!(h->flags & WIRE_F_ZLIB))
+		return body;
+	*buf = malloc(len ? len : 1);
+	if (!*buf) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	if (uncompress(*buf, &len, body, body_len) != Z_OK ||
+	    len != (uLongf)h->count * WIRE_REC) {
+		snprintf(err, errlen, "a deflated delta that is not %u records",
+			 h->count);
+		free(*buf);
+		*buf = NULL;
+		return NULL;
+	}
+	return *buf;
 }

@@ -20,6 +20,10 @@
 #define WIRE_FIXED		64	/* header before the host name */
 #define WIRE_HOST_MAX		255
 #define WIRE_REC		(16 + KBLOOM_BLOCK_BYTES)
+/* Header flags: a delta's records deflated with zlib. */
+#define WIRE_F_ZLIB		1U
+/* Most record bytes one delta may carry, uncompressed. */
+#define WIRE_DELTA_MAX		(8U << 20)
 
 struct wire_hdr {
 	uint32_t version;
@@ -30,6 +34,7 @@ struct wire_hdr {
 	uint32_t count;		/* delta: records; snapshot: chunk index */
 	uint32_t chunks;	/* snapshot: chunks in all; delta: 0 */
 	uint64_t first_seq;	/* snapshot: seq of chunk 0; delta: seq */
+	uint32_t flags;		/* WIRE_F_ZLIB */
 	char host[WIRE_HOST_MAX + 1];
 };
 
@@ -40,5 +45,9 @@ int wire_decode(const unsigned char *buf, size_t len, struct wire_hdr *h,
 		const unsigned char **body, size_t *body_len, char *err,
 		size_t errlen);
 void wire_decode_rec(const unsigned char *buf, struct rec *r);
+const unsigned char *wire_delta_records(const struct wire_hdr *h,
+					const unsigned char *body,
+					size_t body_len, unsigned char **buf,
+					char *err, size_t errlen);
 
 #endif /* BLOOMSYNC_WIRE_H */
