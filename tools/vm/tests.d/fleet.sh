@@ -43,9 +43,9 @@ fl_wait() {
 	done
 }
 
-# Is something listening on 127.0.0.1:4222 (0x108E; state 0A, LISTEN)?
+# Is something listening on 127.0.0.1:4222 (0x107E; state 0A, LISTEN)?
 fl_listening() {
-	grep -q '0100007F:108E 00000000:0000 0A' /proc/net/tcp
+	grep -q '0100007F:107E 00000000:0000 0A' /proc/net/tcp
 }
 
 fl_stop() {
