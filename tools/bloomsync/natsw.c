@@ -225,12 +225,12 @@ int subject_host(const char *subject, char *host, size_t len)
 /*
  * Publish to the stream with a message id (a retry after a lost ack is
  * dropped by the server as a duplicate) and the stream sequence of the
- * host's last snapshot in a header. Returns 0, or -1 (not reported: the
- * caller decides).
+ * host's last snapshot in a header (and, on a snapshot's later chunks,
+ * that of its first). Returns 0, or -1 (not reported: the caller decides).
  */
 int nconn_publish(struct nconn *c, const char *subj, const void *data,
 		  size_t len, const char *msgid, uint64_t snap_seq,
-		  uint64_t *stream_seq)
+		  uint64_t chunk0_seq, uint64_t *stream_seq)
 {
 	natsMsg *m = NULL;
 	jsPubAck *ack = NULL;
@@ -243,6 +243,9 @@ int nconn_publish(struct nconn *c, const char *subj, const void *data,
 	snprintf(sv, sizeof(sv), "%" PRIu64, snap_seq);
 	if (s == NATS_OK)
 		s = natsMsgHeader_Set(m, HDR_SNAPSHOT, sv);
+	snprintf(sv, sizeof(sv), "%" PRIu64, chunk0_seq);
+	if (s == NATS_OK && chunk0_seq)
+		s = natsMsgHeader_Set(m, HDR_CHUNK0, sv);
 	jsPubOptions_Init(&po);
 	po.MsgId = msgid;
 	po.MaxWait = 3000;
@@ -275,11 +278,12 @@ int nconn_last(struct nconn *c, const char *subj, natsMsg **msg)
 	return -1;
 }
 
-uint64_t msg_snapshot_seq(natsMsg *m)
+/* A number in a NATS header of @m; 0 if there is none. */
+uint64_t msg_header_u64(natsMsg *m, const char *name)
 {
 	const char *v = NULL;
 
-	if (natsMsgHeader_Get(m, HDR_SNAPSHOT, &v) != NATS_OK || !v)
+	if (natsMsgHeader_Get(m, name, &v) != NATS_OK || !v)
 		return 0;
 	return strtoull(v, NULL, 10);
 }

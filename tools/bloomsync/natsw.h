@@ -14,6 +14,8 @@
 
 /* The NATS header that names the stream sequence of a host's last snapshot. */
 #define HDR_SNAPSHOT	"Kbloom-Snapshot"
+/* On a snapshot's chunks after the first: the stream sequence of the first. */
+#define HDR_CHUNK0	"Kbloom-Chunk0"
 
 struct nconn {
 	natsConnection *nc;
@@ -35,9 +37,9 @@ int subject_of(char *out, size_t len, const char *filter, const char *host);
 int subject_host(const char *subject, char *host, size_t len);
 int nconn_publish(struct nconn *c, const char *subj, const void *data,
 		  size_t len, const char *msgid, uint64_t snap_seq,
-		  uint64_t *stream_seq);
+		  uint64_t chunk0_seq, uint64_t *stream_seq);
 int nconn_last(struct nconn *c, const char *subj, natsMsg **msg);
-uint64_t msg_snapshot_seq(natsMsg *m);
+uint64_t msg_header_u64(natsMsg *m, const char *name);
 int nconn_subjects(struct nconn *c, const char *filter, char ***subjects,
 		   int *n);
 int nconn_subscribe(struct nconn *c, const char *filter, uint64_t start_seq,

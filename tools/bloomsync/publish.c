@@ -48,7 +48,7 @@ static void fill_header(struct wire_hdr *h, uint32_t kind, uint64_t fp,
 
 /* Publish one message as sequence number p->seq + 1; it is used either way. */
 static int publish_one(struct publisher *p, const unsigned char *buf,
-		       size_t len, uint64_t *stream_seq)
+		       size_t len, uint64_t chunk0_seq, uint64_t *stream_seq)
 {
 	char msgid[400];
 
@@ -56,7 +56,7 @@ static int publish_one(struct publisher *p, const unsigned char *buf,
 	snprintf(msgid, sizeof(msgid), "%s/%s/%" PRIu64, p->name, g.host,
 		 p->seq);
 	if (nconn_publish(p->c, p->subject, buf, len, msgid,
-			  p->snap_stream_seq, stream_seq)) {
+			  p->snap_stream_seq, chunk0_seq, stream_seq)) {
 		p->failures++;
 		p->need_snapshot = true;
 		return -1;
@@ -202,7 +202,7 @@ static int publish_delta(struct publisher *p, const struct delta_msgs *d,
 			 size_t blocks)
 {
 	for (size_t i = 0; i < d->n; i++)
-		if (publish_one(p, d->buf[i], d->len[i], NULL))
+		if (publish_one(p, d->buf[i], d->len[i], 0, NULL))
 			return -1;
 	p->deltas++;
 	p->blocks += blocks;
@@ -252,7 +252,7 @@ static int publish_snapshot(struct publisher *p, uint64_t fp)
 		h.seq = h.first_seq + i;
 		wire_encode_header(buf, &h);
 		memcpy(buf + hlen, img + off, n);
-		ret = publish_one(p, buf, hlen + n, &ss);
+		ret = publish_one(p, buf, hlen + n, first_ss, &ss);
 		if (!ret && !i)
 			first_ss = ss;
 	}
@@ -363,7 +363,7 @@ int pub_init(struct publisher *p, struct nconn *c, int fd, const char *name,
 			       p->subject, err);
 		else
 			p->seq = h.seq;
-		p->snap_stream_seq = msg_snapshot_seq(m);
+		p->snap_stream_seq = msg_header_u64(m, HDR_SNAPSHOT);
 		natsMsg_Destroy(m);
 	}
 	s = natsConnection_SubscribeSync(&p->req_sub, c->nc, p->req_subject);

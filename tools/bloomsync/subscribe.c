@@ -289,6 +289,30 @@ int sub_poll(struct subscriber *s, int64_t timeout_ms)
 }
 
 /*
+ * The stream sequence of the first chunk of the latest complete snapshot,
+ * as of a host's last message @m: @m's own if it is a snapshot's last
+ * chunk, else the one its header names (0: none yet).
+ */
+static uint64_t latest_snapshot(natsMsg *m)
+{
+	const unsigned char *body;
+	struct wire_hdr h;
+	char err[256];
+	size_t blen;
+
+	if (!wire_decode((const void *)natsMsg_GetData(m),
+			 natsMsg_GetDataLength(m), &h, &body, &blen, err,
+			 sizeof(err)) &&
+	    h.kind == WIRE_SNAPSHOT && h.count == h.chunks - 1) {
+		if (h.chunks == 1 && natsMsg_GetSequence(m))
+			return natsMsg_GetSequence(m);
+		if (msg_header_u64(m, HDR_CHUNK0))
+			return msg_header_u64(m, HDR_CHUNK0);
+	}
+	return msg_header_u64(m, HDR_SNAPSHOT);
+}
+
+/*
  * Where to start: each known host's latest snapshot; the earliest of them
  * is where the consumer begins.
  */
@@ -319,7 +343,7 @@ int sub_init(struct subscriber *s, struct nconn *c, const char *name,
 		    !strcmp(host, g.host) ||
 		    nconn_last(c, subjects[i], &m) < 0 || !m)
 			continue;
-		snap = msg_snapshot_seq(m);
+		snap = latest_snapshot(m);
 		natsMsg_Destroy(m);
 		m = NULL;
 		p = find_peer(s, host, true);

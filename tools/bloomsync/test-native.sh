@@ -317,7 +317,7 @@ bc B add f gamma
 wait_for 5 has A f.fleet gamma
 result $? "and back: B's key reaches A"
 
-wait_for 3 grep -q "^peer A .* synced 1" "$tmp/B/run/f.state"
+wait_for 3 grep -qs "^peer A .* synced 1" "$tmp/B/run/f.state"
 bs B status f
 [ "$rc" = 0 ] && grep -q "^peer A: lag" "$tmp/out" && grep -q "in sync" "$tmp/out" &&
 	grep -q "fleet filter: [0-9]* of 95851 bits set" "$tmp/out"
@@ -386,7 +386,7 @@ EOF
 bc E load --replace f "$tmp/e.img"
 result "$rc" "host E's filter is all ones"
 daemon E f
-wait_for 5 grep -q "refused .* from host E" "$tmp/B/f.log"
+wait_for 5 grep -qs "refused .* from host E" "$tmp/B/f.log"
 result $? "B refuses E's all-ones blocks and logs it"
 grep "refused" "$tmp/B/f.log" | grep -q "max-fill 50%"
 result $? "the log names the limit"
@@ -395,7 +395,7 @@ python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); sys.exit(not 0 <
 result $? "B's fleet filter stays under half full"
 lacks B f.fleet never-added-anywhere
 result $? "and still answers no to a key nobody added"
-wait_for 3 grep -q "^peer E .* refused [1-9]" "$tmp/B/run/f.state"
+wait_for 3 grep -qs "^peer E .* refused [1-9]" "$tmp/B/run/f.state"
 result $? "status counts E's refused blocks"
 bc A add f after-poison
 wait_for 5 has B f.fleet after-poison
@@ -446,7 +446,7 @@ grep -q "host A: gap" "$tmp/B/f.log"
 result $? "B logged the gap"
 grep -q "a peer asked for a snapshot" "$tmp/A/f.log"
 result $? "A was asked for the snapshot (not the 60 s schedule)"
-wait_for 3 grep -q "^peer A .* synced 1 .* gaps [1-9]" "$tmp/B/run/f.state"
+wait_for 3 grep -qs "^peer A .* synced 1 .* gaps [1-9]" "$tmp/B/run/f.state"
 result $? "B is in sync again and counts the gap"
 
 # ---- three hosts converge -------------------------------------------------
@@ -516,9 +516,38 @@ bc A add win again
 wait_for 3 has B win.fleet again
 result $? "a new key in a later generation still travels"
 
+# A windowed filter's snapshot: B comes back to a key that only A's
+# latest snapshot holds (the delta that carried it is before it), in the
+# generation of its epoch, and forgets it on schedule. W = 6 s, G = 2.
+for h in A B; do stop_daemon $h win; done
+bc A create win6 --capacity 1000 --fpr 0.01 --window 6s --generations 2
+bs A template put win6
+bc A destroy win6
+bs A join win6
+bs B join win6
+daemon A win6
+wait_for 3 grep -qs "^publish seq 1 " "$tmp/A/run/win6.state"
+bc A add win6 in-snapshot
+t0=$(date +%s%N)
+wait_for 3 grep -qs "^publish seq 2 .* deltas 1 " "$tmp/A/run/win6.state"
+result $? "A published the key in a delta"
+stop_daemon A win6
+daemon A win6
+wait_for 3 grep -qs "^publish seq 3 .* snapshots 1 " "$tmp/A/run/win6.state"
+result $? "A restarted and published a snapshot of the windowed filter"
+daemon B win6
+wait_for 3 has B win6.fleet in-snapshot
+result $? "B, started after it, has the key from the snapshot alone"
+wait_for 3 grep -qs "^peer A seq 3 synced 1 .* snapshots 1 " "$tmp/B/run/win6.state"
+result $? "B took A's snapshot and nothing before it"
+wait_for 8 lacks B win6.fleet in-snapshot
+gone=$((($(date +%s%N) - t0) / 1000000))
+[ "$gone" -ge 2500 ] && [ "$gone" -le 7000 ]
+result $? "B forgets it within the window of its add (${gone} ms)"
+for h in A B; do stop_daemon $h win6; done
+
 # ---- the example server configuration: one user per host -----------------
 
-for h in A B; do stop_daemon $h win; done
 port2=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 sed -e 's/web1/A/g; s/web2/B/g' -e "s|^listen:.*|listen: 127.0.0.1:$port2|" \
 	-e "s|store_dir:.*|store_dir: \"$tmp/js2\"|" "$here/nats-server.conf.example" >"$tmp/perm.conf"
