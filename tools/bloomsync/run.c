@@ -4,7 +4,8 @@
  * systemd unit starts), in one thread: a tick every --interval collects
  * and publishes, and in between the subscription is read; the state file
  * is written once a second. SIGTERM and SIGINT end it after the current
- * step.
+ * step; so does the loss of either filter (exit 2: bloomsync@.service
+ * starts it again, joining first).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -155,6 +156,16 @@ static int daemon_loop(const struct cmd *cmd, int argc, char **argv,
 		}
 		now = monotonic_ms();
 		if (now >= next_status) {
+			/* Gone (destroyed, the module unloaded): let systemd
+			 * start us again, join first. */
+			if ((o->publish && get_info(fd, name, &info) == ENOENT) ||
+			    (have_fleet &&
+			     get_info(fd, fleet_name, &info) == ENOENT)) {
+				logmsg("filter '%s' or '%s' is gone: stopping",
+				       name, fleet_name);
+				ret = EXIT_ERROR;
+				break;
+			}
 			write_status(o->publish ? &pub : NULL,
 				     o->subscribe ? &sub : NULL, name,
 				     have_fleet ? &fleet : NULL);

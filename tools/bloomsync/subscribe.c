@@ -94,7 +94,7 @@ static void take_delta(struct subscriber *s, struct peer *p,
 		       s->name, p->host, h->seq, p->applied);
 		p->synced = false;
 	}
-	/* A host's first message ever, or a snapshot taken: in sync. */
+	/* A host's first message ever: nothing came before it. */
 	if (h->seq == 1)
 		p->synced = true;
 	if (!p->synced)

@@ -475,7 +475,14 @@ for h in A B C; do
 	done
 done
 result $ok "each fleet filter has every host's 1500 keys"
-for h in A B C; do stop_daemon $h conv; done
+bc C destroy conv.fleet
+cpid=${daemon_pid[C.conv]}
+wait_for 5 eval "! kill -0 $cpid 2>/dev/null"
+wait "$cpid"
+[ $? = 2 ] && grep -q "filter 'conv' or 'conv.fleet' is gone: stopping" "$tmp/C/conv.log"
+result $? "a daemon whose fleet filter is destroyed stops (exit 2) for systemd to join again"
+daemon_pid[C.conv]=
+for h in A B; do stop_daemon $h conv; done
 
 # ---- a windowed fleet forgets on schedule ---------------------------------
 
