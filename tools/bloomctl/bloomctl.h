@@ -161,6 +161,8 @@ void filter_image_release(struct filter_image *fi);
 int filter_template(int fd, const char *name, struct filter_image *fi);
 int read_image_file(const char *path, const char *max, struct img_reader *rd);
 int load_image(int fd, const char *name, struct img_reader *rd, bool replace);
+int import_image(int fd, const char *name, const struct img_reader *rd,
+		 bool replace, uint32_t extra_flags, uint32_t age_ms);
 
 /* statedir.c: every filter to and from a directory */
 int save_all(const char *dir, bool compress);

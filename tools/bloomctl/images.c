@@ -463,8 +463,13 @@ static void import_error(int err, const char *name, const char *file,
 		pr_err("filter '%s': %s: %s", name, file, kerr(err));
 }
 
-static int import_image(int fd, const char *name, const struct img_reader *rd,
-			bool replace, uint32_t age_ms)
+/*
+ * KBLOOM_IOC_IMPORT of a checked image as filter @name, with
+ * @extra_flags (KBLOOM_CREATE_TRACK_CHANGES: bloomsync's join) and the
+ * newest generation's @age_ms; errors reported, naming filter and file.
+ */
+int import_image(int fd, const char *name, const struct img_reader *rd,
+		 bool replace, uint32_t extra_flags, uint32_t age_ms)
 {
 	const struct image *img = &rd->img;
 	struct kbloom_image ki;
@@ -473,7 +478,7 @@ static int import_image(int fd, const char *name, const struct img_reader *rd,
 	set_name(ki.name, name);
 	ki.bits = img->bits;
 	ki.hashes = img->hashes;
-	ki.flags = img_kflags(img);
+	ki.flags = img_kflags(img) | extra_flags;
 	ki.seed[0] = img->seed[0];
 	ki.seed[1] = img->seed[1];
 	ki.seed_hi[0] = img->seed_hi[0];
@@ -810,7 +815,7 @@ int load_image(int fd, const char *name, struct img_reader *rd, bool replace)
 		return -1;
 	rotated = image_downtime(rd, features & KBLOOM_FEATURE_WINDOW_AGE,
 				 &age_ms);
-	if (import_image(fd, name, rd, replace, age_ms))
+	if (import_image(fd, name, rd, replace, 0, age_ms))
 		return -1;
 	load_report(name, rd, replace, rotated);
 	return 0;

@@ -91,9 +91,6 @@ int dev_collect(int fd, const char *name, uint32_t flags, uint64_t cursor,
 int dev_apply(int fd, const char *name, const struct kbloom_block *b,
 	      uint32_t n, uint64_t rotations, uint64_t fingerprint,
 	      uint64_t max_set, uint64_t *set);
-int dev_import(int fd, const char *name, const struct image *img,
-	       const unsigned char *payload, uint32_t extra_flags,
-	       uint32_t age_ms);
 void shape_of_image(const struct image *img, struct shape *s);
 int shape_diff(const struct shape *a, const struct shape *b, char *buf,
 	       size_t len);

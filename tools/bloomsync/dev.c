@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * bloomsync's device: the ioctls it makes on /dev/bloom (COLLECT, APPLY,
- * IMPORT, INFO; EXPORT through bloomctl's filter_image()), and the shape
+ * INFO; EXPORT and IMPORT through bloomctl's images.c), and the shape
  * of a filter, compared field by field between a template, a local filter
  * and the fleet filter.
  */
@@ -136,33 +136,6 @@ int dev_apply(int fd, const char *name, const struct kbloom_block *b,
 	if (set)
 		*set = a.set;
 	return 0;
-}
-
-/* KBLOOM_IOC_IMPORT of an image's header and payload: 0 or the errno. */
-int dev_import(int fd, const char *name, const struct image *img,
-	       const unsigned char *payload, uint32_t extra_flags,
-	       uint32_t age_ms)
-{
-	struct kbloom_image ki;
-
-	memset(&ki, 0, sizeof(ki));
-	set_name(ki.name, name);
-	ki.bits = img->bits;
-	ki.hashes = img->hashes;
-	ki.flags = img_kflags(img) | extra_flags;
-	ki.seed[0] = img->seed[0];
-	ki.seed[1] = img->seed[1];
-	ki.seed_hi[0] = img->seed_hi[0];
-	ki.seed_hi[1] = img->seed_hi[1];
-	ki.capacity = img->capacity;
-	ki.fpr_ppb = img->fpr_ppb;
-	ki.hash_scheme = img->hash_scheme;
-	ki.payload = (__u64)(uintptr_t)payload;
-	ki.payload_len = img->payload_len;
-	ki.generations = img->generations;
-	ki.window_ms = img->window_ms;
-	ki.age_ms = img->generations ? age_ms : 0;
-	return ioctl(fd, KBLOOM_IOC_IMPORT, &ki) ? errno : 0;
 }
 
 /*

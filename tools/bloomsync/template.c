@@ -210,19 +210,15 @@ static int join_filter(int fd, const char *name, const char *tname,
 					rd->img.generations);
 	struct shape want, have;
 	char diff[512];
-	int ret, err;
+	int ret;
 
 	shape_of_image(&rd->img, &want);
 	ret = dev_shape(fd, name, &have);
 	if (ret == -ENOENT) {
 		/* Windowed: rotations on multiples of W / G (window.c). */
-		err = dev_import(fd, name, &rd->img, rd->payload, flags,
-				 age_for_schedule(now, period));
-		if (err) {
-			pr_err("filter '%s': cannot create it from template '%s': %s",
-			       name, tname, kerr(err));
+		if (import_image(fd, name, rd, false, flags,
+				 age_for_schedule(now, period)))
 			return -1;
-		}
 		printf("filter '%s': created from template '%s'\n", name,
 		       tname);
 		return 0;
