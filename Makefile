@@ -12,6 +12,7 @@
 #                         kfuncs need): see BTF below
 #   make install          all that (DESTDIR, PREFIX; see below); make uninstall
 #   make install-bloomsync the fleet daemon (libnats-dev); uninstall-bloomsync
+#   make bench-fleet      bloomsync's bytes on the wire and latency (natively)
 #   make check            the test command (tools/check.sh), what CI runs
 #   make check-quick      its first stages, no VM: native tests, bloomctl,
 #                         static checks, packaging lint (the edit loop)
@@ -296,6 +297,12 @@ bench:
 # bpf() per key on a BPF bloom map (KEYS=N, default 100000).
 bench-vm:
 	KEYS=$(KEYS) bash tools/xtables/bench-vm.sh $(FLOWS)
+
+# bloomsync natively, a real nats-server, hosts on the fake device: bytes
+# on the wire per interval against the image at 1K, 10K and 100K new keys
+# a second, and propagation latency with 1 and 3 subscribers.
+bench-fleet:
+	$(MAKE) -C tools/bloomsync bench
 
 demo:
 	bash tools/demo.sh

@@ -167,7 +167,7 @@ else
 fi
 # bloomsync: hosts on bloomctl's fake device, a real nats-server.
 say "bloomsync (native, a real JetStream server)"
-if make -s -C "$top/tools/bloomsync" bloomsync >/dev/null &&
+if make -s -C "$top/tools/bloomsync" bloomsync blocks-check >/dev/null &&
 	make -s -C "$top/tools/bloomctl" fakedev.so >/dev/null; then
 	"$top/tools/bloomsync/test-native.sh" "$top/tools/bloomsync/bloomsync" \
 		"$top/tools/bloomctl/bloomctl" > "$build/bloomsync-native.log" 2>&1
@@ -293,6 +293,8 @@ vm_files() { # MODULE_DIR
 		echo "$top/tools/bloomctl/bloomctl:bin/bloomctl-dyn"
 		echo "$top/tools/bloomctl/fakedev.so:lib/kbloom/fakedev.so"
 	fi
+	[ -f "$top/tools/bloomsync/blocks-check" ] &&
+		echo "$top/tools/bloomsync/blocks-check:bin/blocks-check"
 	echo "$top/tools/selftest/kbloom_selftest:bin/kbloom_selftest"
 	echo "$top/tools/selftest/kbloom_selftest32:bin/kbloom_selftest32"
 	echo "$top/tools/selftest/kbloom_selftest_stress:bin/kbloom_selftest_stress"

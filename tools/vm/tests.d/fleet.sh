@@ -61,6 +61,15 @@ run_fleet() {
 			return 0
 		fi
 	done
+	# The uapi's promises bloomsync relies on, checked on the module as
+	# tools/bloomsync's tests check them on the fake device.
+	if command -v blocks-check >/dev/null; then
+		blocks-check /dev/bloom > /tmp/bchk.out 2>&1
+		fl_rc=$?
+		check "fleet: blocks-check on the module: $(tail -n 1 /tmp/bchk.out)" \
+			[ "$fl_rc" -eq 0 ]
+		grep '^not ok' /tmp/bchk.out | sed 's/^/#   /'
+	fi
 	rm -rf "$FL"
 	mkdir -p "$FL/nats" "$FL/vm/run" "$FL/peer/run" "$FL/peer/state"
 	: > "$FL/peer/dev"
