@@ -13,10 +13,14 @@
 #     counted once it has sent them all.
 #  2. Propagation latency: from `bloomctl add` on the publishing host to
 #     the key answering "maybe" in a subscriber's fleet filter (polled),
-#     SAMPLES times, with 1 and with 3 subscribers, at --interval
+#     SAMPLES times, with each of SUBSCRIBERS (default "1 3 10"), at --interval
 #     LAT_INTERVAL (default 1s), on a filter of LAT_CAPACITY keys (default
 #     100k: the fake device reads and writes the whole filter on every
 #     ioctl, which a 10M-key filter would make the latency of).
+#  3. Catch-up after an outage: a subscriber stopped for OUTAGE seconds
+#     (default 60) while the publisher takes OUTAGE_RATE new keys a second
+#     (default 10000, filter of OUTAGE_CAPACITY keys, default 1M), then
+#     started again: the time until its fleet filter has every key.
 #
 # Usage: fleet.sh path/to/bloomsync path/to/bloomctl
 # Every number printed is measured in this run.
@@ -37,6 +41,10 @@ MEASURE=${MEASURE:-5}
 SAMPLES=${SAMPLES:-25}
 LAT_INTERVAL=${LAT_INTERVAL:-1s}
 LAT_CAPACITY=${LAT_CAPACITY:-100k}
+SUBSCRIBERS=${SUBSCRIBERS:-1 3 10}
+OUTAGE=${OUTAGE:-60}
+OUTAGE_RATE=${OUTAGE_RATE:-10000}
+OUTAGE_CAPACITY=${OUTAGE_CAPACITY:-1M}
 export BLOOMCTL_DEVICE=/nonexistent/bloom
 exec </dev/null
 
@@ -244,5 +252,58 @@ echo
 echo "# propagation latency, ms: bloomctl add on the publisher to \"maybe\" in a subscriber's fleet filter"
 echo "# (polled with bloomctl query: adds its own few ms), --interval $LAT_INTERVAL, $LAT_CAPACITY keys at 1%, $SAMPLES keys"
 printf '%-12s %8s %8s %8s %8s %8s\n' "subscribers" "samples" "p50" "p90" "p99" "max"
-latency 1
-latency 3
+for n in $SUBSCRIBERS; do
+	latency "$n"
+done
+
+# ---- 3. catch-up after an outage ------------------------------------------
+
+bc P create cu --capacity "$OUTAGE_CAPACITY" --fpr 0.01 >/dev/null || exit 2
+bs P template put cu >/dev/null || exit 2
+bs P join cu >/dev/null || exit 2
+bs C join cu >/dev/null || exit 2
+python3 - "$tmp/cu" "$OUTAGE_RATE" "$OUTAGE" <<'EOF'
+import sys
+base, rate, secs = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+for s in range(secs):
+    with open("%s.%d" % (base, s), "w") as f:
+        for i in range(rate):
+            f.write("cu-s%d-k%d\n" % (s, i))
+EOF
+daemon P publish cu --interval 1s
+cup=$last_pid
+daemon C subscribe cu
+cus=$last_pid
+sleep 3
+kill "$cus"
+wait "$cus" 2>/dev/null
+for s in $(seq 0 $((OUTAGE - 1))); do
+	t=$(now_ms)
+	bc P add cu --file "$tmp/cu.$s" >/dev/null
+	left=$((1000 - ($(now_ms) - t)))
+	[ "$left" -gt 0 ] && sleep "$(printf '0.%03d' "$left")"
+done
+# Polled for the last key of every second (a whole query of every key
+# takes the fake device seconds); then every key, once.
+cat "$tmp"/cu.* > "$tmp/cu.all"
+for f in "$tmp"/cu.[0-9]*; do tail -n 1 "$f"; done > "$tmp/cu.last"
+t0=$(now_ms)
+daemon C subscribe cu
+cus=$last_pid
+until bc C query cu.fleet --file "$tmp/cu.last" >/dev/null 2>&1; do
+	[ $(($(now_ms) - t0)) -gt 300000 ] && { echo "# catch-up: not done after 300 s"; break; }
+	sleep 0.2
+done
+t1=$(now_ms)
+if bc C query cu.fleet --file "$tmp/cu.all" >/dev/null 2>&1; then
+	cu_all=yes
+else
+	cu_all=NO
+fi
+echo
+echo "# catch-up: a subscriber away for $OUTAGE s while the publisher took $OUTAGE_RATE new keys/s"
+echo "# ($((OUTAGE * OUTAGE_RATE)) keys, $OUTAGE_CAPACITY-key filter at 1%), from its restart to every key in its fleet filter"
+printf '%-10s %10s %12s %10s\n' "outage" "keys" "catch-up" "all keys"
+printf '%-10s %10d %11.1fs %10s\n' "${OUTAGE}s" "$((OUTAGE * OUTAGE_RATE))" "$(( (t1 - t0) / 100 ))e-1" "$cu_all"
+kill "$cus" "$cup" 2>/dev/null
+wait "$cus" "$cup" 2>/dev/null

@@ -48,6 +48,13 @@ fl_listening() {
 	grep -q '0100007F:107E 00000000:0000 0A' /proc/net/tcp
 }
 
+# Does the daemon's status have a line for the peer yet? (Its state is
+# written as it goes.)
+fl_status_peer() {
+	fl_vm status fl > "$FL/status" 2>&1 &&
+		grep -q '^peer peer: lag .*, seq [0-9]*, [0-9]* bytes' "$FL/status"
+}
+
 fl_stop() {
 	for p in $fl_pids; do kill "$p" 2>/dev/null; done
 	for p in $fl_pids; do wait "$p" 2>/dev/null; done
@@ -118,8 +125,9 @@ run_fleet() {
 		bloomctl query fl.fleet from-nobody
 	check "fleet: the module's filter tracks its changes" \
 		sh -c 'bloomctl -j show fl | grep -q "\"track_changes\": *true"'
-	check_exit 0 "fleet: status names the peer" fl_vm status fl
-	check "fleet: ...with its sequence and bytes" has peer /tmp/out
+	check "fleet: status names the peer, with its sequence and bytes" \
+		fl_wait 30 fl_status_peer
+	sed 's/^/#   /' "$FL/status"
 
 	# The peer overfills: 3000 keys in a filter for 2000, past the
 	# module's --max-fill 30: the module refuses the update and says so.
