@@ -87,7 +87,13 @@ static int kbloom_collect_blocks(struct kbloom_gen *gen,
 		g = div64_u64_rem(pos, nblocks, &i);
 		core = kbloom_gen_slice(gen, g);
 		if (!all) {
-			i = find_next_bit(core->changed, nblocks, i);
+			/*
+			 * Only where to look: adds and other collectors change
+			 * marks meanwhile, and test_and_clear_bit() below
+			 * decides. A mark set after this look is found by the
+			 * next collection.
+			 */
+			i = data_race(find_next_bit(core->changed, nblocks, i));
 			if (i >= nblocks) {
 				pos = (u64)(g + 1) * nblocks;
 				continue;

@@ -38,20 +38,8 @@ exec </dev/null
 tmp=$(mktemp -d) || exit 2
 trap 'rm -rf "$tmp"' EXIT
 
-n=0
-passed=0
-failed=0
-
-result() {
-	n=$((n + 1))
-	if [ "$1" = 0 ]; then
-		echo "ok $n - $2"
-		passed=$((passed + 1))
-	else
-		echo "not ok $n - $2"
-		failed=$((failed + 1))
-	fi
-}
+# shellcheck source=tools/lib-tap.sh
+. "$(dirname "$0")/../lib-tap.sh"
 
 # run ARGS...: run bloomctl, leaving stdout, stderr and status in
 # $tmp/out, $tmp/err and $rc. Standard input is whatever the caller gives:
@@ -1731,6 +1719,4 @@ if $have_fake; then
 	fake_blocked_tests
 fi
 
-echo "1..$((passed + failed))"
-echo "$passed passed, $failed failed"
-[ "$failed" = 0 ]
+tap_done

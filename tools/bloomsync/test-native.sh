@@ -45,21 +45,9 @@ cleanup() {
 }
 trap cleanup EXIT
 
-n=0
-passed=0
-failed=0
 start_s=$SECONDS
-
-result() {
-	n=$((n + 1))
-	if [ "$1" = 0 ]; then
-		echo "ok $n - $2"
-		passed=$((passed + 1))
-	else
-		echo "not ok $n - $2"
-		failed=$((failed + 1))
-	fi
-}
+# shellcheck source=tools/lib-tap.sh
+. "$top/tools/lib-tap.sh"
 
 # ---- the hosts ------------------------------------------------------------
 
@@ -69,8 +57,7 @@ if ! cc -shared -fPIC -O1 -std=gnu11 -Wall -Wextra -Werror \
 	"$top/tools/bloomctl/sizing.c" "$top/kmod/kbloom_core.c" -ldl 2>"$tmp/cc.err"; then
 	sed 's/^/# /' "$tmp/cc.err"
 	result 1 "fakedev.so builds"
-	echo "1..$n"
-	echo "$passed passed, $failed failed"
+	tap_done
 	exit 1
 fi
 
@@ -599,6 +586,4 @@ for h in A B; do stop_daemon $h perm; done
 # ---- done -----------------------------------------------------------------
 
 echo "# $((SECONDS - start_s)) s"
-echo "1..$n"
-echo "$passed passed, $failed failed"
-[ "$failed" = 0 ]
+tap_done

@@ -47,30 +47,11 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 2' INT TERM
 
-n=0
-passed=0
-failed=0
-skipped=0
-
-result() {
-	n=$((n + 1))
-	if [ "$1" = 0 ]; then
-		echo "ok $n - $2"
-		passed=$((passed + 1))
-	else
-		echo "not ok $n - $2"
-		failed=$((failed + 1))
-		# What the last command said, for the log.
-		[ -s "$tmp/out" ] && sed 's/^/#   out: /' "$tmp/out" | head -20
-		[ -s "$tmp/err" ] && sed 's/^/#   err: /' "$tmp/err" | head -20
-	fi
-}
-
-skip() {
-	n=$((n + 1))
-	echo "ok $n - # SKIP $1"
-	skipped=$((skipped + 1))
-}
+# shellcheck source=tools/lib-tap.sh
+. "$top/tools/lib-tap.sh"
+# On a failure, what the last command said.
+tap_out=$tmp/out
+tap_err=$tmp/err
 
 # run ARGS...: kbloom_xdp, with stdout, stderr and status in $tmp/out,
 # $tmp/err and $rc.
@@ -233,9 +214,7 @@ elif [ "$kmaj" -lt 5 ] || { [ "$kmaj" = 5 ] && [ "$kmin" -lt 18 ]; }; then
 fi
 if [ -n "$why" ]; then
 	skip "$why: no program tests (root on Linux 5.18 or later is needed)"
-	echo "1..$n"
-	echo "$passed passed, $failed failed, $skipped skipped"
-	[ "$failed" = 0 ]
+	tap_done
 	exit
 fi
 run test-run --map --pkt arp
@@ -243,8 +222,7 @@ run test-run --map --pkt arp
 result $? "root on Linux $kver: the map program loads and runs (exit 0, got $rc)"
 if [ "$rc" != 0 ]; then
 	# What follows needs it.
-	echo "1..$n"
-	echo "$passed passed, $failed failed, $skipped skipped"
+	tap_done
 	exit 1
 fi
 
@@ -431,6 +409,4 @@ result $? "bench: 100 new flows, 19900 seen, nothing dropped"
 expect 0 "bench --map --distinct --ipv6 -j" bench --map --flows f --packets 2000 --flows-count 1000 --distinct --ipv6 -j
 out_has '"new_flows":1000,"seen_flows":1000' "bench --distinct: the second round is all seen"
 
-echo "1..$n"
-echo "$passed passed, $failed failed, $skipped skipped"
-[ "$failed" = 0 ]
+tap_done

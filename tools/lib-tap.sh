@@ -1,0 +1,50 @@
+# SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=bash
+#
+# TAP for the native shell tests (tools/*/test-native.sh): one "ok N - what"
+# or "not ok N - what" per check, then the plan "1..N" and "P passed,
+# F failed" (", S skipped" if any were) as the last lines; tools/check.sh's
+# count_tap checks the plan against the results. Source it, report with
+# result and skip, end with tap_done. On a failure, what the last command
+# said is shown if $tap_out and $tap_err name its output files.
+
+n=0
+passed=0
+failed=0
+skipped=0
+
+# result STATUS DESCRIPTION: ok if STATUS is 0.
+result() {
+	n=$((n + 1))
+	if [ "$1" = 0 ]; then
+		echo "ok $n - $2"
+		passed=$((passed + 1))
+		return
+	fi
+	echo "not ok $n - $2"
+	failed=$((failed + 1))
+	if [ -n "${tap_out:-}" ] && [ -s "$tap_out" ]; then
+		sed 's/^/#   out: /' "$tap_out" | head -20
+	fi
+	if [ -n "${tap_err:-}" ] && [ -s "$tap_err" ]; then
+		sed 's/^/#   err: /' "$tap_err" | head -20
+	fi
+}
+
+# skip WHY: a check that could not run here.
+skip() {
+	n=$((n + 1))
+	echo "ok $n - # SKIP $1"
+	skipped=$((skipped + 1))
+}
+
+# tap_done: the plan and the counts; succeeds if nothing failed.
+tap_done() {
+	echo "1..$n"
+	if [ "$skipped" -gt 0 ]; then
+		echo "$passed passed, $failed failed, $skipped skipped"
+	else
+		echo "$passed passed, $failed failed"
+	fi
+	[ "$failed" = 0 ]
+}
