@@ -202,12 +202,22 @@ static size_t kbloom_filter_charge(void)
 	       KBLOOM_NAME_MAX;
 }
 
+/*
+ * Have fill alert @a sent for @gen: through the callback its filter set
+ * (struct kbloom_gen @alert), not a call up into the filter's layer.
+ */
+static void kbloom_gen_alert(struct kbloom_gen *gen, enum kbloom_alert a)
+{
+	if (gen->alert)
+		gen->alert(gen->owner, a);
+}
+
 /* A window rotated because its newest generation was full. */
 static void kbloom_gen_rotated_full(void *ctx)
 {
 	struct kbloom_gen *gen = ctx;
 
-	kbloom_filter_alert(gen->owner, KBLOOM_ALERT_ROTATED);
+	kbloom_gen_alert(gen, KBLOOM_ALERT_ROTATED);
 }
 
 /**
@@ -563,7 +573,7 @@ void kbloom_gen_account(struct kbloom_gen *gen, const struct kbloom_delta *d)
 	kbloom_occ_account(gen->occ, d);
 	if (d->stuck && !test_bit(KBLOOM_ALERT_SATURATED, &gen->alerted) &&
 	    !test_and_set_bit(KBLOOM_ALERT_SATURATED, &gen->alerted))
-		kbloom_filter_alert(gen->owner, KBLOOM_ALERT_SATURATED);
+		kbloom_gen_alert(gen, KBLOOM_ALERT_SATURATED);
 	if (!gen->full_at || !d->set ||
 	    test_bit(KBLOOM_ALERT_FULL, &gen->alerted) ||
 	    !kbloom_occ_crossed(gen->occ, d->set, gen->alert_every))
@@ -571,7 +581,7 @@ void kbloom_gen_account(struct kbloom_gen *gen, const struct kbloom_delta *d)
 	kbloom_occ_read(gen->occ, &occupied, &stuck);
 	if (occupied >= gen->full_at &&
 	    !test_and_set_bit(KBLOOM_ALERT_FULL, &gen->alerted))
-		kbloom_filter_alert(gen->owner, KBLOOM_ALERT_FULL);
+		kbloom_gen_alert(gen, KBLOOM_ALERT_FULL);
 }
 
 /*
@@ -1537,6 +1547,7 @@ int kbloom_filter_add_gen(const char *name, struct kbloom_gen *gen,
 	filter->ruled = p->ruled;
 	INIT_WORK(&filter->alert_work, kbloom_filter_alert_work);
 	gen->owner = filter;
+	gen->alert = kbloom_filter_alert;
 	mutex_init(&filter->lock);
 	refcount_set(&filter->ref, 1);	/* the table's */
 	RCU_INIT_POINTER(filter->gen, gen);
@@ -1708,6 +1719,7 @@ int kbloom_filter_replace_gen(const char *name, struct kbloom_gen *gen,
 		return -ENOENT;
 	}
 	gen->owner = filter;
+	gen->alert = kbloom_filter_alert;
 	old = rcu_replace_pointer(filter->gen, gen,
 				  lockdep_is_held(&filter->lock));
 	kbloom_stats_reset(filter, p->adds);

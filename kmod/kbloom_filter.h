@@ -62,6 +62,18 @@ struct kbloom_occupancy {
 	struct u64_stats_sync syncp;
 };
 
+/*
+ * Fill alerts, each a KOBJ_CHANGE uevent of the filter with EVENT= its
+ * name (kbloom_filter_alert()); bit numbers of struct kbloom_gen @alerted
+ * and struct kbloom_filter @alerts.
+ */
+enum kbloom_alert {
+	KBLOOM_ALERT_FULL,		/* past the design capacity */
+	KBLOOM_ALERT_SATURATED,		/* a counter stuck at its maximum */
+	KBLOOM_ALERT_ROTATED,		/* a window rotated because full */
+	KBLOOM_ALERT_NR
+};
+
 /**
  * struct kbloom_gen - one generation of a filter's contents
  * @core: bits (or counters) and the parameters and seed they go with.
@@ -77,6 +89,10 @@ struct kbloom_occupancy {
  * @fpr_ppb: design false-positive rate, 0 if created by bits.
  * @owner: the filter it belongs to, set before it is published: where its
  *	fill alerts go (kbloom_gen_account()).
+ * @alert: what sends them, called with @owner; set with it by the filter
+ *	(kbloom_filter_alert()), so that a generation calls nothing of the
+ *	layer above it, as a window calls its @on_full. NULL for a generation
+ *	no filter owns (KUnit's own): nothing is sent.
  * @full_at: occupied positions at @capacity keys, where the false-positive
  *	rate reaches @fpr_ppb: past it a "full" alert; 0 for none (a filter
  *	created by bits, a windowed one).
@@ -110,24 +126,13 @@ struct kbloom_gen {
 	u64 capacity;
 	u32 fpr_ppb;
 	struct kbloom_filter *owner;
+	void (*alert)(struct kbloom_filter *owner, enum kbloom_alert a);
 	u64 full_at;
 	u64 alert_every;
 	unsigned long alerted;
 	refcount_t ref;
 	struct rcu_work free_work;
 	bool tracking;
-};
-
-/*
- * Fill alerts, each a KOBJ_CHANGE uevent of the filter with EVENT= its
- * name (kbloom_filter_alert()); bit numbers of struct kbloom_gen @alerted
- * and struct kbloom_filter @alerts.
- */
-enum kbloom_alert {
-	KBLOOM_ALERT_FULL,		/* past the design capacity */
-	KBLOOM_ALERT_SATURATED,		/* a counter stuck at its maximum */
-	KBLOOM_ALERT_ROTATED,		/* a window rotated because full */
-	KBLOOM_ALERT_NR
 };
 
 static_assert(offsetofend(struct kbloom_gen, occ) <= 64,
