@@ -44,6 +44,7 @@
 #include "kbloom.h"
 #include "kbloom_filter.h"
 #include "kbloom_params.h"
+#include "kbloom_storage.h"
 #include "kbloom_sysfs.h"
 
 static DEFINE_MUTEX(kbloom_lock);
@@ -60,22 +61,7 @@ static DEFINE_XARRAY_ALLOC1(kbloom_ids);
 struct kbloom_filter __rcu *kbloom_id_slots[KBLOOM_ID_SLOTS];
 static u32 kbloom_next_id;		/* under kbloom_lock */
 static u32 kbloom_count;		/* under kbloom_lock */
-static atomic64_t kbloom_mem_used = ATOMIC64_INIT(0);
-static atomic_t kbloom_live = ATOMIC_INIT(0);	/* filters + generations */
-static struct workqueue_struct *kbloom_wq;
-
-unsigned long kbloom_max_memory;
 unsigned int kbloom_max_filters = 4096;
-/* 8 GiB, or all a 32-bit machine can address. */
-unsigned long kbloom_max_filter_bytes =
-	KBLOOM_MAX_BITS / 8 > ULONG_MAX ? ULONG_MAX : KBLOOM_MAX_BITS / 8;
-
-/* One object fewer: kbloom_filter_flush() may be waiting for that. */
-static void kbloom_live_dec(void)
-{
-	atomic_dec(&kbloom_live);
-	wake_up_var(&kbloom_live);
-}
 
 static u32 kbloom_name_hash(const char *name)
 {
@@ -104,69 +90,9 @@ bool kbloom_name_valid(const char *name)
 	return true;
 }
 
-u64 kbloom_memory_budget(void)
-{
-	unsigned long max = READ_ONCE(kbloom_max_memory);
-
-	/* 0 means half of RAM, read at the time of the check. */
-	return max ? max : (u64)totalram_pages() << (PAGE_SHIFT - 1);
-}
-
-u64 kbloom_memory_used(void)
-{
-	return atomic64_read(&kbloom_mem_used);
-}
-
 u32 kbloom_filter_count(void)
 {
 	return READ_ONCE(kbloom_count);
-}
-
-/* Take @bytes from the budget, or fail with -ENOSPC. */
-static int kbloom_charge(size_t bytes)
-{
-	if (atomic64_add_return(bytes, &kbloom_mem_used) >
-	    kbloom_memory_budget()) {
-		atomic64_sub(bytes, &kbloom_mem_used);
-		return -ENOSPC;
-	}
-	return 0;
-}
-
-static void kbloom_uncharge(size_t bytes)
-{
-	atomic64_sub(bytes, &kbloom_mem_used);
-}
-
-/*
- * Past the caches, what a query waits for is its TLB miss as much as its
- * cache miss: with 4 KiB pages, a 60 MB filter needs a page walk for
- * nearly every key, and a core runs few walks at once (make bench: the
- * same batched query 2-4x slower than on 2 MiB pages). So storage of at
- * least a huge page is mapped with huge pages where the architecture
- * allows (vmalloc_huge(), which falls back to 4 KiB pages when no huge
- * page is free), rounded up to whole huge pages where that costs at most
- * 1/16 of it (kbloom_storage_size()). huge_pages=0 turns it off.
- */
-bool kbloom_huge_pages = IS_ENABLED(CONFIG_HAVE_ARCH_HUGE_VMALLOC);
-
-/* What to allocate for @bytes of storage; pass it to kbloom_storage_alloc(). */
-size_t kbloom_storage_bytes(size_t bytes)
-{
-	return kbloom_storage_size(bytes,
-				   READ_ONCE(kbloom_huge_pages) ? PMD_SIZE : 0);
-}
-
-/* Zeroed storage of kbloom_storage_bytes() @size, or NULL; vfree() it. */
-unsigned long *kbloom_storage_alloc(size_t size)
-{
-	/* No warning: a failure is an answer to userspace, not a bug. */
-	gfp_t gfp = GFP_KERNEL_ACCOUNT | __GFP_ZERO | __GFP_NOWARN;
-
-	if (size >= PMD_SIZE && !(size % PMD_SIZE) &&
-	    READ_ONCE(kbloom_huge_pages))
-		return vmalloc_huge(size, gfp);
-	return __vmalloc(size, gfp);
 }
 
 /*
@@ -518,43 +444,6 @@ u32 kbloom_gen_mismatch(const struct kbloom_gen *a, const struct kbloom_gen *b)
 	return m;
 }
 
-/* u64_stats_add() takes an unsigned long: feed it 64-bit amounts in parts. */
-static void kbloom_stat_add(u64_stats_t *stat, u64 v)
-{
-	while (v > ULONG_MAX) {
-		u64_stats_add(stat, ULONG_MAX);
-		v -= ULONG_MAX;
-	}
-	u64_stats_add(stat, v);
-}
-
-/**
- * kbloom_occ_account() - record what an operation did to some storage
- * @occ: the occupancy counters of the storage the operation ran on.
- * @d: its transitions.
- *
- * Any context: the counters are this CPU's, updated with interrupts off
- * where a 64-bit update is not atomic (32-bit), so a softirq on the same
- * CPU cannot interleave.
- */
-void kbloom_occ_account(struct kbloom_occupancy __percpu *occ,
-			const struct kbloom_delta *d)
-{
-	struct kbloom_occupancy *o;
-	unsigned long flags;
-
-	if (!(d->set | d->cleared | d->stuck | d->unstuck))
-		return;
-	o = get_cpu_ptr(occ);
-	flags = u64_stats_update_begin_irqsave(&o->syncp);
-	kbloom_stat_add(&o->set, d->set);
-	kbloom_stat_add(&o->cleared, d->cleared);
-	kbloom_stat_add(&o->stuck, d->stuck);
-	kbloom_stat_add(&o->unstuck, d->unstuck);
-	u64_stats_update_end_irqrestore(&o->syncp, flags);
-	put_cpu_ptr(occ);
-}
-
 /**
  * kbloom_gen_account() - kbloom_occ_account() of a plain generation, and
  * its fill alerts
@@ -584,18 +473,6 @@ void kbloom_gen_account(struct kbloom_gen *gen, const struct kbloom_delta *d)
 		kbloom_gen_alert(gen, KBLOOM_ALERT_FULL);
 }
 
-/*
- * Did this CPU's count of set positions just pass a multiple of @every
- * (it went up by @set, already accounted)? Cheap: this CPU's counter only.
- */
-bool kbloom_occ_crossed(struct kbloom_occupancy __percpu *occ, u64 set,
-			u64 every)
-{
-	u64 now = u64_stats_read(&raw_cpu_ptr(occ)->set);
-
-	return div64_u64(now, every) != div64_u64(now - set, every);
-}
-
 /**
  * kbloom_gen_occupancy() - positions occupied and counters stuck
  * @gen: a pinned generation.
@@ -619,34 +496,6 @@ void kbloom_gen_occupancy(struct kbloom_gen *gen, u64 *occupied, u64 *stuck)
 		return;
 	}
 	kbloom_occ_read(occ, occupied, stuck);
-}
-
-void kbloom_occ_read(struct kbloom_occupancy __percpu *occ, u64 *occupied,
-		     u64 *stuck)
-{
-	u64 set = 0, cleared = 0, st = 0, unst = 0;
-	int cpu;
-
-	for_each_possible_cpu(cpu) {
-		const struct kbloom_occupancy *o = per_cpu_ptr(occ, cpu);
-		u64 a, b, c, d;
-		unsigned int start;
-
-		do {
-			start = u64_stats_fetch_begin(&o->syncp);
-			a = u64_stats_read(&o->set);
-			b = u64_stats_read(&o->cleared);
-			c = u64_stats_read(&o->stuck);
-			d = u64_stats_read(&o->unstuck);
-		} while (u64_stats_fetch_retry(&o->syncp, start));
-		set += a;
-		cleared += b;
-		st += c;
-		unst += d;
-	}
-	/* A CPU's "cleared" may count a bit another CPU's "set" has not yet. */
-	*occupied = set > cleared ? set - cleared : 0;
-	*stuck = st > unst ? st - unst : 0;
 }
 
 static struct kbloom_occupancy __percpu *

@@ -19,6 +19,7 @@
 #include <uapi/linux/kbloom.h>
 
 #include "kbloom_core.h"
+#include "kbloom_storage.h"
 #include "kbloom_window.h"
 
 /*
@@ -46,19 +47,6 @@ static_assert(KBLOOM_STAT_QUERY_HIT - KBLOOM_STAT_QUERY_MISS == 1 &&
 /* Summed when read, with u64_stats_sync: a 32-bit reader sees no tear. */
 struct kbloom_stats {
 	u64_stats_t n[KBLOOM_STAT_NR];
-	struct u64_stats_sync syncp;
-};
-
-/*
- * A generation's occupancy transitions (struct kbloom_delta), per CPU:
- * "bits set" is set - cleared and "saturated" is stuck - unstuck, kept as
- * the operations happen so that reading them costs O(1), not a scan.
- */
-struct kbloom_occupancy {
-	u64_stats_t set;
-	u64_stats_t cleared;
-	u64_stats_t stuck;
-	u64_stats_t unstuck;
 	struct u64_stats_sync syncp;
 };
 
@@ -321,16 +309,8 @@ void kbloom_gen_slice_account(struct kbloom_gen *gen, u32 i,
 void kbloom_gen_params(struct kbloom_gen *gen, struct kbloom_params *p,
 		       u32 *seed);
 
-size_t kbloom_storage_bytes(size_t bytes);
-unsigned long *kbloom_storage_alloc(size_t size);
-void kbloom_occ_account(struct kbloom_occupancy __percpu *occ,
-			const struct kbloom_delta *d);
 void kbloom_gen_account(struct kbloom_gen *gen, const struct kbloom_delta *d);
 void kbloom_filter_alert(struct kbloom_filter *filter, enum kbloom_alert a);
-void kbloom_occ_read(struct kbloom_occupancy __percpu *occ, u64 *occupied,
-		     u64 *stuck);
-bool kbloom_occ_crossed(struct kbloom_occupancy __percpu *occ, u64 set,
-			u64 every);
 
 struct kbloom_filter *kbloom_filter_get(const char *name);
 void kbloom_filter_put(struct kbloom_filter *filter);
@@ -357,13 +337,8 @@ void kbloom_filter_totals(struct kbloom_filter *filter,
 unsigned int kbloom_filter_pins(struct kbloom_filter *filter);
 int kbloom_filter_names(char **names, u32 *count);
 
-u64 kbloom_memory_used(void);
-u64 kbloom_memory_budget(void);
 u32 kbloom_filter_count(void);
 
-extern unsigned long kbloom_max_memory;
-extern bool kbloom_huge_pages;
-extern unsigned long kbloom_max_filter_bytes;
 extern unsigned int kbloom_max_filters;
 
 /* ---- the one-key path, inlined into the API calls and the kfuncs ---- */

@@ -29,7 +29,7 @@
 #include <linux/slab.h>
 #include <linux/vmalloc.h>
 
-#include "kbloom_filter.h"
+#include "kbloom_storage.h"
 #include "kbloom_window.h"
 
 /*

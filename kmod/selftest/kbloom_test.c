@@ -25,6 +25,7 @@
 #include "../kbloom_core.h"
 #include "../kbloom_filter.h"
 #include "../kbloom_kunit.h"
+#include "../kbloom_storage.h"
 #include "kbloom_test_util.h"
 #include "kbloom_vectors.h"
 
