@@ -24,6 +24,7 @@
 #include "../kbloom.h"
 #include "../kbloom_core.h"
 #include "../kbloom_filter.h"
+#include "../kbloom_gen.h"
 #include "../kbloom_kunit.h"
 #include "../kbloom_storage.h"
 #include "kbloom_test_util.h"
