@@ -42,7 +42,6 @@
 #include "kbloom_filter.h"
 #include "kbloom_gen.h"
 #include "kbloom_storage.h"
-#include "kbloom_sysfs.h"
 
 static DEFINE_MUTEX(kbloom_lock);
 static DEFINE_HASHTABLE(kbloom_table, 8);
@@ -59,6 +58,13 @@ struct kbloom_filter __rcu *kbloom_id_slots[KBLOOM_ID_SLOTS];
 static u32 kbloom_next_id;		/* under kbloom_lock */
 static u32 kbloom_count;		/* under kbloom_lock */
 unsigned int kbloom_max_filters = 4096;
+/* The sysfs layer's (struct kbloom_filter_dir_ops). */
+static const struct kbloom_filter_dir_ops *kbloom_dir_ops;
+
+void kbloom_filter_set_dir_ops(const struct kbloom_filter_dir_ops *ops)
+{
+	kbloom_dir_ops = ops;
+}
 
 static u32 kbloom_name_hash(const char *name)
 {
@@ -556,7 +562,7 @@ int kbloom_filter_add_gen(const char *name, struct kbloom_gen *gen,
 	ret = kbloom_id_reserve(filter);
 	if (ret < 0)
 		goto err_unlock;
-	ret = kbloom_sysfs_add(filter);
+	ret = kbloom_dir_ops->add(filter);
 	if (ret) {
 		/* Only reserved, not published: no slot to clear. */
 		xa_erase(&kbloom_ids, filter->id);
@@ -732,7 +738,7 @@ static void kbloom_filter_unlink(struct kbloom_filter *filter)
 	WRITE_ONCE(kbloom_count, kbloom_count - 1);
 	kobject_uevent(&filter->kobj, KOBJ_REMOVE);
 	/* Under the lock, so a new filter of this name can reuse the dir. */
-	kbloom_sysfs_del(filter);
+	kbloom_dir_ops->del(filter);
 	kbloom_filter_put(filter);
 }
 

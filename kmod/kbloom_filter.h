@@ -203,6 +203,20 @@ int kbloom_filter_names(char **names, u32 *count);
 
 u32 kbloom_filter_count(void);
 
+/*
+ * A filter's sysfs directory, made as the filter is linked and removed as
+ * it is unlinked, under kbloom_lock: the sysfs layer above the registry
+ * hands it these (kbloom_sysfs_init(), before any filter can be made), so
+ * that the registry calls nothing above it, as a generation reaches its
+ * filter through struct kbloom_gen @alert.
+ */
+struct kbloom_filter_dir_ops {
+	int (*add)(struct kbloom_filter *filter);
+	void (*del)(struct kbloom_filter *filter);
+};
+
+void kbloom_filter_set_dir_ops(const struct kbloom_filter_dir_ops *ops);
+
 extern unsigned int kbloom_max_filters;
 
 /* ---- the one-key path, inlined into the API calls and the kfuncs ---- */

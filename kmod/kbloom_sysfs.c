@@ -235,17 +235,22 @@ static const struct attribute_group kbloom_global_group = {
  * Return: 0, or an error after which the kobject owns the filter and
  * its last put (kbloom_filter_put()) frees it.
  */
-int kbloom_sysfs_add(struct kbloom_filter *filter)
+static int kbloom_sysfs_add(struct kbloom_filter *filter)
 {
 	filter->kobj.kset = kbloom_filters_kset;
 	return kobject_init_and_add(&filter->kobj, &kbloom_filter_ktype, NULL,
 				    "%s", filter->name);
 }
 
-void kbloom_sysfs_del(struct kbloom_filter *filter)
+static void kbloom_sysfs_del(struct kbloom_filter *filter)
 {
 	kobject_del(&filter->kobj);
 }
+
+static const struct kbloom_filter_dir_ops kbloom_sysfs_dir_ops = {
+	.add = kbloom_sysfs_add,
+	.del = kbloom_sysfs_del,
+};
 
 /* Filters' uevents say SUBSYSTEM=bloom, whatever the kset is called. */
 static const char *kbloom_uevent_name(struct kobject *kobj)
@@ -285,6 +290,7 @@ int kbloom_sysfs_init(void)
 		ret = -ENOMEM;
 		goto err_remove_group;
 	}
+	kbloom_filter_set_dir_ops(&kbloom_sysfs_dir_ops);
 	return 0;
 
 err_remove_group:

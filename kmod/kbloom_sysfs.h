@@ -6,11 +6,7 @@
 #ifndef _KBLOOM_SYSFS_H
 #define _KBLOOM_SYSFS_H
 
-struct kbloom_filter;
-
 int kbloom_sysfs_init(void);
 void kbloom_sysfs_uninit(void);
-int kbloom_sysfs_add(struct kbloom_filter *filter);
-void kbloom_sysfs_del(struct kbloom_filter *filter);
 
 #endif /* _KBLOOM_SYSFS_H */
