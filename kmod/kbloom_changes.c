@@ -25,6 +25,7 @@
 #include "kbloom.h"
 #include "kbloom_changes.h"
 #include "kbloom_filter.h"
+#include "kbloom_gen.h"
 
 /* Blocks looked at between two looks for a fatal signal. */
 #define KBLOOM_CHANGES_YIELD	1024

@@ -35,7 +35,9 @@
 #include "kbloom_changes.h"
 #include "kbloom_dev.h"
 #include "kbloom_filter.h"
+#include "kbloom_gen.h"
 #include "kbloom_params.h"
+#include "kbloom_storage.h"
 
 static bool kbloom_zeroed(const void *p, size_t size)
 {

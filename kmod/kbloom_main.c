@@ -10,6 +10,7 @@
 #include "kbloom_dev.h"
 #include "kbloom_filter.h"
 #include "kbloom_kunit.h"
+#include "kbloom_storage.h"
 #include "kbloom_sysfs.h"
 
 module_param_named(max_memory, kbloom_max_memory, ulong, 0644);

@@ -10,6 +10,7 @@
 #include <linux/string.h>
 
 #include "kbloom_filter.h"
+#include "kbloom_gen.h"
 #include "kbloom_params.h"
 
 u32 kbloom_scheme_flags(u32 scheme)

@@ -31,6 +31,8 @@
 
 #include "kbloom_bpf.h"
 #include "kbloom_filter.h"
+#include "kbloom_gen.h"
+#include "kbloom_storage.h"
 #include "kbloom_sysfs.h"
 
 static struct kobject *kbloom_root_kobj;
