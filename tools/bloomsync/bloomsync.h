@@ -47,6 +47,7 @@ extern volatile int stop_requested;
 uint64_t realtime_now_ms(void);
 uint64_t monotonic_ms(void);
 int parse_ms(const char *opt, const char *s, uint64_t *ms);
+const char *url_public(const char *s);
 void __attribute__((format(printf, 1, 2))) logmsg(const char *fmt, ...);
 
 /*

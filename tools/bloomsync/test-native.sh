@@ -580,6 +580,12 @@ while True:
 EOF
 grep -q "Permissions Violation for Publish to \"kbloom.perm.B\"" "$tmp/perm.out"
 result $? "A may not publish on B's subject"
+! grep -q 'A:pa@\|B:pb@' "$tmp/A/perm.log" "$tmp/B/perm.log"
+result $? "the daemons' logs name the server without its password"
+url="nats://A:S3CRET@127.0.0.1:1"
+bs A join perm
+[ "$rc" != 0 ] && grep -q 'nats://127.0.0.1:1' "$tmp/err" && ! grep -q S3CRET "$tmp/err"
+result $? "a server that cannot be reached is named without the password"
 url=$url0
 for h in A B; do stop_daemon $h perm; done
 

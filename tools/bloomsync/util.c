@@ -56,6 +56,41 @@ void logmsg(const char *fmt, ...)
 	fputc('\n', stderr);
 }
 
+/*
+ * @s with the userinfo of every URL in it left out ("nats://joe:pw@host"
+ * is "nats://host"): user names, passwords and tokens are never printed.
+ * In one of four static buffers: four calls may share one printf.
+ */
+const char *url_public(const char *s)
+{
+	static char bufs[4][1024];
+	static unsigned int next;
+	char *buf = bufs[next++ % 4];
+	size_t n = 0;
+
+	while (*s && n < sizeof(bufs[0]) - 1) {
+		const char *at, *end;
+
+		if (strncmp(s, "://", 3)) {
+			buf[n++] = *s++;
+			continue;
+		}
+		for (end = s + 3; *end && !strchr("/?#, \t\n", *end); end++)
+			;
+		at = memrchr(s + 3, '@', end - (s + 3));
+		if (at) {
+			n += snprintf(buf + n, sizeof(bufs[0]) - n, "://");
+			s = at + 1;
+		} else {
+			buf[n++] = *s++;
+		}
+		if (n >= sizeof(bufs[0]))
+			n = sizeof(bufs[0]) - 1;
+	}
+	buf[n] = 0;
+	return buf;
+}
+
 int recs_push(struct recs *r, const struct rec *x)
 {
 	if (r->n == r->cap) {
