@@ -31,6 +31,11 @@ int fleet_open(struct fleet *f, int fd, const char *name, uint32_t max_fill)
 		       name);
 		return -1;
 	}
+	if (dev_shape(fd, name, &f->shape))
+		return -1;
+	f->payload_bytes = img_payload_bytes(info.bits, f->shape.flags);
+	if (info.generations)
+		f->payload_bytes *= info.generations;
 	f->bits = info.bits;
 	f->generations = info.generations;
 	f->period = window_period(info.window_ms, info.generations);

@@ -26,14 +26,11 @@
 
 #include "sync.h"
 
-/* Room in a message for NATS headers beside the payload. */
-#define HEADROOM	1024
-
 static uint64_t chunk_room(const struct publisher *p, size_t hlen)
 {
 	int64_t mp = p->c->max_payload > 0 ? p->c->max_payload : 1 << 20;
 
-	return (uint64_t)mp - hlen - HEADROOM;
+	return (uint64_t)mp - hlen - SNAP_HEADROOM;
 }
 
 static void fill_header(struct wire_hdr *h, uint32_t kind, uint64_t fp,

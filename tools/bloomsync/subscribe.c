@@ -117,16 +117,88 @@ static void end_snapshot(struct peer *p)
 	p->assembling = false;
 }
 
+/*
+ * A snapshot refused before it is decompressed or applied: logged once
+ * per host (until one of its snapshots is taken), counted as bad, and
+ * the rest of its chunks skipped. The host is out of sync; asking again
+ * would get the same snapshot.
+ */
+static void refuse_snapshot(struct subscriber *s, struct peer *p,
+			    const char *why)
+{
+	p->bad++;
+	if (!p->snap_logged)
+		logmsg("filter '%s': host %s: snapshot at sequence %" PRIu64 " refused: %s (no more of its snapshots are logged until one is taken)",
+		       s->name, p->host, p->snap_first, why);
+	p->snap_logged = true;
+	p->snap_skip = p->snap_first;
+	p->synced = false;
+	end_snapshot(p);
+}
+
+/*
+ * The image header at the start of a snapshot: of the fleet filter's own
+ * shape (bits, hashes, layout, scheme, seed, window, generations) and
+ * payload size, or @why says what is not. 1: not all of it here yet.
+ */
+static int snapshot_header(const struct subscriber *s, const unsigned char *b,
+			   size_t len, char *why, size_t whylen)
+{
+	const struct fleet *f = s->fleet;
+	struct shape theirs;
+	struct image img;
+	char diff[512];
+
+	if (len < IMG_HEADER_SIZE)
+		return 1;
+	if (memcmp(b, IMG_MAGIC, IMG_MAGIC_LEN)) {
+		snprintf(why, whylen, "not a filter image");
+		return -1;
+	}
+	img_decode_header(b, &img);
+	if (img.version < IMG_VERSION || img.version > IMG_VERSION_SCHEDULE) {
+		snprintf(why, whylen, "image version %" PRIu32, img.version);
+		return -1;
+	}
+	if (len < img_header_len(&img))
+		return 1;
+	img_decode_header(b, &img);
+	shape_of_image(&img, &theirs);
+	if (shape_diff(&f->shape, &theirs, diff, sizeof(diff))) {
+		snprintf(why, whylen, "not the fleet filter's shape: %s", diff);
+		return -1;
+	}
+	if (img.payload_len != f->payload_bytes ||
+	    img.stored_len > img_zlib_bound(f->payload_bytes)) {
+		snprintf(why, whylen, "payload of %" PRIu64 " bytes (%" PRIu64 " stored), the fleet filter's is %" PRIu64,
+			 img.payload_len, img.stored_len, f->payload_bytes);
+		return -1;
+	}
+	return 0;
+}
+
 /* A whole snapshot: check the image, apply its blocks. */
 static void apply_snapshot(struct subscriber *s, struct peer *p,
 			   const struct wire_hdr *h)
 {
 	struct img_reader rd = { 0 };
 	struct recs rs = { 0 };
+	char why[768];
 
+	switch (snapshot_header(s, p->snap_buf, p->snap_len, why,
+				sizeof(why))) {
+	case 0:
+		break;
+	case 1:
+		snprintf(why, sizeof(why), "an image of %zu bytes", p->snap_len);
+		/* fall through */
+	default:
+		refuse_snapshot(s, p, why);
+		return;
+	}
 	rd.file = "the snapshot";
-	rd.max_payload = (KBLOOM_MAX_BITS / 8) * KBLOOM_MAX_GENERATIONS;
-	rd.max_payload_src = "the module's largest filter";
+	rd.max_payload = s->fleet->payload_bytes;
+	rd.max_payload_src = "the fleet filter's image";
 	rd.keep_payload = true;
 	if (img_read_mem(&rd, p->snap_buf, p->snap_len)) {
 		p->bad++;
@@ -138,6 +210,7 @@ static void apply_snapshot(struct subscriber *s, struct peer *p,
 	} else {
 		apply_recs(s, p, rs.v, rs.n, h->fingerprint, h->seq);
 		p->snapshots++;
+		p->snap_logged = false;
 		if (!p->synced && p->gaps)
 			logmsg("filter '%s': host %s: in sync again from its snapshot at sequence %" PRIu64,
 			       s->name, p->host, p->snap_first);
@@ -148,16 +221,59 @@ static void apply_snapshot(struct subscriber *s, struct peer *p,
 	end_snapshot(p);
 }
 
+/* The most bytes a snapshot of the fleet filter's image may take. */
+static uint64_t snapshot_max_bytes(const struct subscriber *s)
+{
+	return IMG_HEADER_MAX + img_zlib_bound(s->fleet->payload_bytes);
+}
+
+/*
+ * The most chunks it may come in: its bytes in the smallest chunks a
+ * publisher makes (chunk_room() in publish.c with the longest host name),
+ * on a server whose max_payload is at least 64 KiB.
+ */
+static uint64_t snapshot_max_chunks(const struct subscriber *s)
+{
+	int64_t mp = s->c->max_payload > 0 ? s->c->max_payload : 1 << 20;
+	uint64_t room;
+
+	if (mp > 64 << 10)
+		mp = 64 << 10;
+	if (mp <= WIRE_FIXED + WIRE_HOST_MAX + 1 + SNAP_HEADROOM)
+		return UINT32_MAX;
+	room = (uint64_t)mp - (WIRE_FIXED + WIRE_HOST_MAX + 1) - SNAP_HEADROOM;
+	return (snapshot_max_bytes(s) + room - 1) / room;
+}
+
 static void take_chunk(struct subscriber *s, struct peer *p,
 		       const struct wire_hdr *h, const unsigned char *body,
 		       size_t len)
 {
+	char why[768];
+
 	if (!h->count) {
 		end_snapshot(p);
 		p->assembling = true;
 		p->snap_first = h->seq;
 		p->snap_chunks = h->chunks;
 		p->snap_got = 0;
+		if (h->chunks > snapshot_max_chunks(s)) {
+			snprintf(why, sizeof(why), "%" PRIu32 " chunks, the fleet filter's image needs at most %" PRIu64,
+				 h->chunks, snapshot_max_chunks(s));
+			p->applied = h->seq;
+			refuse_snapshot(s, p, why);
+			return;
+		}
+		/* Its image's header: checked before any more is taken. */
+		if (snapshot_header(s, body, len, why, sizeof(why)) < 0) {
+			p->applied = h->seq;
+			refuse_snapshot(s, p, why);
+			return;
+		}
+	} else if (p->snap_skip && h->first_seq == p->snap_skip) {
+		/* The rest of a refused snapshot. */
+		p->applied = h->seq;
+		return;
 	} else if (!p->assembling || h->first_seq != p->snap_first ||
 		   h->count != p->snap_got || h->chunks != p->snap_chunks) {
 		/* A piece of a snapshot whose beginning we did not see. */
@@ -170,10 +286,20 @@ static void take_chunk(struct subscriber *s, struct peer *p,
 		p->applied = h->seq;
 		return;
 	}
+	if (len > snapshot_max_bytes(s) - p->snap_len) {
+		snprintf(why, sizeof(why), "more than the %" PRIu64 " bytes the fleet filter's image may take",
+			 snapshot_max_bytes(s));
+		p->applied = h->seq;
+		refuse_snapshot(s, p, why);
+		return;
+	}
 	if (p->snap_len + len > p->snap_cap) {
 		size_t cap = (p->snap_len + len) * 2;
-		unsigned char *b = realloc(p->snap_buf, cap);
+		unsigned char *b;
 
+		if (cap > snapshot_max_bytes(s))
+			cap = snapshot_max_bytes(s);
+		b = realloc(p->snap_buf, cap);
 		if (!b) {
 			end_snapshot(p);
 			return;

@@ -34,6 +34,9 @@ struct publisher {
 	uint64_t last_ms;		/* realtime of the last publish */
 };
 
+/* Room in a snapshot chunk's message for NATS headers beside the payload. */
+#define SNAP_HEADROOM	1024
+
 struct peer {
 	char host[WIRE_HOST_MAX + 1];
 	uint64_t start_stream_seq;	/* its messages before are skipped */
@@ -46,6 +49,8 @@ struct peer {
 	uint32_t snap_chunks, snap_got;
 	unsigned char *snap_buf;
 	size_t snap_len, snap_cap;
+	uint64_t snap_skip;		/* chunk 0's seq of a refused one */
+	bool snap_logged;		/* a refused snapshot was logged */
 
 	uint64_t last_ms, msgs, bytes, snapshots, gaps, refused, bad;
 	uint64_t last_req_ms;		/* monotonic: last snapshot request */

@@ -389,6 +389,40 @@ wait_for 5 has B f.fleet after-poison
 result $? "A's keys still reach B"
 stop_daemon E f
 
+# ---- snapshots that are not the fleet filter's ----------------------------
+
+bc X create other --capacity 100000 --fpr 0.01
+bc X save other "$tmp/x.img"
+python3 - "$port" "$tmp/x.img" "$tmp/e.img" <<'EOF' >"$tmp/snap.out" 2>&1
+# Raw snapshot messages (Documentation/bloomsync.md, "Messages").
+import os, socket, struct, sys
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+f = s.makefile("rb")
+f.readline()
+s.sendall(b'CONNECT {"verbose":false,"headers":true,"no_responders":true}\r\nSUB _INBOX.t 1\r\n')
+def pub(host, seq, count, chunks, body):
+    hb = host.encode() + b"\0" * (-len(host) % 8)
+    d = (b"\x89KBSYNC\n" + struct.pack("<IIQQqIIQII", 1, 2, seq, 0, 0, count,
+         chunks, seq - count, len(host), 0) + hb + body)
+    s.sendall(b"PUB kbloom.f.%s _INBOX.t %d\r\n%s\r\n" % (host.encode(), len(d), d))
+    while not f.readline().startswith(b"MSG"):
+        pass
+    print(f.readline().decode().strip())
+other = open(sys.argv[2], "rb").read()
+fleet_header = open(sys.argv[3], "rb").read()[:112]
+pub("X", 1, 0, 1, other)                                   # another shape
+pub("Y", 1, 0, 1, fleet_header + os.urandom(64 << 10))     # too big
+pub("Z", 1, 0, 0xffffffff, fleet_header)                   # too many chunks
+EOF
+wait_for 5 grep -qs "host X: snapshot at sequence 1 refused: not the fleet filter's shape: bits" "$tmp/B/f.log"
+result $? "B refuses a snapshot of another shape before reading it"
+wait_for 5 grep -qs "host Y: snapshot at sequence 1 refused: more than the [0-9]* bytes" "$tmp/B/f.log"
+result $? "B refuses a snapshot larger than the fleet filter's image"
+wait_for 5 grep -qs "host Z: snapshot at sequence 1 refused: 4294967295 chunks" "$tmp/B/f.log"
+result $? "B refuses a snapshot of more chunks than the fleet filter's image needs"
+has B f.fleet after-poison && lacks B f.fleet never-added-anywhere
+result $? "B's fleet filter is unchanged"
+
 # ---- a gap in a host's sequence -------------------------------------------
 
 stop_daemon B f
