@@ -286,6 +286,30 @@ result $? "the joined filter has the template's shape"
 bs B join f
 result "$rc" "join again is a no-op"
 
+# A template with bits set, put around bloomsync (a plain KV put).
+bc A create bad --capacity 1000 --fpr 0.01
+bc A add bad in-the-template
+bc A save bad "$tmp/bad.img"
+python3 - "$port" "$tmp/bad.img" <<'EOF' >"$tmp/kv.out" 2>&1
+import socket, sys
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+f = s.makefile("rb")
+f.readline()
+d = open(sys.argv[2], "rb").read()
+s.sendall(b'CONNECT {"verbose":false}\r\nSUB _INBOX.t 1\r\n' +
+          b"PUB $KV.kbloom-templates.bad _INBOX.t %d\r\n%s\r\n" % (len(d), d))
+print(f.readline().decode().strip())
+EOF
+bs C join bad
+[ "$rc" = 2 ] && grep -q "template 'bad': [0-9]* bits set: a template's payload is all zero" "$tmp/err"
+result $? "join refuses a template whose payload has bits set"
+bc C info bad
+[ "$rc" != 0 ]
+result $? "and makes no filter from it"
+bs A template put bad
+[ "$rc" = 2 ] && grep -q "template 'bad': [0-9]* bits set" "$tmp/err"
+result $? "template put does not call a template with bits set identical"
+
 # ---- a key travels --------------------------------------------------------
 
 daemon A f
