@@ -603,16 +603,17 @@ for h in A B; do stop_daemon $h win6; done
 port2=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 sed -e 's/web1/A/g; s/web2/B/g' -e "s|^listen:.*|listen: 127.0.0.1:$port2|" \
 	-e "s|store_dir:.*|store_dir: \"$tmp/js2\"|" "$here/nats-server.conf.example" >"$tmp/perm.conf"
-WEB1_PASSWORD=pa WEB2_PASSWORD=pb "$NATS_SERVER" -c "$tmp/perm.conf" >"$tmp/nats2.log" 2>&1 &
+WEB1_PASSWORD=pa WEB2_PASSWORD=pb ADMIN_PASSWORD=pw "$NATS_SERVER" -c "$tmp/perm.conf" >"$tmp/nats2.log" 2>&1 &
 nats2_pid=$!
 pids+=("$nats2_pid")
 wait_for 10 python3 -c "import socket; socket.create_connection(('127.0.0.1', $port2)).close()" 2>/dev/null
 result $? "nats-server runs nats-server.conf.example (hosts A and B)"
 url0=$url
-url="nats://A:pa@127.0.0.1:$port2"
+url="nats://admin:pw@127.0.0.1:$port2"
 bc A create perm --capacity 1000 --fpr 0.01
 bs A template put perm
-result "$rc" "host A may put a template"
+result "$rc" "the admin user may put a template"
+url="nats://A:pa@127.0.0.1:$port2"
 bs A join perm
 url="nats://B:pb@127.0.0.1:$port2"
 bs B join perm
@@ -629,7 +630,8 @@ import socket, sys
 s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
 f = s.makefile("rb")
 f.readline()
-s.sendall(b'CONNECT {"verbose":false,"user":"A","pass":"pa"}\r\nPUB kbloom.perm.B 1\r\nx\r\nPING\r\n')
+s.sendall(b'CONNECT {"verbose":false,"user":"A","pass":"pa"}\r\nPUB kbloom.perm.B 1\r\nx\r\n'
+          b'PUB $KV.kbloom-templates.perm 1\r\nx\r\nPING\r\n')
 while True:
     line = f.readline()
     print(line.decode().strip())
@@ -638,6 +640,8 @@ while True:
 EOF
 grep -q "Permissions Violation for Publish to \"kbloom.perm.B\"" "$tmp/perm.out"
 result $? "A may not publish on B's subject"
+grep -q "Permissions Violation for Publish to \"\$KV.kbloom-templates.perm\"" "$tmp/perm.out"
+result $? "A may read the templates but not put or overwrite one"
 ! grep -q 'A:pa@\|B:pb@' "$tmp/A/perm.log" "$tmp/B/perm.log"
 result $? "the daemons' logs name the server without its password"
 url="nats://A:S3CRET@127.0.0.1:1"
