@@ -350,6 +350,23 @@ static void take_msg(struct subscriber *s, natsMsg *m)
 		       s->name, natsMsg_GetSubject(m), ss, err);
 		return;
 	}
+	if (h.seq <= p->applied &&
+	    (h.seq == 1 || (h.kind == WIRE_SNAPSHOT && !h.count))) {
+		/*
+		 * Not a duplicate: the host started its sequence over (its
+		 * subject was empty when it started: purged, or it was away
+		 * longer than the stream's max age), and begins with a
+		 * snapshot. Messages are never delivered twice, nor a number
+		 * reused, so nothing before can come again.
+		 */
+		logmsg("filter '%s': host %s: started over at sequence %" PRIu64 " (after %" PRIu64 "): taken from there",
+		       s->name, p->host, h.seq, p->applied);
+		end_snapshot(p);
+		p->applied = h.seq - 1;
+		p->synced = false;
+		p->snap_skip = 0;
+		p->restarts++;
+	}
 	if (h.seq <= p->applied)
 		return;
 	p->msgs++;

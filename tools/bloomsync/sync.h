@@ -14,6 +14,7 @@
 struct publisher {
 	struct nconn *c;
 	int fd;
+	uint64_t run_id;		/* random, per start: in Nats-Msg-Id */
 	char name[KBLOOM_NAME_MAX];
 	char subject[400];
 	char req_subject[400];
@@ -53,6 +54,7 @@ struct peer {
 	bool snap_logged;		/* a refused snapshot was logged */
 
 	uint64_t last_ms, msgs, bytes, snapshots, gaps, refused, bad;
+	uint64_t restarts;		/* its sequence started over */
 	uint64_t last_req_ms;		/* monotonic: last snapshot request */
 };
 

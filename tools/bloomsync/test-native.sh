@@ -494,6 +494,32 @@ result $? "A was asked for the snapshot (not the 60 s schedule)"
 wait_for 3 grep -qs "^peer A .* synced 1 .* gaps [1-9]" "$tmp/B/run/f.state"
 result $? "B is in sync again and counts the gap"
 
+# ---- a host that starts over at sequence 1 --------------------------------
+
+stop_daemon A f
+python3 - "$port" >"$tmp/purge.out" 2>&1 <<'EOF'
+# Raw NATS protocol: purge host A's subject (as if it expired).
+import json, socket, sys
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+f = s.makefile("rb")
+f.readline()
+d = json.dumps({"filter": "kbloom.f.A"}).encode()
+s.sendall(b'CONNECT {"verbose":false}\r\nSUB _INBOX.t 1\r\n' +
+          b"PUB $JS.API.STREAM.PURGE.KBLOOM _INBOX.t %d\r\n%s\r\n" % (len(d), d))
+while not f.readline().startswith(b"MSG"):
+    pass
+r = json.loads(f.readline())
+print(r)
+sys.exit(not r.get("success"))
+EOF
+result $? "host A's subject is purged"
+daemon A f
+bc A add f after-purge
+wait_for 8 has B f.fleet after-purge
+result $? "B takes A's messages after A started over at sequence 1"
+grep -q "host A: started over at sequence 1" "$tmp/B/f.log"
+result $? "B logged that A started over"
+
 # ---- three hosts converge -------------------------------------------------
 
 bc A create conv --capacity 20000 --fpr 0.01
