@@ -358,6 +358,8 @@ int nconn_subscribe(struct nconn *c, const char *filter, uint64_t start_seq,
 		pr_err("%s: cannot subscribe: %s", filter, nerr(s));
 		return -1;
 	}
-	natsSubscription_SetPendingLimits(*sub, -1, -1);
+	/* A flood is dropped (the ordered consumer then starts again from
+	 * the last message taken) rather than held without limit. */
+	natsSubscription_SetPendingLimits(*sub, 65536, 256 << 20);
 	return 0;
 }

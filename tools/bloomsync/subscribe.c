@@ -31,6 +31,9 @@
 #include "sync.h"
 
 #define REQ_EVERY_MS	5000
+/* Most messages, and ms past the wait, that one poll takes. */
+#define POLL_MAX_MSGS	2000
+#define POLL_MAX_MS	200
 
 static struct peer *find_peer(struct subscriber *s, const char *host,
 			      bool create)
@@ -76,7 +79,9 @@ static void apply_recs(struct subscriber *s, struct peer *p,
 	char from[WIRE_HOST_MAX + 16];
 
 	snprintf(from, sizeof(from), "host %s", p->host);
+	s->fleet->rl = &p->rl;
 	fleet_apply(s->fleet, r, n, fp, from, seq, &st);
+	s->fleet->rl = NULL;
 	p->refused += st.refused;
 	p->bad += st.bad;
 }
@@ -90,7 +95,8 @@ static void take_delta(struct subscriber *s, struct peer *p,
 
 	if (h->seq != p->applied + 1 && (p->synced || p->applied)) {
 		p->gaps++;
-		logmsg("filter '%s': host %s: gap, sequence %" PRIu64 " after %" PRIu64 ": out of sync until its next snapshot (asked for)",
+		if (ratelog_ok(&p->rl, s->name, p->host))
+			logmsg("filter '%s': host %s: gap, sequence %" PRIu64 " after %" PRIu64 ": out of sync until its next snapshot (asked for)",
 		       s->name, p->host, h->seq, p->applied);
 		p->synced = false;
 	}
@@ -202,7 +208,8 @@ static void apply_snapshot(struct subscriber *s, struct peer *p,
 	rd.keep_payload = true;
 	if (img_read_mem(&rd, p->snap_buf, p->snap_len)) {
 		p->bad++;
-		logmsg("filter '%s': host %s: snapshot at sequence %" PRIu64 " refused: %s",
+		if (ratelog_ok(&p->rl, s->name, p->host))
+			logmsg("filter '%s': host %s: snapshot at sequence %" PRIu64 " refused: %s",
 		       s->name, p->host, p->snap_first, rd.err);
 	} else if (image_to_recs(&rd.img, rd.payload, &rs) == (size_t)-1) {
 		logmsg("filter '%s': host %s: snapshot: %s", s->name, p->host,
@@ -346,7 +353,8 @@ static void take_msg(struct subscriber *s, natsMsg *m)
 	     snprintf(err, sizeof(err), "it says it is from host '%s'",
 		      h.host))) {
 		p->bad++;
-		logmsg("filter '%s': %s: message %" PRIu64 " refused: %s",
+		if (ratelog_ok(&p->rl, s->name, p->host))
+			logmsg("filter '%s': %s: message %" PRIu64 " refused: %s",
 		       s->name, natsMsg_GetSubject(m), ss, err);
 		return;
 	}
@@ -383,7 +391,8 @@ static void take_msg(struct subscriber *s, natsMsg *m)
 		} else {
 			/* Its blocks are lost: as a gap. */
 			p->bad++;
-			logmsg("filter '%s': host %s: message %" PRIu64 " refused: %s",
+			if (ratelog_ok(&p->rl, s->name, p->host))
+				logmsg("filter '%s': host %s: message %" PRIu64 " refused: %s",
 			       s->name, p->host, h.seq, err);
 			p->applied = h.seq;
 			p->synced = false;
@@ -395,10 +404,12 @@ static void take_msg(struct subscriber *s, natsMsg *m)
 	}
 }
 
-/* Wait up to @timeout_ms for messages; take all that came. */
+/* Wait up to @timeout_ms for messages; take what came, at most POLL_MAX_*. */
 int sub_poll(struct subscriber *s, int64_t timeout_ms)
 {
 	natsMsg *m = NULL;
+	uint64_t start;
+	unsigned int taken = 0;
 	natsStatus st;
 
 	if (s->c->reconnected) {
@@ -415,14 +426,24 @@ int sub_poll(struct subscriber *s, int64_t timeout_ms)
 				    s->last_stream_seq + 1, &s->sub))
 			return -1;
 	}
+	start = monotonic_ms();
 	st = natsSubscription_NextMsg(&m, s->sub, timeout_ms > 0 ? timeout_ms : 1);
 	while (st == NATS_OK) {
 		take_msg(s, m);
 		natsMsg_Destroy(m);
 		m = NULL;
+		/* A flood must leave room for publishing and the state. */
+		if (++taken >= POLL_MAX_MSGS || stop_requested ||
+		    monotonic_ms() - start >= POLL_MAX_MS + (uint64_t)(timeout_ms > 0 ? timeout_ms : 0))
+			break;
 		st = natsSubscription_NextMsg(&m, s->sub, 1);
 	}
-	if (st != NATS_TIMEOUT) {
+	if (st == NATS_SLOW_CONSUMER) {
+		/* Past the pending limits: the ordered consumer starts again
+		 * from the last message taken; the subscription stands. */
+		if (ratelog_ok(&s->rl, s->name, s->filter_subject))
+			logmsg("%s: %s", s->filter_subject, nerr(st));
+	} else if (st != NATS_OK && st != NATS_TIMEOUT) {
 		logmsg("%s: %s", s->filter_subject, nerr(st));
 		natsSubscription_Destroy(s->sub);
 		s->sub = NULL;

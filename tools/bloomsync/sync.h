@@ -55,6 +55,7 @@ struct peer {
 
 	uint64_t last_ms, msgs, bytes, snapshots, gaps, refused, bad;
 	uint64_t restarts;		/* its sequence started over */
+	struct ratelog rl;		/* its refusals' log lines */
 	uint64_t last_req_ms;		/* monotonic: last snapshot request */
 };
 
@@ -67,6 +68,7 @@ struct subscriber {
 	uint64_t last_stream_seq;
 	struct peer *peers;
 	size_t npeers;
+	struct ratelog rl;		/* slow consumer lines */
 };
 
 int pub_init(struct publisher *p, struct nconn *c, int fd, const char *name,

@@ -437,6 +437,11 @@ fleet_header = open(sys.argv[3], "rb").read()[:112]
 pub("X", 1, 0, 1, other)                                   # another shape
 pub("Y", 1, 0, 1, fleet_header + os.urandom(64 << 10))     # too big
 pub("Z", 1, 0, 0xffffffff, fleet_header)                   # too many chunks
+for i in range(40):                                        # garbage
+    s.sendall(b"PUB kbloom.f.W 9\r\nnot-mine!\r\n")
+s.sendall(b"PING\r\n")
+while not f.readline().startswith(b"PONG"):
+    pass
 EOF
 wait_for 5 grep -qs "host X: snapshot at sequence 1 refused: not the fleet filter's shape: bits" "$tmp/B/f.log"
 result $? "B refuses a snapshot of another shape before reading it"
@@ -446,6 +451,9 @@ wait_for 5 grep -qs "host Z: snapshot at sequence 1 refused: 4294967295 chunks" 
 result $? "B refuses a snapshot of more chunks than the fleet filter's image needs"
 has B f.fleet after-poison && lacks B f.fleet never-added-anywhere
 result $? "B's fleet filter is unchanged"
+wait_for 5 grep -qs "^peer W .* bad 40" "$tmp/B/run/f.state" &&
+	[ "$(grep -c "kbloom.f.W: message .* refused" "$tmp/B/f.log")" = 5 ]
+result $? "40 refused messages from one host: counted, 5 logged"
 
 # ---- a gap in a host's sequence -------------------------------------------
 

@@ -2,6 +2,7 @@
 /* Clocks, durations, the daemon's log lines and lists of blocks. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -89,6 +90,31 @@ const char *url_public(const char *s)
 	}
 	buf[n] = 0;
 	return buf;
+}
+
+/*
+ * Whether to log one more line of @r's: the first RATELOG_N a minute;
+ * the lines left out are counted, and the count logged when the next
+ * minute's first line is.
+ */
+bool ratelog_ok(struct ratelog *r, const char *filter, const char *who)
+{
+	uint64_t now = monotonic_ms();
+
+	if (!r->start_ms || now - r->start_ms >= 60000) {
+		if (r->dropped)
+			logmsg("filter '%s': %s: %" PRIu64 " more lines like the next not logged in the last minute",
+			       filter, who, r->dropped);
+		r->start_ms = now;
+		r->n = 0;
+		r->dropped = 0;
+	}
+	if (r->n < RATELOG_N) {
+		r->n++;
+		return true;
+	}
+	r->dropped++;
+	return false;
 }
 
 int recs_push(struct recs *r, const struct rec *x)
