@@ -83,6 +83,10 @@ static void apply_recs(struct subscriber *s, struct peer *p,
 	fleet_apply(s->fleet, r, n, fp, from, seq, &st);
 	s->fleet->rl = NULL;
 	p->refused += st.refused;
+	/* Its blocks missing from the fleet filter: not in sync (shown so
+	 * in status; not asked for a snapshot, which would be refused too). */
+	if (st.refused)
+		p->refused_since = true;
 	p->bad += st.bad;
 }
 
@@ -215,6 +219,7 @@ static void apply_snapshot(struct subscriber *s, struct peer *p,
 		logmsg("filter '%s': host %s: snapshot: %s", s->name, p->host,
 		       strerror(ENOMEM));
 	} else {
+		p->refused_since = false;
 		apply_recs(s, p, rs.v, rs.n, h->fingerprint, h->seq);
 		p->snapshots++;
 		p->snap_logged = false;

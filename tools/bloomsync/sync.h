@@ -55,6 +55,7 @@ struct peer {
 
 	uint64_t last_ms, msgs, bytes, snapshots, gaps, refused, bad;
 	uint64_t restarts;		/* its sequence started over */
+	bool refused_since;		/* blocks refused since its snapshot */
 	struct ratelog rl;		/* its refusals' log lines */
 	uint64_t last_req_ms;		/* monotonic: last snapshot request */
 };

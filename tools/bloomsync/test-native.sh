@@ -408,6 +408,8 @@ lacks B f.fleet never-added-anywhere
 result $? "and still answers no to a key nobody added"
 wait_for 3 grep -qs "^peer E .* refused [1-9]" "$tmp/B/run/f.state"
 result $? "status counts E's refused blocks"
+grep -qs "^peer E .* synced 0 " "$tmp/B/run/f.state"
+result $? "and shows E out of sync: its blocks are missing from the fleet filter"
 bc A add f after-poison
 wait_for 5 has B f.fleet after-poison
 result $? "A's keys still reach B"
