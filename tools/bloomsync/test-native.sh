@@ -439,6 +439,10 @@ fleet_header = open(sys.argv[3], "rb").read()[:112]
 pub("X", 1, 0, 1, other)                                   # another shape
 pub("Y", 1, 0, 1, fleet_header + os.urandom(64 << 10))     # too big
 pub("Z", 1, 0, 0xffffffff, fleet_header)                   # too many chunks
+hb = b"V\nfake line"; hb += b"\0" * (-len(hb) % 8)          # a forged log line
+d = (b"\x89KBSYNC\n" + struct.pack("<IIQQqIIQII", 1, 2, 1, 0, 0, 0, 1, 1, 11, 0) +
+     hb + fleet_header)
+s.sendall(b"PUB kbloom.f.V %d\r\n%s\r\n" % (len(d), d))
 for i in range(40):                                        # garbage
     s.sendall(b"PUB kbloom.f.W 9\r\nnot-mine!\r\n")
 s.sendall(b"PING\r\n")
@@ -456,6 +460,9 @@ result $? "B's fleet filter is unchanged"
 wait_for 5 grep -qs "^peer W .* bad 40" "$tmp/B/run/f.state" &&
 	[ "$(grep -c "kbloom.f.W: message .* refused" "$tmp/B/f.log")" = 5 ]
 result $? "40 refused messages from one host: counted, 5 logged"
+grep -q "kbloom.f.V: message .* refused: a host name of other characters" "$tmp/B/f.log" &&
+	! grep -q "^fake line" "$tmp/B/f.log"
+result $? "a host name with a newline is refused, not logged"
 
 # ---- a gap in a host's sequence -------------------------------------------
 
