@@ -47,6 +47,16 @@ extern volatile int stop_requested;
 uint64_t realtime_now_ms(void);
 uint64_t monotonic_ms(void);
 int parse_ms(const char *opt, const char *s, uint64_t *ms);
+const char *url_public(const char *s);
+
+/* A source of log lines (a peer): the first RATELOG_N a minute, then a count. */
+#define RATELOG_N	5
+struct ratelog {
+	uint64_t start_ms;
+	uint32_t n;
+	uint64_t dropped;
+};
+bool ratelog_ok(struct ratelog *r, const char *filter, const char *who);
 void __attribute__((format(printf, 1, 2))) logmsg(const char *fmt, ...);
 
 /*

@@ -31,6 +31,11 @@ int fleet_open(struct fleet *f, int fd, const char *name, uint32_t max_fill)
 		       name);
 		return -1;
 	}
+	if (dev_shape(fd, name, &f->shape))
+		return -1;
+	f->payload_bytes = img_payload_bytes(info.bits, f->shape.flags);
+	if (info.generations)
+		f->payload_bytes *= info.generations;
 	f->bits = info.bits;
 	f->generations = info.generations;
 	f->period = window_period(info.window_ms, info.generations);
@@ -128,17 +133,20 @@ static int apply_some(struct fleet *f, const struct rec *r, size_t n,
 		return 0;
 	case ENOSPC:
 		st->refused += m;
-		logmsg("filter '%s': refused %u blocks from %s (seq %" PRIu64 "): they would fill it past --max-fill %u%% (%" PRIu64 " of %" PRIu64 " bits)",
+		if (ratelog_ok(f->rl ? f->rl : &f->own_rl, f->name, from))
+			logmsg("filter '%s': refused %u blocks from %s (seq %" PRIu64 "): they would fill it past --max-fill %u%% (%" PRIu64 " of %" PRIu64 " bits)",
 		       f->name, m, from, seq, f->max_fill, f->max_set, f->bits);
 		return 0;
 	case EXDEV:
 		st->bad += n;
-		logmsg("filter '%s': refused the blocks from %s (seq %" PRIu64 "): another filter's (fingerprint %016" PRIx64 "): join the same template",
+		if (ratelog_ok(f->rl ? f->rl : &f->own_rl, f->name, from))
+			logmsg("filter '%s': refused the blocks from %s (seq %" PRIu64 "): another filter's (fingerprint %016" PRIx64 "): join the same template",
 		       f->name, from, seq, fp);
 		return -1;
 	default:
 		st->bad += m;
-		logmsg("filter '%s': cannot apply %u blocks from %s (seq %" PRIu64 "): %s",
+		if (ratelog_ok(f->rl ? f->rl : &f->own_rl, f->name, from))
+			logmsg("filter '%s': cannot apply %u blocks from %s (seq %" PRIu64 "): %s",
 		       f->name, m, from, seq, kerr(err));
 		return err == EINVAL ? 0 : -1;
 	}

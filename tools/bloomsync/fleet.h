@@ -19,8 +19,12 @@ struct fleet {
 	uint64_t bits;
 	uint32_t generations;
 	uint64_t period;		/* W / G, 0 for a plain filter */
+	struct shape shape;		/* a peer's snapshot must have it */
+	uint64_t payload_bytes;		/* its image's payload, all generations */
 	uint32_t max_fill;		/* percent of the bits */
 	uint64_t max_set;		/* APPLY's @max_set */
+	struct ratelog *rl;		/* the peer applied from, if any */
+	struct ratelog own_rl;		/* else */
 	struct held *held;		/* epochs the filter has not reached */
 	size_t nheld, capheld;
 };

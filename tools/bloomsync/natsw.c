@@ -23,9 +23,10 @@ const char *nerr(natsStatus s)
 	static char buf[512];
 	const char *last = nats_GetLastError(NULL);
 
+	/* libnats' last error may quote the URL: never its password. */
 	if (last && *last && strcmp(last, natsStatus_GetText(s)))
 		snprintf(buf, sizeof(buf), "%s (%s)", natsStatus_GetText(s),
-			 last);
+			 url_public(last));
 	else
 		snprintf(buf, sizeof(buf), "%s", natsStatus_GetText(s));
 	return buf;
@@ -89,14 +90,14 @@ int nconn_open(struct nconn *c)
 	s = natsConnection_Connect(&c->nc, o);
 	natsOptions_Destroy(o);
 	if (s != NATS_OK) {
-		pr_err("NATS server %s: %s", g.server, nerr(s));
+		pr_err("NATS server %s: %s", url_public(g.server), nerr(s));
 		return -1;
 	}
 	jsOptions_Init(&jo);
 	jo.Wait = 3000;
 	s = natsConnection_JetStream(&c->js, c->nc, &jo);
 	if (s != NATS_OK) {
-		pr_err("JetStream on %s: %s", g.server, nerr(s));
+		pr_err("JetStream on %s: %s", url_public(g.server), nerr(s));
 		nconn_close(c);
 		return -1;
 	}
@@ -357,6 +358,8 @@ int nconn_subscribe(struct nconn *c, const char *filter, uint64_t start_seq,
 		pr_err("%s: cannot subscribe: %s", filter, nerr(s));
 		return -1;
 	}
-	natsSubscription_SetPendingLimits(*sub, -1, -1);
+	/* A flood is dropped (the ordered consumer then starts again from
+	 * the last message taken) rather than held without limit. */
+	natsSubscription_SetPendingLimits(*sub, 65536, 256 << 20);
 	return 0;
 }

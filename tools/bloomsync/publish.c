@@ -23,17 +23,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
+#include <unistd.h>
 
 #include "sync.h"
-
-/* Room in a message for NATS headers beside the payload. */
-#define HEADROOM	1024
 
 static uint64_t chunk_room(const struct publisher *p, size_t hlen)
 {
 	int64_t mp = p->c->max_payload > 0 ? p->c->max_payload : 1 << 20;
 
-	return (uint64_t)mp - hlen - HEADROOM;
+	return (uint64_t)mp - hlen - SNAP_HEADROOM;
 }
 
 static void fill_header(struct wire_hdr *h, uint32_t kind, uint64_t fp,
@@ -53,8 +52,13 @@ static int publish_one(struct publisher *p, const unsigned char *buf,
 	char msgid[400];
 
 	p->seq++;
-	snprintf(msgid, sizeof(msgid), "%s/%s/%" PRIu64, p->name, g.host,
-		 p->seq);
+	/*
+	 * The run's id: a retry of this run is a duplicate, a number used
+	 * again by a run that started over at 1 (its subject purged or
+	 * expired) is not.
+	 */
+	snprintf(msgid, sizeof(msgid), "%s/%s/%" PRIu64 "/%016" PRIx64,
+		 p->name, g.host, p->seq, p->run_id);
 	if (nconn_publish(p->c, p->subject, buf, len, msgid,
 			  p->snap_stream_seq, chunk0_seq, stream_seq)) {
 		p->failures++;
@@ -343,6 +347,9 @@ int pub_init(struct publisher *p, struct nconn *c, int fd, const char *name,
 	p->fleet = fleet;
 	p->snapshot_every_ms = snapshot_every_ms;
 	p->need_snapshot = true;	/* the first tick: one to start from */
+	if (getrandom(&p->run_id, sizeof(p->run_id), 0) !=
+	    sizeof(p->run_id))
+		p->run_id = realtime_now_ms() ^ ((uint64_t)getpid() << 32);
 	if (subject_of(p->subject, sizeof(p->subject), name, g.host) ||
 	    subject_token(ftok, sizeof(ftok), name) ||
 	    subject_token(htok, sizeof(htok), g.host)) {

@@ -143,7 +143,7 @@ static int daemon_loop(const struct cmd *cmd, int argc, char **argv,
 	logmsg("filter '%s': %s%s%s as host %s on %s", name,
 	       o->publish ? "publishing" : "",
 	       o->publish && o->subscribe ? " and " : "",
-	       o->subscribe ? "subscribing" : "", g.host, g.server);
+	       o->subscribe ? "subscribing" : "", g.host, url_public(g.server));
 	next_pub = next_status = monotonic_ms();
 	ret = 0;
 	while (!stop_requested) {

@@ -61,7 +61,8 @@ int write_status(const struct publisher *p, const struct subscriber *s,
 		const struct peer *q = &s->peers[i];
 
 		fprintf(f, "peer %s seq %" PRIu64 " synced %d last_ms %" PRIu64 " msgs %" PRIu64 " bytes %" PRIu64 " snapshots %" PRIu64 " gaps %" PRIu64 " refused %" PRIu64 " bad %" PRIu64 "\n",
-			q->host, q->applied, q->synced, q->last_ms, q->msgs,
+			q->host, q->applied, q->synced && !q->refused_since,
+			q->last_ms, q->msgs,
 			q->bytes, q->snapshots, q->gaps, q->refused, q->bad);
 	}
 	if (fclose(f)) {

@@ -14,6 +14,7 @@
 struct publisher {
 	struct nconn *c;
 	int fd;
+	uint64_t run_id;		/* random, per start: in Nats-Msg-Id */
 	char name[KBLOOM_NAME_MAX];
 	char subject[400];
 	char req_subject[400];
@@ -34,6 +35,9 @@ struct publisher {
 	uint64_t last_ms;		/* realtime of the last publish */
 };
 
+/* Room in a snapshot chunk's message for NATS headers beside the payload. */
+#define SNAP_HEADROOM	1024
+
 struct peer {
 	char host[WIRE_HOST_MAX + 1];
 	uint64_t start_stream_seq;	/* its messages before are skipped */
@@ -46,8 +50,13 @@ struct peer {
 	uint32_t snap_chunks, snap_got;
 	unsigned char *snap_buf;
 	size_t snap_len, snap_cap;
+	uint64_t snap_skip;		/* chunk 0's seq of a refused one */
+	bool snap_logged;		/* a refused snapshot was logged */
 
 	uint64_t last_ms, msgs, bytes, snapshots, gaps, refused, bad;
+	uint64_t restarts;		/* its sequence started over */
+	bool refused_since;		/* blocks refused since its snapshot */
+	struct ratelog rl;		/* its refusals' log lines */
 	uint64_t last_req_ms;		/* monotonic: last snapshot request */
 };
 
@@ -60,6 +69,7 @@ struct subscriber {
 	uint64_t last_stream_seq;
 	struct peer *peers;
 	size_t npeers;
+	struct ratelog rl;		/* slow consumer lines */
 };
 
 int pub_init(struct publisher *p, struct nconn *c, int fd, const char *name,

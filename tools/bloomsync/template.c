@@ -22,7 +22,14 @@
 /* The largest payload any module could take: what a template may claim. */
 #define TEMPLATE_MAX_PAYLOAD	((KBLOOM_MAX_BITS / 8) * KBLOOM_MAX_GENERATIONS)
 
-/* Read and check template @name; 0, 1 if there is none, -1 on error. */
+/*
+ * Read and check template @name; 0, 1 if there is none, -1 on error. The
+ * reader refuses, before inflating anything, a payload other than the
+ * image of the shape the header declares, and stored bytes past its zlib
+ * bound; the payload is then only counted, and must be all zero: a
+ * template's bits would be in every filter made from it. With @payload,
+ * @rd->payload is that all-zero payload, for import_image().
+ */
 static int get_template(kvStore *kv, const char *name, struct img_reader *rd,
 			bool payload)
 {
@@ -41,12 +48,25 @@ static int get_template(kvStore *kv, const char *name, struct img_reader *rd,
 	rd->file = "the template";
 	rd->max_payload = TEMPLATE_MAX_PAYLOAD;
 	rd->max_payload_src = "the module's largest filter";
-	rd->keep_payload = payload;
+	rd->keep_payload = false;
 	if (img_read_mem(rd, kvEntry_Value(e), kvEntry_ValueLen(e))) {
 		pr_err("template '%s': %s", name, rd->err);
-		img_reader_release(rd);
 		ret = -1;
+	} else if (rd->set) {
+		pr_err("template '%s': %" PRIu64 " bits set: a template's payload is all zero (delete it from the bucket %s and put it again)",
+		       name, rd->set, TEMPLATE_BUCKET);
+		ret = -1;
+	} else if (payload) {
+		rd->img.adds = 0;
+		rd->payload = calloc(1, rd->img.payload_len ?
+					rd->img.payload_len : 1);
+		if (!rd->payload) {
+			pr_err("template '%s': %s", name, strerror(ENOMEM));
+			ret = -1;
+		}
 	}
+	if (ret)
+		img_reader_release(rd);
 	kvEntry_Destroy(e);
 	return ret;
 }

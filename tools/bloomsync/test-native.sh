@@ -286,6 +286,30 @@ result $? "the joined filter has the template's shape"
 bs B join f
 result "$rc" "join again is a no-op"
 
+# A template with bits set, put around bloomsync (a plain KV put).
+bc A create bad --capacity 1000 --fpr 0.01
+bc A add bad in-the-template
+bc A save bad "$tmp/bad.img"
+python3 - "$port" "$tmp/bad.img" <<'EOF' >"$tmp/kv.out" 2>&1
+import socket, sys
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+f = s.makefile("rb")
+f.readline()
+d = open(sys.argv[2], "rb").read()
+s.sendall(b'CONNECT {"verbose":false}\r\nSUB _INBOX.t 1\r\n' +
+          b"PUB $KV.kbloom-templates.bad _INBOX.t %d\r\n%s\r\n" % (len(d), d))
+print(f.readline().decode().strip())
+EOF
+bs C join bad
+[ "$rc" = 2 ] && grep -q "template 'bad': [0-9]* bits set: a template's payload is all zero" "$tmp/err"
+result $? "join refuses a template whose payload has bits set"
+bc C info bad
+[ "$rc" != 0 ]
+result $? "and makes no filter from it"
+bs A template put bad
+[ "$rc" = 2 ] && grep -q "template 'bad': [0-9]* bits set" "$tmp/err"
+result $? "template put does not call a template with bits set identical"
+
 # ---- a key travels --------------------------------------------------------
 
 daemon A f
@@ -384,10 +408,61 @@ lacks B f.fleet never-added-anywhere
 result $? "and still answers no to a key nobody added"
 wait_for 3 grep -qs "^peer E .* refused [1-9]" "$tmp/B/run/f.state"
 result $? "status counts E's refused blocks"
+grep -qs "^peer E .* synced 0 " "$tmp/B/run/f.state"
+result $? "and shows E out of sync: its blocks are missing from the fleet filter"
 bc A add f after-poison
 wait_for 5 has B f.fleet after-poison
 result $? "A's keys still reach B"
 stop_daemon E f
+
+# ---- snapshots that are not the fleet filter's ----------------------------
+
+bc X create other --capacity 100000 --fpr 0.01
+bc X save other "$tmp/x.img"
+python3 - "$port" "$tmp/x.img" "$tmp/e.img" <<'EOF' >"$tmp/snap.out" 2>&1
+# Raw snapshot messages (Documentation/bloomsync.md, "Messages").
+import os, socket, struct, sys
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+f = s.makefile("rb")
+f.readline()
+s.sendall(b'CONNECT {"verbose":false,"headers":true,"no_responders":true}\r\nSUB _INBOX.t 1\r\n')
+def pub(host, seq, count, chunks, body):
+    hb = host.encode() + b"\0" * (-len(host) % 8)
+    d = (b"\x89KBSYNC\n" + struct.pack("<IIQQqIIQII", 1, 2, seq, 0, 0, count,
+         chunks, seq - count, len(host), 0) + hb + body)
+    s.sendall(b"PUB kbloom.f.%s _INBOX.t %d\r\n%s\r\n" % (host.encode(), len(d), d))
+    while not f.readline().startswith(b"MSG"):
+        pass
+    print(f.readline().decode().strip())
+other = open(sys.argv[2], "rb").read()
+fleet_header = open(sys.argv[3], "rb").read()[:112]
+pub("X", 1, 0, 1, other)                                   # another shape
+pub("Y", 1, 0, 1, fleet_header + os.urandom(64 << 10))     # too big
+pub("Z", 1, 0, 0xffffffff, fleet_header)                   # too many chunks
+hb = b"V\nfake line"; hb += b"\0" * (-len(hb) % 8)          # a forged log line
+d = (b"\x89KBSYNC\n" + struct.pack("<IIQQqIIQII", 1, 2, 1, 0, 0, 0, 1, 1, 11, 0) +
+     hb + fleet_header)
+s.sendall(b"PUB kbloom.f.V %d\r\n%s\r\n" % (len(d), d))
+for i in range(40):                                        # garbage
+    s.sendall(b"PUB kbloom.f.W 9\r\nnot-mine!\r\n")
+s.sendall(b"PING\r\n")
+while not f.readline().startswith(b"PONG"):
+    pass
+EOF
+wait_for 5 grep -qs "host X: snapshot at sequence 1 refused: not the fleet filter's shape: bits" "$tmp/B/f.log"
+result $? "B refuses a snapshot of another shape before reading it"
+wait_for 5 grep -qs "host Y: snapshot at sequence 1 refused: more than the [0-9]* bytes" "$tmp/B/f.log"
+result $? "B refuses a snapshot larger than the fleet filter's image"
+wait_for 5 grep -qs "host Z: snapshot at sequence 1 refused: 4294967295 chunks" "$tmp/B/f.log"
+result $? "B refuses a snapshot of more chunks than the fleet filter's image needs"
+has B f.fleet after-poison && lacks B f.fleet never-added-anywhere
+result $? "B's fleet filter is unchanged"
+wait_for 5 grep -qs "^peer W .* bad 40" "$tmp/B/run/f.state" &&
+	[ "$(grep -c "kbloom.f.W: message .* refused" "$tmp/B/f.log")" = 5 ]
+result $? "40 refused messages from one host: counted, 5 logged"
+grep -q "kbloom.f.V: message .* refused: a host name of other characters" "$tmp/B/f.log" &&
+	! grep -q "^fake line" "$tmp/B/f.log"
+result $? "a host name with a newline is refused, not logged"
 
 # ---- a gap in a host's sequence -------------------------------------------
 
@@ -435,6 +510,32 @@ grep -q "a peer asked for a snapshot" "$tmp/A/f.log"
 result $? "A was asked for the snapshot (not the 60 s schedule)"
 wait_for 3 grep -qs "^peer A .* synced 1 .* gaps [1-9]" "$tmp/B/run/f.state"
 result $? "B is in sync again and counts the gap"
+
+# ---- a host that starts over at sequence 1 --------------------------------
+
+stop_daemon A f
+python3 - "$port" >"$tmp/purge.out" 2>&1 <<'EOF'
+# Raw NATS protocol: purge host A's subject (as if it expired).
+import json, socket, sys
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+f = s.makefile("rb")
+f.readline()
+d = json.dumps({"filter": "kbloom.f.A"}).encode()
+s.sendall(b'CONNECT {"verbose":false}\r\nSUB _INBOX.t 1\r\n' +
+          b"PUB $JS.API.STREAM.PURGE.KBLOOM _INBOX.t %d\r\n%s\r\n" % (len(d), d))
+while not f.readline().startswith(b"MSG"):
+    pass
+r = json.loads(f.readline())
+print(r)
+sys.exit(not r.get("success"))
+EOF
+result $? "host A's subject is purged"
+daemon A f
+bc A add f after-purge
+wait_for 8 has B f.fleet after-purge
+result $? "B takes A's messages after A started over at sequence 1"
+grep -q "host A: started over at sequence 1" "$tmp/B/f.log"
+result $? "B logged that A started over"
 
 # ---- three hosts converge -------------------------------------------------
 
@@ -545,16 +646,17 @@ for h in A B; do stop_daemon $h win6; done
 port2=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 sed -e 's/web1/A/g; s/web2/B/g' -e "s|^listen:.*|listen: 127.0.0.1:$port2|" \
 	-e "s|store_dir:.*|store_dir: \"$tmp/js2\"|" "$here/nats-server.conf.example" >"$tmp/perm.conf"
-WEB1_PASSWORD=pa WEB2_PASSWORD=pb "$NATS_SERVER" -c "$tmp/perm.conf" >"$tmp/nats2.log" 2>&1 &
+WEB1_PASSWORD=pa WEB2_PASSWORD=pb ADMIN_PASSWORD=pw "$NATS_SERVER" -c "$tmp/perm.conf" >"$tmp/nats2.log" 2>&1 &
 nats2_pid=$!
 pids+=("$nats2_pid")
 wait_for 10 python3 -c "import socket; socket.create_connection(('127.0.0.1', $port2)).close()" 2>/dev/null
 result $? "nats-server runs nats-server.conf.example (hosts A and B)"
 url0=$url
-url="nats://A:pa@127.0.0.1:$port2"
+url="nats://admin:pw@127.0.0.1:$port2"
 bc A create perm --capacity 1000 --fpr 0.01
 bs A template put perm
-result "$rc" "host A may put a template"
+result "$rc" "the admin user may put a template"
+url="nats://A:pa@127.0.0.1:$port2"
 bs A join perm
 url="nats://B:pb@127.0.0.1:$port2"
 bs B join perm
@@ -571,7 +673,8 @@ import socket, sys
 s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
 f = s.makefile("rb")
 f.readline()
-s.sendall(b'CONNECT {"verbose":false,"user":"A","pass":"pa"}\r\nPUB kbloom.perm.B 1\r\nx\r\nPING\r\n')
+s.sendall(b'CONNECT {"verbose":false,"user":"A","pass":"pa"}\r\nPUB kbloom.perm.B 1\r\nx\r\n'
+          b'PUB $KV.kbloom-templates.perm 1\r\nx\r\nPING\r\n')
 while True:
     line = f.readline()
     print(line.decode().strip())
@@ -580,6 +683,14 @@ while True:
 EOF
 grep -q "Permissions Violation for Publish to \"kbloom.perm.B\"" "$tmp/perm.out"
 result $? "A may not publish on B's subject"
+grep -q "Permissions Violation for Publish to \"\$KV.kbloom-templates.perm\"" "$tmp/perm.out"
+result $? "A may read the templates but not put or overwrite one"
+! grep -q 'A:pa@\|B:pb@' "$tmp/A/perm.log" "$tmp/B/perm.log"
+result $? "the daemons' logs name the server without its password"
+url="nats://A:S3CRET@127.0.0.1:1"
+bs A join perm
+[ "$rc" != 0 ] && grep -q 'nats://127.0.0.1:1' "$tmp/err" && ! grep -q S3CRET "$tmp/err"
+result $? "a server that cannot be reached is named without the password"
 url=$url0
 for h in A B; do stop_daemon $h perm; done
 

@@ -120,9 +120,11 @@ int wire_decode(const unsigned char *buf, size_t len, struct wire_hdr *h,
 		return -1;
 	}
 	memcpy(h->host, buf + WIRE_FIXED, hl);
+	/* Only what a host name may hold: it goes into log lines. */
 	for (i = 0; i < hl; i++)
-		if (!h->host[i]) {
-			snprintf(err, errlen, "NUL in the host name");
+		if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-",
+			    h->host[i]) || !h->host[i]) {
+			snprintf(err, errlen, "a host name of other characters than A-Z, a-z, 0-9, '_', '.' and '-'");
 			return -1;
 		}
 	*body = buf + wire_header_len(h);
