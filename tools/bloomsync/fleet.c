@@ -5,9 +5,10 @@
  * KBLOOM_BLOCKS_MAX blocks, each refused whole by the module if it would
  * take a generation past --max-fill (@max_set), again with a fresh
  * mapping if the filter rotated meanwhile (-ESTALE). Blocks of an epoch
- * already out of the window are dropped; blocks of an epoch the filter
- * has not reached yet (the sender's clock or timer is ahead) are held and
- * tried again on every tick until the filter rotates to it.
+ * already out of the window are dropped; blocks of the epoch after the
+ * filter's newest (the sender's clock or timer is a little ahead) are held
+ * and tried again on every tick until the filter rotates to it; blocks of
+ * an epoch further ahead are dropped as a wrong clock's (epoch_gen()).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -73,6 +74,22 @@ static void hold(struct fleet *f, const struct rec *r, uint64_t fp,
 }
 
 /*
+ * The generation of a block of @epoch when the filter's newest is
+ * @newest: @gens or more is gone, -1 the next one (held until the filter
+ * gets there). An epoch further ahead, or one whose distance overflows,
+ * is a wrong clock or a hostile peer: it counts as gone, so nothing is
+ * held for it.
+ */
+static int64_t epoch_gen(int64_t newest, int64_t epoch, uint32_t gens)
+{
+	int64_t g;
+
+	if (__builtin_sub_overflow(newest, epoch, &g) || g < -1)
+		return gens;
+	return g;
+}
+
+/*
  * One APPLY of up to KBLOOM_BLOCKS_MAX records, mapped to the filter's
  * generations as of now; again if it rotated in between. 0, or -1 if the
  * rest of the update is not worth trying (a fingerprint that differs).
@@ -101,7 +118,8 @@ static int apply_some(struct fleet *f, const struct rec *r, size_t n,
 		}
 		m = 0;
 		for (i = 0; i < n; i++) {
-			g = f->generations ? newest - r[i].epoch : 0;
+			g = f->generations ?
+			    epoch_gen(newest, r[i].epoch, f->generations) : 0;
 			if (g >= (int64_t)(f->generations ? f->generations : 1)) {
 				tmp.expired++;
 				continue;
@@ -123,7 +141,8 @@ static int apply_some(struct fleet *f, const struct rec *r, size_t n,
 		st->expired += tmp.expired;
 		/* The mapping stands: hold what is yet to come. */
 		for (i = 0; i < n && tmp.held; i++)
-			if (f->generations && newest - r[i].epoch < 0)
+			if (f->generations &&
+			    epoch_gen(newest, r[i].epoch, f->generations) < 0)
 				hold(f, &r[i], fp, st);
 	}
 	switch (err) {
