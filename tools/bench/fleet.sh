@@ -61,10 +61,9 @@ cleanup() {
 }
 trap cleanup EXIT
 
-cc -shared -fPIC -O1 -std=gnu11 -Wall -Wextra -Werror \
-	-I"$top/include/uapi" -I"$top/tools/bloomctl/core" -I"$top/kmod" \
-	-o "$tmp/fakedev.so" "$top/tools/bloomctl/fakedev.c" \
-	"$top/tools/bloomctl/sizing.c" "$top/kmod/kbloom_core.c" -ldl || exit 2
+# bloomctl's fake device, built by its own rule.
+make -s -C "$top/tools/bloomctl" fakedev.so || exit 2
+cp "$top/tools/bloomctl/fakedev.so" "$tmp/fakedev.so"
 
 port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 url="nats://127.0.0.1:$port"

@@ -10,8 +10,8 @@
 # the format (and its CRC32C) independently of bloomctl. Decompression
 # bombs run under `ulimit -v`, to prove nothing large is allocated.
 #
-# Then, if bloomctl is dynamically linked, fakedev.so (fakedev.c, built
-# here) is preloaded to stand in for the device: what bloomctl sends to
+# Then, if bloomctl is dynamically linked, fakedev.so (fakedev.c, built by
+# its Makefile rule) is preloaded to stand in for the device: what bloomctl sends to
 # the module and how it reports the answers (open modes, hash schemes,
 # EDQUOT and other errors, image round trips, the safe save) are checked
 # without the module.
@@ -796,7 +796,6 @@ window_parse_tests
 # answers can be checked without the module. Only a dynamically linked
 # bloomctl can be so tested.
 here=$(cd "$(dirname "$0")" && pwd)
-top=$(cd "$here/../.." && pwd)
 mkdir "$tmp/state"
 : >"$tmp/fakedev"
 fakeenv=(env "LD_PRELOAD=$tmp/fakedev.so" "FAKEDEV=$tmp/fakedev"
@@ -831,10 +830,8 @@ log_lacks() {
 have_fake=false
 if ! command -v cc >/dev/null 2>&1; then
 	echo "# no cc: no fake-device tests"
-elif ! cc -shared -fPIC -O1 -std=gnu11 -Wall -Wextra -Werror \
-	-I"$top/include/uapi" -I"$here/core" -I"$top/kmod" \
-	-o "$tmp/fakedev.so" "$here/fakedev.c" "$here/sizing.c" \
-	"$top/kmod/kbloom_core.c" -ldl 2>"$tmp/cc.err"; then
+elif ! make -s -C "$here" fakedev.so >"$tmp/cc.err" 2>&1 ||
+	! cp "$here/fakedev.so" "$tmp/fakedev.so"; then
 	sed 's/^/# /' "$tmp/cc.err"
 	result 1 "fakedev.so builds against the current uapi header"
 else

@@ -51,15 +51,14 @@ start_s=$SECONDS
 
 # ---- the hosts ------------------------------------------------------------
 
-if ! cc -shared -fPIC -O1 -std=gnu11 -Wall -Wextra -Werror \
-	-I"$top/include/uapi" -I"$top/tools/bloomctl/core" -I"$top/kmod" \
-	-o "$tmp/fakedev.so" "$top/tools/bloomctl/fakedev.c" \
-	"$top/tools/bloomctl/sizing.c" "$top/kmod/kbloom_core.c" -ldl 2>"$tmp/cc.err"; then
+# bloomctl's fake device, built by its own rule.
+if ! make -s -C "$top/tools/bloomctl" fakedev.so >"$tmp/cc.err" 2>&1; then
 	sed 's/^/# /' "$tmp/cc.err"
 	result 1 "fakedev.so builds"
 	tap_done
 	exit 1
 fi
+cp "$top/tools/bloomctl/fakedev.so" "$tmp/fakedev.so"
 
 port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 url="nats://127.0.0.1:$port"
