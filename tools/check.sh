@@ -165,13 +165,15 @@ if make -s -C "$top/tools/bloomctl" bloomctl variants >/dev/null; then
 else
 	fail "building bloomctl"
 fi
-# bloomsync: hosts on bloomctl's fake device, a real nats-server.
+# bloomsync: hosts on bloomctl's fake device, a real nats-server. Mostly
+# waiting for its intervals, so it too runs beside the stages after it.
 say "bloomsync (native, a real JetStream server)"
 if make -s -C "$top/tools/bloomsync" bloomsync blocks-check >/dev/null &&
 	make -s -C "$top/tools/bloomctl" fakedev.so >/dev/null; then
 	"$top/tools/bloomsync/test-native.sh" "$top/tools/bloomsync/bloomsync" \
-		"$top/tools/bloomctl/bloomctl" > "$build/bloomsync-native.log" 2>&1
-	count_tap "$build/bloomsync-native.log" "bloomsync native" $?
+		"$top/tools/bloomctl/bloomctl" > "$build/bloomsync-native.log" 2>&1 &
+	bloomsync_native=$!
+	echo "   started; counted after the packaging"
 else
 	fail "building bloomsync"
 fi
@@ -261,6 +263,11 @@ if [ -n "${bloomctl_native:-}" ]; then
 	say "bloomctl (native): the tests started with its stage"
 	wait "$bloomctl_native"
 	count_tap "$build/bloomctl-native.log" "bloomctl native" $?
+fi
+if [ -n "${bloomsync_native:-}" ]; then
+	say "bloomsync (native): the tests started with its stage"
+	wait "$bloomsync_native"
+	count_tap "$build/bloomsync-native.log" "bloomsync native" $?
 fi
 
 # ---- libFuzzer ----
@@ -354,7 +361,7 @@ run_vm() { # LABEL IMAGE MODULE_DIR APPEND [MODE]
 		--append "$4" $(vm_files "$3")
 	local rc=$?
 	count_tap "$dir/tests.log" "$1 kernel VM"
-	grep -E '^# (speed|seed|packets)' "$dir/tests.log" | sed 's/^/   /'
+	grep -E '^# (speed|seed|packets|times)' "$dir/tests.log" | sed 's/^/   /'
 	case "$1" in debug|kcsan) count_ktap "$dir/tests.log" ;; esac
 	if [ $rc -eq 0 ]; then
 		pass "$1 kernel VM: clean run, result channel says success ($(( $(date +%s) - t0 )) s)"

@@ -41,13 +41,12 @@ while [ $# -gt 0 ]; do
 done
 boot_timeout=${KBLOOM_REBOOT_BOOT_TIMEOUT:-300}
 
-n=0 failed=0
-ok() { n=$((n + 1)); echo "ok $n - $*"; }
-not_ok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $*"; }
+# shellcheck source=tools/lib-tap.sh
+. "$top/tools/lib-tap.sh"
+ok() { result 0 "$*"; }
+not_ok() { result 1 "$*"; }
 finish() {
-	echo "1..$n"
-	echo "$((n - failed)) passed, $failed failed"
-	[ "$failed" -eq 0 ]
+	tap_done
 	exit
 }
 

@@ -39,6 +39,7 @@ file "$root/bin/busybox" | grep -q 'statically linked' ||
 	{ echo "run.sh: /bin/busybox is not static (apt-get install busybox-static)" >&2; exit 2; }
 install -m 0755 "$here/init.sh" "$root/init"
 install -m 0644 "$here/tests.sh" "$root/lib/kbloom/tests.sh"
+install -m 0644 "$here/../lib-tap.sh" "$root/lib/kbloom/lib-tap.sh"
 mkdir -p "$root/lib/kbloom/tests.d"
 for f in "$here"/tests.d/*.sh; do
 	[ -f "$f" ] && install -m 0644 "$f" "$root/lib/kbloom/tests.d/"

@@ -5,16 +5,18 @@
 # or "not ok N - what" line per check; the host counts them.
 
 L=/lib/kbloom
-n=0
-nfail=0
+# result, skip and tap_done: the TAP helper every shell test shares
+# (run.sh installs tools/lib-tap.sh here).
+# shellcheck source=tools/lib-tap.sh
+. $L/lib-tap.sh
 # Names of the check functions the files in $L/tests.d/ add (run in order
 # by run_checks, with kbloom.ko loaded, before the rmmod checks).
 KBLOOM_CHECKS=
 
-ok() { n=$((n + 1)); echo "ok $n - $*"; }
-not_ok() { n=$((n + 1)); nfail=$((nfail + 1)); echo "not ok $n - $*"; }
+ok() { result 0 "$*"; }
+not_ok() { result 1 "$*"; }
 # check DESCRIPTION COMMAND...: ok if the command succeeds.
-check() { d=$1; shift; if "$@"; then ok "$d"; else not_ok "$d"; fi; }
+check() { d=$1; shift; "$@"; result $? "$d"; }
 # check_exit CODE DESCRIPTION COMMAND...: ok if the command exits CODE.
 check_exit() {
 	want=$1 d=$2; shift 2
@@ -26,6 +28,16 @@ check_exit() {
 has() { grep -q -- "$1" "$2"; }
 
 now_ms() { read -r up _ </proc/uptime; echo "${up%.*}${up#*.}0"; }
+
+# timed FUNCTION [ARGS]: run it, and add its wall-clock seconds to
+# $kbloom_times, which run_checks prints as one "# times:" line (the host
+# shows it), so that a slow area is seen in every run.
+kbloom_times=
+timed() {
+	_t0=$(now_ms)
+	"$@"
+	kbloom_times="$kbloom_times $1 $((($(now_ms) - _t0) / 1000))s"
+}
 
 kmemleak_reset() {
 	[ -w /sys/kernel/debug/kmemleak ] || return 0
@@ -297,12 +309,12 @@ run_checks() {
 	check "/dev/bloom exists" [ -c /dev/bloom ]
 	check "/dev/bloom is root-only (0600)" [ "$(stat -c %a /dev/bloom)" = 600 ]
 	check "/sys/kernel/bloom exists" [ -d /sys/kernel/bloom/filters ]
-	run_kunit
+	timed run_kunit
 	# Every ioctl with good and bad arguments (tests.d/selftest.sh).
-	run_selftest
-	run_bloomctl
-	run_setops
-	run_images
+	timed run_selftest
+	timed run_bloomctl
+	timed run_setops
+	timed run_images
 	# A wall-clock ratio under emulation is a benchmark, not a test: only
 	# when asked for on the kernel command line (kbloom_speed_keys=N).
 	if [ -n "${kbloom_speed_keys:-}" ]; then
@@ -311,8 +323,9 @@ run_checks() {
 	# Each area's tests live in their own file under tests.d/ and say
 	# which function to run by adding it to KBLOOM_CHECKS.
 	for t in $KBLOOM_CHECKS; do
-		"$t"
+		timed "$t"
 	done
+	echo "# times:$kbloom_times"
 	bloomctl create live1 --bits 100000 --hashes 3 >/dev/null
 	bloomctl create live2 --capacity 50000 --fpr 0.001 >/dev/null
 	bloomctl add live1 a b c
@@ -436,28 +449,20 @@ kbloom_vm_main() {
 	case "$1" in
 	check)
 		run_checks
-		echo "1..$n"
-		echo "vm: $((n - nfail)) passed, $nfail failed"
-		[ $nfail -eq 0 ]
+		tap_done
 		;;
 	exchange-a)
 		run_exchange_a
-		echo "1..$n"
-		echo "vm: $((n - nfail)) passed, $nfail failed"
-		[ $nfail -eq 0 ]
+		tap_done
 		;;
 	exchange-b)
 		run_exchange_b
-		echo "1..$n"
-		echo "vm: $((n - nfail)) passed, $nfail failed"
-		[ $nfail -eq 0 ]
+		tap_done
 		;;
 	kcsan)
 		# tests.d/kcsan.sh: KUnit, the stress area, the ioctl fuzzer.
 		run_kcsan
-		echo "1..$n"
-		echo "vm: $((n - nfail)) passed, $nfail failed"
-		[ $nfail -eq 0 ]
+		tap_done
 		;;
 	only)
 		# Some areas while working on them: kbloom_only=run_a,run_b
@@ -470,17 +475,13 @@ kbloom_vm_main() {
 		check "rmmod kbloom" rmmod kbloom
 		kmemleak_check
 		dmesg_check
-		echo "1..$n"
-		echo "vm: $((n - nfail)) passed, $nfail failed"
-		[ $nfail -eq 0 ]
+		tap_done
 		;;
 	kunit)
 		check "insmod kbloom.ko" insmod $L/kbloom.ko
 		run_kunit
 		dmesg_check
-		echo "1..$n"
-		echo "vm: $((n - nfail)) passed, $nfail failed"
-		[ $nfail -eq 0 ]
+		tap_done
 		;;
 	demo)
 		run_demo
