@@ -66,8 +66,15 @@ run_statedir() {
 		cmp -s /tmp/sd-a1.img /tmp/sd-a2.img
 	check "statedir: the counting filter is restored exactly" \
 		cmp -s /tmp/sd-c1.img /tmp/sd-c2.img
-	check_exit 0 "statedir: the windowed key is there after the restore" \
-		bloomctl query sdw windowed-key
+	# A key lives at least W - W/G = 3 s: past that (a slow machine took
+	# longer to save and restore), its absence proves nothing.
+	bloomctl query sdw windowed-key >/tmp/out 2>&1
+	rc=$? el=$(($(now_ms) - t0))
+	if [ $rc != 0 ] && [ $el -ge 3000 ]; then
+		skip "statedir: the windowed key is there after the restore: asked $el ms after its add"
+	else
+		check "statedir: the windowed key is there after the restore ($el ms after its add)" [ $rc = 0 ]
+	fi
 	# Its rotations keep the schedule it had: by t0 + W (and a second for
 	# the rotation's own time) it is gone; a fresh period from the restore
 	# would keep it until after t0 + 7 s.
