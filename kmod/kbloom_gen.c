@@ -23,6 +23,7 @@
 #include <linux/string.h>
 #include <linux/vmalloc.h>
 
+#include "kbloom_batch.h"
 #include "kbloom_gen.h"
 #include "kbloom_storage.h"
 #include "kbloom_window.h"

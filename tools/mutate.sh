@@ -16,8 +16,8 @@ out=$(mkdir -p "$2" && cd "$2" && pwd)
 # name|file|sed expression (must change the file)
 mutants=(
 	'a plain read-modify-write in place of the atomic OR that sets bits (both layouts)|kmod/kbloom_core.h|s/^\tunsigned long got = mask & ~set_mask_bits(w, 0UL, mask);$/\tunsigned long old = READ_ONCE(*w), got = mask \& ~old;\n\tWRITE_ONCE(*w, old | mask);/'
-	'off-by-one in the range reduction (x onto [0, m])|kmod/kbloom_core.c|s/probe->x = kbloom_reduce(h, core->nbits);/probe->x = kbloom_reduce(h, core->nbits + 1);/'
-	'probe step allowed to be 0|kmod/kbloom_core.c|s/probe->y = 1 + kbloom_reduce(rol64(h, 32), core->nbits - 1);/probe->y = kbloom_reduce(rol64(h, 32), core->nbits);/'
+	'off-by-one in the range reduction (x onto [0, m])|kmod/kbloom_hash.c|s/probe->x = kbloom_reduce(h, core->nbits);/probe->x = kbloom_reduce(h, core->nbits + 1);/'
+	'probe step allowed to be 0|kmod/kbloom_hash.c|s/probe->y = 1 + kbloom_reduce(rol64(h, 32), core->nbits - 1);/probe->y = kbloom_reduce(rol64(h, 32), core->nbits);/'
 )
 
 echo "1..${#mutants[@]}"

@@ -340,6 +340,7 @@ if [ -x "$BLOOMCTL" ] && command -v cc >/dev/null 2>&1 &&
    cc -shared -fPIC -O1 -std=gnu11 -I"$top/include/uapi" \
 	-I"$top/tools/bloomctl/core" -I"$top/kmod" -o "$tmp/fakedev.so" \
 	"$top/tools/bloomctl/fakedev.c" "$top/tools/bloomctl/sizing.c" \
+	"$top/kmod/kbloom_sizing.c" "$top/kmod/kbloom_hash.c" \
 	"$top/kmod/kbloom_core.c" -ldl 2>"$tmp/cc.err"; then
 	mkdir "$tmp/state"
 	: >"$tmp/dev"

@@ -30,6 +30,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "kbloom_batch.h"
 #include "kbloom_core.h"
 #include "bench.h"
 

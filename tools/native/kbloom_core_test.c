@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "kbloom_batch.h"
 #include "kbloom_core.h"
 #include "../../include/uapi/linux/kbloom.h"
 #include "../../kmod/selftest/kbloom_test_util.h"
