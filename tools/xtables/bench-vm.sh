@@ -34,7 +34,7 @@ make -s -C "$top/tools/bloomctl" bloomctl.static
 make -s -C "$top/tools/xtables"
 make -s -C "$top/tools/stress" kbloom_ioctl_bench
 make -s -C "$top/tools/native" kbloom_bench
-make -s -C "$top/tools/bpf"
+make -s -C "$top/tools/bench" kbloom_xdp_bench
 
 # make bench's BPF peer runs in the VM as built here, with its libraries.
 bench_libs=()
@@ -56,7 +56,7 @@ bench_boot() {
 		"$top/tools/bloomctl/bloomctl.static:bin/bloomctl" \
 		"$top/tools/stress/kbloom_ioctl_bench:bin/kbloom_ioctl_bench" \
 		"$top/tools/native/kbloom_bench:bin/kbloom_bench" "${bench_libs[@]}" \
-		"$top/tools/bpf/kbloom_xdp:bin/kbloom_xdp" \
+		"$top/tools/bench/kbloom_xdp_bench:bin/kbloom_xdp_bench" \
 		"$build/mod/kmod/kbloom_apibench.ko:lib/kbloom/kbloom_apibench.ko" \
 		"$top/tools/xtables/libxt_bloom.so:${xtlib#/}/libxt_bloom.so" || rc=$?
 	echo "# bench: boot: kbloom_only=$1 (logs in $build/$3)"
