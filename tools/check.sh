@@ -144,8 +144,8 @@ fi
 # (libbloom, the BPF program and its skeleton) and every kind finds every
 # present key; a kind whose library or bpf() is missing says so.
 mkdir -p "$build"
-if make -s -C "$top/tools/native" kbloom_bench > "$build/bench-smoke.log" 2>&1 &&
-	"$top/tools/native/kbloom_bench" -q -l 8 20000 >> "$build/bench-smoke.log" 2>&1; then
+if make -s -C "$top/tools/bench" kbloom_bench > "$build/bench-smoke.log" 2>&1 &&
+	"$top/tools/bench/kbloom_bench" -q -l 8 20000 >> "$build/bench-smoke.log" 2>&1; then
 	pass "make bench's program builds and runs: 20,000 keys, every kind, no false negative"
 	grep -E '^- (libbloom|BPF)' "$build/bench-smoke.log" | sed 's/^/   /'
 else

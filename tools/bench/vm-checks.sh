@@ -3,20 +3,22 @@
 #
 # make bench-vm's system-call and in-kernel parts, in this boot of the
 # stock kernel. Benchmarks: the only checks are that every answer was
-# right. Not in KBLOOM_CHECKS; tools/xtables/bench-vm.sh runs them
-# (kbloom_only=...,run_ioctl_bench,run_api_bench, kbloom_bench_keys=N).
+# right. Not in KBLOOM_CHECKS; tools/bench/vm.sh ships this file into the
+# VM as tests.d/bench.sh and runs them (kbloom_only=...,run_ioctl_bench,
+# run_api_bench, kbloom_bench_keys=N).
 #
-# run_ioctl_bench (tools/stress/kbloom_ioctl_bench.c): kbloom's ioctls
+# run_ioctl_bench (tools/bench/kbloom_ioctl_bench.c): kbloom's ioctls
 # (batched and one key per call, by name and on a handle) against one
 # bpf() per key on a BPF bloom map of the same keys. It leaves its filter,
 # ioctl_bench, full of the present keys, for run_api_bench.
 #
 # run_input_bench, run_xdp_bench: see below.
 #
-# run_api_bench: the in-kernel API (kbloom_apibench.ko: kbloom_query()
-# and kbloom_query_batch() on that filter) against a BPF program doing
-# the same lookups in a BPF bloom map (make bench's BPF peer, the host's
-# kbloom_bench with its libraries, -k "BPF program").
+# run_api_bench: the in-kernel API (kbloom_apibench.ko,
+# tools/bench/kbloom_apibench.c: kbloom_query() and kbloom_query_batch()
+# on that filter) against a BPF program doing the same lookups in a BPF
+# bloom map (make bench's BPF peer, the host's kbloom_bench with its
+# libraries, -k "BPF program").
 
 bench_keys() {
 	echo "${kbloom_bench_keys:-100000}"
@@ -108,8 +110,8 @@ run_input_bench() {
 # map program with its lookups left out (parsing and keys only), and
 # prints each one's lookups alone: its time less that one's. Five rounds,
 # and the median of each ratio: one round's ratio moves by 20% under
-# emulation. bench-vm.sh runs it twice: after the other benches, and in a
-# boot of its own. Needs kbloom.ko with BTF (bench-vm.sh builds it so).
+# emulation. vm.sh runs it twice: after the other benches, and in a
+# boot of its own. Needs kbloom.ko with BTF (vm.sh builds it so).
 XB_ROUNDS=5	# odd: the median is the middle round
 # The median of column $1 of the XDP bench's rounds of ratios
 # (/tmp/xb.ratios), said as kbloom's ratio to $2.
@@ -125,7 +127,7 @@ xb_median() {
 run_xdp_bench() {
 	xb_flows=${kbloom_xdp_flows:-5000}
 	xb_sent=$((xb_flows < 10 ? xb_flows : 10))
-	# bench-vm.sh runs it after the other benches, then in a boot that
+	# vm.sh runs it after the other benches, then in a boot that
 	# runs nothing else.
 	case "${kbloom_only:-}" in
 	run_xdp_bench) xb_when="in a VM that ran nothing else" ;;
