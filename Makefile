@@ -33,7 +33,7 @@ KDIR ?= $(firstword $(wildcard /lib/modules/$(shell uname -r)/build) \
 KSRC ?= $(or $(KBLOOM_CACHE),$(HOME)/.cache/kbloom)/linux-source-6.1
 
 SOURCES := $(filter-out %.mod.c,$(wildcard kmod/*.[ch] kmod/selftest/*.[ch])) \
-	include/uapi/linux/kbloom.h
+	tools/bench/kbloom_apibench.c include/uapi/linux/kbloom.h
 
 # The version is written in one place, the first line of debian/changelog;
 # dkms.conf and the packages take it from there.
@@ -151,6 +151,7 @@ xtables:
 # The test-only programs, as tools/check.sh uses them.
 tools:
 	$(MAKE) -C tools/native
+	$(MAKE) -C tools/bench kbloom_bench kbloom_hashcost
 	$(MAKE) -C tools/bloomctl bloomctl bloomctl.static bloomctl32
 	$(MAKE) -C tools/selftest
 
@@ -290,19 +291,19 @@ shellcheck:
 # libbloom and the BPF bloom map: tables and plot in build/bench/
 # (KEYS="N ..." for other sizes than 1M, 10M and 50M keys).
 bench:
-	$(MAKE) -C tools/native bench
+	$(MAKE) -C tools/bench bench
 
 # In the VM: the bloom match against xt_recent and an nft set on one
 # pktgen stream (FLOWS=N, default 100000), and kbloom's ioctls against one
 # bpf() per key on a BPF bloom map (KEYS=N, default 100000).
 bench-vm:
-	KEYS=$(KEYS) bash tools/xtables/bench-vm.sh $(FLOWS)
+	$(MAKE) -C tools/bench vm
 
 # bloomsync natively, a real nats-server, hosts on the fake device: bytes
 # on the wire per interval against the image at 1K, 10K and 100K new keys
 # a second, and propagation latency with 1 and 3 subscribers.
 bench-fleet:
-	$(MAKE) -C tools/bloomsync bench
+	$(MAKE) -C tools/bench fleet
 
 demo:
 	bash tools/demo.sh
@@ -313,6 +314,7 @@ shell:
 clean:
 	$(if $(KDIR),$(MAKE) -C $(KDIR) M=$(CURDIR) clean)
 	$(MAKE) -C tools/native clean
+	$(MAKE) -C tools/bench clean
 	$(MAKE) -C tools/bloomctl clean
 	$(MAKE) -C tools/selftest clean
 	$(MAKE) -C tools/xtables clean

@@ -144,8 +144,8 @@ fi
 # (libbloom, the BPF program and its skeleton) and every kind finds every
 # present key; a kind whose library or bpf() is missing says so.
 mkdir -p "$build"
-if make -s -C "$top/tools/native" kbloom_bench > "$build/bench-smoke.log" 2>&1 &&
-	"$top/tools/native/kbloom_bench" -q -l 8 20000 >> "$build/bench-smoke.log" 2>&1; then
+if make -s -C "$top/tools/bench" kbloom_bench > "$build/bench-smoke.log" 2>&1 &&
+	"$top/tools/bench/kbloom_bench" -q -l 8 20000 >> "$build/bench-smoke.log" 2>&1; then
 	pass "make bench's program builds and runs: 20,000 keys, every kind, no false negative"
 	grep -E '^- (libbloom|BPF)' "$build/bench-smoke.log" | sed 's/^/   /'
 else
@@ -182,11 +182,15 @@ make -s -C "$top/tools/selftest" >/dev/null || fail "building kbloom_selftest"
 make -s -C "$top/tools/stress" >/dev/null || fail "building the stress tools (tools/stress)"
 # The iptables extension, checked and unchecked (tests.d/packets.sh).
 make -s -C "$top/tools/xtables" >/dev/null || fail "building the iptables extension (tools/xtables)"
-# The XDP examples and their loader (tests.d/bpf.sh). The program on BPF
-# bloom maps runs here too, on this machine's own kernel.
-if make -s -C "$top/tools/bpf" >/dev/null; then
+# The XDP examples, their loader, its tests' way in and its benchmark
+# (tests.d/bpf.sh). The program on BPF bloom maps runs here too, on this
+# machine's own kernel.
+if make -s -C "$top/tools/bpf" >/dev/null &&
+	make -s -C "$top/tools/bench" kbloom_xdp_bench >/dev/null; then
 	say "XDP example on BPF maps, natively (tools/bpf/test-native.sh)"
-	"$top/tools/bpf/test-native.sh" "$top/tools/bpf/kbloom_xdp" > "$build/bpf-native.log" 2>&1
+	"$top/tools/bpf/test-native.sh" "$top/tools/bpf/kbloom_xdp" \
+		"$top/tools/bpf/kbloom_xdp_test" "$top/tools/bench/kbloom_xdp_bench" \
+		> "$build/bpf-native.log" 2>&1
 	count_tap "$build/bpf-native.log" "XDP example, native" $?
 else
 	fail "building the XDP examples (tools/bpf)"
@@ -317,9 +321,12 @@ vm_files() { # MODULE_DIR
 	# where iptables looks for it, and the extension built without its
 	# checks, so that the kernel's own refusals can be reached.
 	[ -f "$1/kmod/xt_bloom.ko" ] && echo "$1/kmod/xt_bloom.ko:lib/kbloom/xt_bloom.ko"
-	# The kfuncs (tests.d/bpf.sh): the loader with its programs, and a
-	# kbloom.ko without BTF, where there is one.
-	[ -f "$top/tools/bpf/kbloom_xdp" ] && echo "$top/tools/bpf/kbloom_xdp:bin/kbloom_xdp"
+	# The kfuncs (tests.d/bpf.sh): the loader with its programs, its
+	# tests' way in and its benchmark, and a kbloom.ko without BTF, where
+	# there is one.
+	for x in bpf/kbloom_xdp bpf/kbloom_xdp_test bench/kbloom_xdp_bench; do
+		[ -f "$top/tools/$x" ] && echo "$top/tools/$x:bin/${x#*/}"
+	done
 	echo "$top/tools/bpf/test-kfunc.sh:lib/kbloom/test-kfunc.sh"
 	[ -f "$top/tools/bpf/kbloom_udpflows" ] && echo "$top/tools/bpf/kbloom_udpflows:bin/kbloom_udpflows"
 	[ -f "$top/tools/bpf/kbloom_bpf_access" ] && echo "$top/tools/bpf/kbloom_bpf_access:bin/kbloom_bpf_access"

@@ -17,7 +17,7 @@ pkgs=(build-essential gcc-multilib bc bison flex libelf-dev libssl-dev
       # builds against libxtables-dev; the VM runs iptables (both
       # backends) and nft from the host
       iptables libxtables-dev nftables pkgconf
-      # make bench's peers and plot (tools/native): libbloom, the BPF
+      # make bench's peers and plot (tools/bench): libbloom, the BPF
       # bloom map through libbpf and a bpftool skeleton, gnuplot
       libbloom-dev libbpf-dev bpftool gnuplot-nox
       # the kfuncs (tools/btf-kdir.sh, tools/bpf): pahole for module BTF;

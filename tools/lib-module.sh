@@ -58,7 +58,7 @@ kbloom_btf_kdir() {
 
 # kbloom_module_make KDIR OUTDIR [VAR=VALUE...]: build the tree in OUTDIR
 # against the kernel build directory KDIR with W=1 (and the make variables
-# given, such as KBLOOM_APIBENCH=m); kbuild's output in OUTDIR/build.log.
+# given); kbuild's output in OUTDIR/build.log.
 # KBLOOM_BTF=1: against kbloom_btf_kdir KDIR, and every module must come
 # out with BTF.
 kbloom_module_make() {

@@ -6,7 +6,7 @@
  * CAP_BPF alone must not change filters, which /dev/bloom keeps to
  * writers. Each program calls one of the others, and loading it must
  * fail with "calling kernel function bpf_kbloom_... is not allowed"
- * (`kbloom_xdp kfunc-syscall-refused` loads them one by one). A program
+ * (`kbloom_xdp_test kfunc-syscall-refused` loads them one by one). A program
  * kb_X calls bpf_kbloom_X: the loader finds the name there.
  */
 #include "kbloom.bpf.h"

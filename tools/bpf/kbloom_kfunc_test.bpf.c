@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * kbloom_kfunc_test: one call of one of kbloom's kfuncs, chosen by the
- * loader (`kbloom_xdp kfunc`, kbloom_xdp.c), from an XDP, a tc
+ * loader (`kbloom_xdp_test kfunc`, kbloom_xdp_test.c), from an XDP, a tc
  * (sched_cls) or a syscall program, each run once with
  * BPF_PROG_TEST_RUN. The kfunc's answer goes to .bss (result), for the
  * tests (test-kfunc.sh) to see every answer of every kfunc: 0, 1,

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * kbloom_xdp: an XDP program on kbloom's kfuncs, loaded by kbloom_xdp.c.
+ * kbloom_xdp: an XDP program on kbloom's kfuncs, loaded by kbloom_xdp.c
+ * (and by kbloom_xdp_test.c, tools/bench/kbloom_xdp_bench.c).
  *
  * (a) Allow-list: a packet whose source address is not in the filter
  *     allow_name is dropped. Its key is what `bloomctl add NAME --key

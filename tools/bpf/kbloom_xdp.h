@@ -2,7 +2,8 @@
 /*
  * What the XDP examples (kbloom_xdp.bpf.c on kbloom's kfuncs,
  * kbloom_xdp_map.bpf.c on BPF bloom filter maps) and the kfunc test
- * programs (kbloom_kfunc_test.bpf.c) share with their loader kbloom_xdp.c:
+ * programs (kbloom_kfunc_test.bpf.c) share with their loaders (kbloom_xdp.c,
+ * kbloom_xdp_test.c, tools/bench/kbloom_xdp_bench.c):
  * the counters, the sizes of the map programs' values, the operations.
  */
 #ifndef __KBLOOM_XDP_H
@@ -52,7 +53,7 @@ struct kbloom_xdp_stats {
 
 /*
  * Where the programs leave the keys of the last packet when .rodata's
- * show_keys is set (kbloom_xdp test-run --show-keys): lengths 0 when no
+ * show_keys is set (kbloom_xdp_test test-run --show-keys): lengths 0 when no
  * such key was built.
  */
 struct kbloom_xdp_keys {
@@ -63,7 +64,7 @@ struct kbloom_xdp_keys {
 };
 
 /*
- * kbloom_kfunc_test.bpf.c, the test programs of `kbloom_xdp kfunc`: one
+ * kbloom_kfunc_test.bpf.c, the test programs of `kbloom_xdp_test kfunc`: one
  * kfunc call chosen by the loader. The key buffer is larger than the
  * largest key, so that a length the verifier accepts (within the buffer)
  * can still be one the kfunc refuses (-EINVAL).

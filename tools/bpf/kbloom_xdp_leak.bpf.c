@@ -3,7 +3,7 @@
  * kbloom_xdp_leak: a program the verifier must refuse. It takes a
  * reference with bpf_kbloom_get() and, on one path (a packet shorter
  * than an Ethernet header), returns without bpf_kbloom_put(): the load
- * fails with "Unreleased reference". The test of that (kbloom_xdp
+ * fails with "Unreleased reference". The test of that (kbloom_xdp_test
  * leak-check) proves the kfuncs are registered KF_ACQUIRE/KF_RELEASE, so
  * that no program can keep a filter's memory alive past its run.
  */

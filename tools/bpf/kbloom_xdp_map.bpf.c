@@ -4,7 +4,7 @@
  * maps (BPF_MAP_TYPE_BLOOM_FILTER) instead of kbloom's filters: the same
  * allow-list, the same 5-tuple new-flow count, the same keys (zero-padded
  * to the maps' value sizes, KBLOOM_XDP_ALLOW_SIZE and _FLOW_SIZE), the
- * same counters, for kbloom_xdp bench to run the two side by side. It
+ * same counters, for kbloom_xdp_bench to run the two side by side. It
  * loads on any kernel with bloom filter maps (5.16), no kbloom.ko needed.
  *
  * Differences that come with the map: the maps are the program's own,

@@ -13,29 +13,32 @@
 #    error; a dropped packet if it was the allow-list (unless
 #    --fail-open); created again, it is found again by name, not by its
 #    old id;
-#  - every kfunc, through `kbloom_xdp kfunc` (kbloom_kfunc_test.bpf.c):
+#  - every kfunc, through `kbloom_xdp_test kfunc` (kbloom_kfunc_test.bpf.c):
 #    add, test-and-add, query, remove, by reference and by id, from XDP
 #    and from tc programs: the answers (1, 0, -ENOENT, -EOPNOTSUPP,
 #    -EINVAL), bloomctl finding the keys added, sysfs "adds" counting
 #    them; syscall programs may query, get/put and id, and the verifier
 #    refuses them the kfuncs that change filters (kfunc-syscall-refused);
-#  - bench of the three (by reference, by id, BPF bloom map).
+#  - tools/bench/kbloom_xdp_bench of the three (by reference, by id, BPF
+#    bloom map).
 # Leaves no filter behind (it uses kbxdp_allow, kbxdp_flows, kbxdp_kf and
 # kbxdp_kfc). POSIX sh.
 #
-# Usage: test-kfunc.sh path/to/kbloom_xdp [path/to/bloomctl]
+# Usage: test-kfunc.sh path/to/kbloom_xdp_test path/to/kbloom_xdp_bench
+#                      [path/to/bloomctl]
 # Without the kfuncs it skips, unless KBLOOM_REQUIRE_KFUNCS=1.
 # Prints "ok N - ..." or "not ok N - ..." per check, then
 # "P passed, F failed, S skipped".
 
 set -u
 
-if [ $# -lt 1 ] || [ ! -x "$1" ]; then
-	echo "usage: $0 path/to/kbloom_xdp [path/to/bloomctl]" >&2
+if [ $# -lt 2 ] || [ ! -x "$1" ] || [ ! -x "$2" ]; then
+	echo "usage: $0 path/to/kbloom_xdp_test path/to/kbloom_xdp_bench [path/to/bloomctl]" >&2
 	exit 2
 fi
-XDP=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
-BLOOMCTL=${2:-$(command -v bloomctl)}
+XT=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
+XB=$(cd "$(dirname "$2")" && pwd)/$(basename "$2")
+BLOOMCTL=${3:-$(command -v bloomctl)}
 exec </dev/null
 
 tmp=$(mktemp -d) || exit 2
@@ -86,8 +89,10 @@ echo "$passed passed, $failed failed, $skipped skipped"
 	exit 0
 fi
 
+# run PROGRAM ARGS...: kbloom_xdp_test or kbloom_xdp_bench, with stdout,
+# stderr and status in $tmp/out, $tmp/err and $rc.
 run() {
-	"$XDP" "$@" >"$tmp/out" 2>"$tmp/err"
+	"$@" >"$tmp/out" 2>"$tmp/err"
 	rc=$?
 }
 
@@ -131,7 +136,7 @@ FIELDS=saddr,daddr,proto,sport,dport
 # ---- the verifier -----------------------------------------------------------
 
 mode=leak
-expect 0 "leak-check: the verifier refuses a leaked reference" leak-check
+expect 0 "leak-check: the verifier refuses a leaked reference" "$XT" leak-check
 grep -q "Unreleased reference" "$tmp/out"
 result $? "leak-check: refused for its 'Unreleased reference'"
 
@@ -141,7 +146,7 @@ for mode in "--by-ref" "--by-id" "--by-id --ids-from sysfs"; do
 	fresh
 	result $? "$mode: filters $A and $F created"
 	# shellcheck disable=SC2086 # $mode is options
-	run test-run $mode --allow "$A" --flows "$F" \
+	run "$XT" test-run $mode --allow "$A" --flows "$F" \
 		--pkt "$U4" --pkt "$U4" \
 		--pkt 'udp 10.0.0.3:1000 > 10.0.0.2:53' \
 		--pkt "$U4 frag=8" \
@@ -182,7 +187,7 @@ done
 
 mode=--by-id
 fresh
-run test-run --by-id --allow "$A" --flows "$F" --pkt "$U4" \
+run "$XT" test-run --by-id --allow "$A" --flows "$F" --pkt "$U4" \
 	--pkt "exec $BLOOMCTL destroy $F" --pkt "$U4" \
 	--pkt "exec $BLOOMCTL create $F --capacity 1000 --fpr 0.01 --bpf write" \
 	--pkt "$U4"
@@ -194,7 +199,7 @@ result $? "$mode: destroyed: -ENOENT, an error, the packet passes; recreated: it
 
 mode=--by-ref
 fresh
-run test-run --by-ref --allow "$A" --flows "$F" --pkt "$U4" \
+run "$XT" test-run --by-ref --allow "$A" --flows "$F" --pkt "$U4" \
 	--pkt "exec $BLOOMCTL destroy $F" --pkt "$U4" \
 	--pkt "exec $BLOOMCTL create $F --capacity 1000 --fpr 0.01 --bpf write" \
 	--pkt "$U4"
@@ -207,33 +212,33 @@ result $? "$mode: destroyed: an error, the packet passes"
 
 for mode in --by-ref --by-id; do
 	fresh
-	run test-run $mode --allow "$A" --flows "$F" --pkt "$U4" \
+	run "$XT" test-run $mode --allow "$A" --flows "$F" --pkt "$U4" \
 		--pkt "exec $BLOOMCTL destroy $A" --pkt "$U4"
 	line "$U4" XDP_DROP dropped+1 errors+1
 	fresh
-	run test-run $mode --fail-open --allow "$A" --flows "$F" \
+	run "$XT" test-run $mode --fail-open --allow "$A" --flows "$F" \
 		--pkt "$U4" --pkt "exec $BLOOMCTL destroy $A" --pkt "$U4"
 	line "$U4" XDP_PASS passed+1 seen_flows+1 errors+1
 done
 
 mode=--by-id
 "$BLOOMCTL" destroy "$F" >/dev/null 2>&1
-expect 1 "--by-id: a missing filter stops the load" test-run --by-id --flows "$F"
+expect 1 "--by-id: a missing filter stops the load" "$XT" test-run --by-id --flows "$F"
 grep -qF "filter '$F': no such filter" "$tmp/err"
 result $? "--by-id: the missing filter is named"
 expect 1 "--by-id --ids-from sysfs: a missing filter stops the load" \
-	test-run --by-id --ids-from sysfs --flows "$F"
+	"$XT" test-run --by-id --ids-from sysfs --flows "$F"
 grep -qF "filter '$F': no such filter" "$tmp/err"
 result $? "--by-id --ids-from sysfs: the missing filter is named"
 
 # ---- each kfunc, from XDP, tc and syscall programs --------------------------
 
-# kf WANT ARGS...: `kbloom_xdp kfunc ARGS` runs and prints WANT, the
+# kf WANT ARGS...: `kbloom_xdp_test kfunc ARGS` runs and prints WANT, the
 # kfunc's answer.
 kf() {
 	want=$1
 	shift
-	run kfunc "$@"
+	run "$XT" kfunc "$@"
 	got=$(cat "$tmp/out")
 	[ "$rc" = 0 ] && [ "$got" = "$want" ]
 	result $? "kfunc $*: $want (exit $rc, got ${got:-nothing})"
@@ -311,7 +316,7 @@ kf -2 id --syscall kbxdp_none
 [ "$(adds "$K")" = "$adds1" ]
 result $? "kfunc --syscall: sysfs adds of $K unchanged ($adds1)"
 expect 0 "kfunc-syscall-refused: syscall programs may not change filters" \
-	kfunc-syscall-refused
+	"$XT" kfunc-syscall-refused
 for f in add test_and_add remove add_id test_and_add_id remove_id; do
 	grep -qF "calling kernel function bpf_kbloom_$f is not allowed" "$tmp/out"
 	result $? "kfunc-syscall-refused: a syscall program calling bpf_kbloom_$f is refused at load"
@@ -330,7 +335,7 @@ kf -2 add --tc --id "$kid" "$K" 6b6601
 
 fresh
 mode=bench
-expect 0 "bench: by reference, by id, BPF map" bench --allow "$A" --flows "$F" \
+expect 0 "bench: by reference, by id, BPF map" "$XB" --allow "$A" --flows "$F" \
 	--packets 20000 --flows-count 100 --clear
 for p in "kbloom kfuncs, by reference" "kbloom kfuncs, by id" "BPF bloom map"; do
 	grep -Eq "^$p.* 100 +19900 +0 +0\$" "$tmp/out"

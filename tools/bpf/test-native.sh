@@ -8,8 +8,9 @@
 #    the GPL license kfuncs want; the kfunc test programs call all eleven
 #    kfuncs, their syscall program only those that change nothing, and
 #    the programs that must be refused the others;
-#  - kbloom_xdp's usage errors (exit 2) and runtime errors (exit 1, the
-#    object named);
+#  - the usage errors (exit 2) and runtime errors (exit 1, the object
+#    named) of kbloom_xdp (the loader), kbloom_xdp_test (the tests' way in)
+#    and tools/bench/kbloom_xdp_bench;
 #  - the --map program (BPF bloom filter maps, the same keys, counters and
 #    verdicts as the kfunc program) under BPF_PROG_TEST_RUN on crafted
 #    packets: verdicts, counters, and keys byte for byte, against
@@ -17,25 +18,31 @@
 #    compiler are at hand, against the keys bloomctl builds from text
 #    (tools/bloomctl/fakedev.c logs them);
 #  - attach, stats, detach on a veth pair, if one can be made;
-#  - bench --map.
+#  - kbloom_xdp_bench --map.
 # The program tests need root on Linux 5.18 or later, and are skipped
 # otherwise; there, a program that does not load is a failure.
 # POSIX sh: runs in the VM's busybox too.
 #
-# Usage: test-native.sh path/to/kbloom_xdp [path/to/bloomctl]
+# Usage: test-native.sh path/to/kbloom_xdp path/to/kbloom_xdp_test
+#                       path/to/kbloom_xdp_bench [path/to/bloomctl]
 # Prints "ok N - ..." or "not ok N - ..." per check, then
 # "P passed, F failed, S skipped".
 
 set -u
 
-if [ $# -lt 1 ] || [ ! -x "$1" ]; then
-	echo "usage: $0 path/to/kbloom_xdp [path/to/bloomctl]" >&2
+if [ $# -lt 3 ] || [ ! -x "$1" ] || [ ! -x "$2" ] || [ ! -x "$3" ]; then
+	echo "usage: $0 path/to/kbloom_xdp path/to/kbloom_xdp_test path/to/kbloom_xdp_bench [path/to/bloomctl]" >&2
 	exit 2
 fi
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
-XDP=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
-BLOOMCTL=${2:-$top/tools/bloomctl/bloomctl}
+abs() {
+	echo "$(cd "$(dirname "$1")" && pwd)/$(basename "$1")"
+}
+XDP=$(abs "$1")
+XT=$(abs "$2")
+XB=$(abs "$3")
+BLOOMCTL=${4:-$top/tools/bloomctl/bloomctl}
 exec </dev/null
 
 tmp=$(mktemp -d) || exit 2
@@ -53,10 +60,10 @@ trap 'exit 2' INT TERM
 tap_out=$tmp/out
 tap_err=$tmp/err
 
-# run ARGS...: kbloom_xdp, with stdout, stderr and status in $tmp/out,
-# $tmp/err and $rc.
+# run PROGRAM ARGS...: kbloom_xdp, kbloom_xdp_test or kbloom_xdp_bench,
+# with stdout, stderr and status in $tmp/out, $tmp/err and $rc.
 run() {
-	"$XDP" "$@" >"$tmp/out" 2>"$tmp/err"
+	"$@" >"$tmp/out" 2>"$tmp/err"
 	rc=$?
 }
 
@@ -149,46 +156,49 @@ fi
 
 # ---- arguments --------------------------------------------------------------
 
-expect 0 "help" help
+expect 0 "help" "$XDP" help
+out_has "kbloom_xdp stats" "help lists stats"
+expect 0 "kbloom_xdp_test help" "$XT" help
 out_has "test-run" "help lists test-run"
-expect 2 "an unknown option is a usage error" test-run --bogus
-expect 2 "a bad filter name is a usage error" test-run --allow ../x
+out_has "kfunc OP" "help lists kfunc"
+expect 0 "kbloom_xdp_bench --help" "$XB" --help
+out_has "--flows-count" "its help lists --flows-count"
+expect 2 "an unknown option is a usage error" "$XT" test-run --bogus
+expect 2 "a bad filter name is a usage error" "$XT" test-run --allow ../x
 err_has "'../x' is not a filter name" "the bad name is named"
-expect 2 "a bad packet is a usage error" test-run --map --flows f --pkt 'udp 10.0.0.1 > '
+expect 2 "a bad packet is a usage error" "$XT" test-run --map --flows f --pkt 'udp 10.0.0.1 > '
 err_has "udp 10.0.0.1 > " "the bad packet is named"
-expect 2 "ports on a protocol without" test-run --map --pkt 'icmp 10.0.0.1:5 > 10.0.0.2'
-expect 2 "--allow-addr needs --allow" test-run --map --allow-addr 10.0.0.1
-expect 2 "--by-id with --map" test-run --map --by-id
-expect 2 "attach without a device" attach --map
-expect 2 "a test-run option on stats" stats --pkt arp lo
+expect 2 "ports on a protocol without" "$XT" test-run --map --pkt 'icmp 10.0.0.1:5 > 10.0.0.2'
+expect 2 "--allow-addr needs --allow" "$XT" test-run --map --allow-addr 10.0.0.1
+expect 2 "--by-id with --map" "$XT" test-run --map --by-id
+expect 2 "attach without a device" "$XDP" attach --map
+expect 2 "a test-run option on stats" "$XDP" stats --pkt arp lo
 expect 2 "bench: --flows-count past 2^21 (each program its own IPv4 flows)" \
-	bench --map --flows f --flows-count 2097153 --packets 4194306
+	"$XB" --map --flows f --flows-count 2097153 --packets 4194306
 err_has "'2097153' is not 1 to 2097152" "... and says the range"
 expect 2 "bench: more packets per flow than one test run repeats" \
-	bench --map --flows f --packets 1099511627776 --flows-count 1
-expect 1 "stats of a device that does not exist" stats kbnosuch0
+	"$XB" --map --flows f --packets 1099511627776 --flows-count 1
+expect 1 "stats of a device that does not exist" "$XDP" stats kbnosuch0
 err_has "device 'kbnosuch0': no such device" "the missing device is named"
-run help
-out_has "kfunc OP" "help lists kfunc"
-expect 2 "kfunc without arguments" kfunc
-expect 2 "kfunc of an unknown operation" kfunc frob f 01
+expect 2 "kfunc without arguments" "$XT" kfunc
+expect 2 "kfunc of an unknown operation" "$XT" kfunc frob f 01
 err_has "'frob' is not query, add" "the unknown operation is named"
-expect 2 "kfunc query without a key" kfunc query f
-expect 2 "kfunc: a key that is not hex" kfunc add f 0x1
-expect 2 "kfunc: a key of an odd number of digits" kfunc add f 012
-expect 2 "kfunc: --len past the key buffer" kfunc add f 01 --len 4105
-expect 2 "kfunc get takes no key" kfunc get f 01
-expect 2 "kfunc get is by name" kfunc get --by-id f
-expect 2 "kfunc: --tc and --syscall" kfunc query --tc --syscall f 01
+expect 2 "kfunc query without a key" "$XT" kfunc query f
+expect 2 "kfunc: a key that is not hex" "$XT" kfunc add f 0x1
+expect 2 "kfunc: a key of an odd number of digits" "$XT" kfunc add f 012
+expect 2 "kfunc: --len past the key buffer" "$XT" kfunc add f 01 --len 4105
+expect 2 "kfunc get takes no key" "$XT" kfunc get f 01
+expect 2 "kfunc get is by name" "$XT" kfunc get --by-id f
+expect 2 "kfunc: --tc and --syscall" "$XT" kfunc query --tc --syscall f 01
 expect 2 "kfunc add --syscall: syscall programs may not change filters" \
-	kfunc add --syscall f 01
+	"$XT" kfunc add --syscall f 01
 err_has "syscall programs may only query, get and id" "... and says so"
-expect 2 "kfunc: --id 0" kfunc query --id 0 f 01
-expect 2 "kfunc: a kfunc option on test-run" test-run --map --tc
+expect 2 "kfunc: --id 0" "$XT" kfunc query --id 0 f 01
+expect 2 "kfunc: a kfunc option on test-run" "$XT" test-run --map --tc
 if [ "$(cat /sys/kernel/bloom/kfuncs 2>/dev/null)" != available ]; then
-	expect 1 "kfunc without kbloom's kfuncs" kfunc query f 01
+	expect 1 "kfunc without kbloom's kfuncs" "$XT" kfunc query f 01
 	err_has "kbloom's kfuncs: " "... says why the kfuncs are missing"
-	expect 1 "kfunc-syscall-refused without kbloom's kfuncs" kfunc-syscall-refused
+	expect 1 "kfunc-syscall-refused without kbloom's kfuncs" "$XT" kfunc-syscall-refused
 	err_has "not loaded, so not checked" "... says it checked nothing"
 fi
 
@@ -217,7 +227,7 @@ if [ -n "$why" ]; then
 	tap_done
 	exit
 fi
-run test-run --map --pkt arp
+run "$XT" test-run --map --pkt arp
 [ "$rc" = 0 ]
 result $? "root on Linux $kver: the map program loads and runs (exit 0, got $rc)"
 if [ "$rc" != 0 ]; then
@@ -252,7 +262,7 @@ key() {
 
 U4='udp 10.0.0.1:1000 > 10.0.0.2:53'
 U6='udp [2001:db8::1]:1000 > [2001:db8::2]:53'
-run test-run --map --allow a --flows f --allow-addr 10.0.0.1 \
+run "$XT" test-run --map --allow a --flows f --allow-addr 10.0.0.1 \
 	--allow-addr 2001:db8::1 --show-keys \
 	--pkt "$U4" --pkt "$U4" \
 	--pkt 'tcp 10.0.0.1:40000 > 10.0.0.2:80' \
@@ -315,11 +325,11 @@ out_has "total: passed 15 dropped 6 new_flows 8 seen_flows 5 errors 1 malformed 
 
 # No allow-list, no flow count: every well-formed IP packet passes, and
 # IPv6 extension headers are not even parsed for an address-only key.
-run test-run --map --pkt "$U4" --pkt "$U6 ext=hop,hop,hop,hop,hop,hop,hop,hop,hop"
+run "$XT" test-run --map --pkt "$U4" --pkt "$U6 ext=hop,hop,hop,hop,hop,hop,hop,hop,hop"
 line "$U4" XDP_PASS passed+1
 line "$U6 ext=hop,hop,hop,hop,hop,hop,hop,hop,hop" XDP_PASS passed+1
 
-run test-run --map --allow a --flows f --allow-addr 10.0.0.1 -j --pkt "$U4"
+run "$XT" test-run --map --allow a --flows f --allow-addr 10.0.0.1 -j --pkt "$U4"
 if command -v python3 >/dev/null 2>&1; then
 	python3 -c 'import json, sys
 d = json.load(sys.stdin)
@@ -337,11 +347,8 @@ fi
 # fakedev.so stands in for /dev/bloom and logs the keys bloomctl sends.
 if [ -x "$BLOOMCTL" ] && command -v cc >/dev/null 2>&1 &&
    file "$BLOOMCTL" 2>/dev/null | grep -q 'dynamically linked' &&
-   cc -shared -fPIC -O1 -std=gnu11 -I"$top/include/uapi" \
-	-I"$top/tools/bloomctl/core" -I"$top/kmod" -o "$tmp/fakedev.so" \
-	"$top/tools/bloomctl/fakedev.c" "$top/tools/bloomctl/sizing.c" \
-	"$top/kmod/kbloom_sizing.c" "$top/kmod/kbloom_hash.c" \
-	"$top/kmod/kbloom_core.c" -ldl 2>"$tmp/cc.err"; then
+   make -s -C "$top/tools/bloomctl" fakedev.so >/dev/null 2>"$tmp/cc.err" &&
+   cp "$top/tools/bloomctl/fakedev.so" "$tmp/fakedev.so"; then
 	mkdir "$tmp/state"
 	: >"$tmp/dev"
 	bloomctl() {
@@ -356,7 +363,7 @@ if [ -x "$BLOOMCTL" ] && command -v cc >/dev/null 2>&1 &&
 	same() {
 		bloomctl add f --key "$2" --flow "$3"
 		want=$(sed -n 's/^KEY //p' "$tmp/log")
-		run test-run --map --allow a --flows f --allow-addr 10.0.0.1 \
+		run "$XT" test-run --map --allow a --flows f --allow-addr 10.0.0.1 \
 			--allow-addr 2001:db8::1 --show-keys --pkt "$4"
 		[ -n "$want" ] &&
 			grep -qx "	$1-key $want" "$tmp/out"
@@ -383,17 +390,17 @@ if command -v ip >/dev/null 2>&1 &&
    ip link add kbxdp0 type veth peer name kbxdp1 2>/dev/null; then
 	veth=kbxdp0
 	ip link set kbxdp0 up && ip link set kbxdp1 up
-	expect 0 "attach --map --generic to a veth" --map --flows f --generic kbxdp0
+	expect 0 "attach --map --generic to a veth" "$XDP" --map --flows f --generic kbxdp0
 	out_has "attached kbloom_xdp_map" "attach says what it attached"
-	expect 1 "a second attach is refused" --map --generic kbxdp0
+	expect 1 "a second attach is refused" "$XDP" --map --generic kbxdp0
 	err_has "device 'kbxdp0': an XDP program is attached already" "the busy device is named"
-	expect 0 "stats" stats kbxdp0
+	expect 0 "stats" "$XDP" stats kbxdp0
 	out_has "kbxdp0: kbloom_xdp_map" "stats names the program"
 	out_has "malformed" "stats lists the counters"
-	expect 0 "stats -j" stats -j kbxdp0
+	expect 0 "stats -j" "$XDP" stats -j kbxdp0
 	out_has '"mode":"generic"' "stats -j has the attach mode"
-	expect 0 "detach" detach kbxdp0
-	expect 1 "detach with nothing attached" detach kbxdp0
+	expect 0 "detach" "$XDP" detach kbxdp0
+	expect 1 "detach with nothing attached" "$XDP" detach kbxdp0
 	err_has "device 'kbxdp0': no XDP program attached" "the empty device is named"
 	ip link del kbxdp0 2>/dev/null
 	veth=
@@ -403,11 +410,11 @@ fi
 
 # ---- bench ------------------------------------------------------------------
 
-expect 0 "bench --map (repeat)" bench --map --allow a --flows f --packets 20000 --flows-count 100
+expect 0 "bench --map (repeat)" "$XB" --map --allow a --flows f --packets 20000 --flows-count 100
 out_has "BPF bloom map" "bench prints the map program's row"
 grep -Eq '^BPF bloom map, k = 7 +[0-9]+ +[0-9.]+ +[0-9]+ +100 +19900 +0 +0$' "$tmp/out"
 result $? "bench: 100 new flows, 19900 seen, nothing dropped"
-expect 0 "bench --map --distinct --ipv6 -j" bench --map --flows f --packets 2000 --flows-count 1000 --distinct --ipv6 -j
+expect 0 "bench --map --distinct --ipv6 -j" "$XB" --map --flows f --packets 2000 --flows-count 1000 --distinct --ipv6 -j
 out_has '"new_flows":1000,"seen_flows":1000' "bench --distinct: the second round is all seen"
 
 tap_done

@@ -210,10 +210,8 @@ if [ -x "$real" ] && "$real" --help > /dev/null 2>&1; then
 
 	# Filter names through the real 'bloomctl list', on the fake device.
 	b=$top/tools/bloomctl
-	if cc -shared -fPIC -O1 -std=gnu11 -I"$top/include/uapi" -I"$b/core" -I"$top/kmod" \
-		-o "$tmp/fakedev.so" "$b/fakedev.c" "$b/sizing.c" "$top/kmod/kbloom_sizing.c" \
-		"$top/kmod/kbloom_hash.c" "$top/kmod/kbloom_core.c" \
-		-ldl > "$tmp/cc.log" 2>&1; then
+	if make -s -C "$b" fakedev.so > "$tmp/cc.log" 2>&1 &&
+		cp "$b/fakedev.so" "$tmp/fakedev.so"; then
 		mkdir -p "$tmp/state"
 		: > "$tmp/fakedev"
 		export LD_PRELOAD=$tmp/fakedev.so FAKEDEV=$tmp/fakedev FAKEDEV_STATE=$tmp/state

@@ -2,8 +2,9 @@
 # shellcheck shell=dash
 #
 # kbloom's BPF kfuncs (kmod/kbloom_bpf.c), sourced by tests.sh: the XDP
-# example of tools/bpf (kbloom_xdp, its programs inside it through libbpf
-# skeletons) on this kernel. The module must have BTF: the debug kernel
+# example of tools/bpf on this kernel: its loader kbloom_xdp, its tests'
+# way in kbloom_xdp_test and its benchmark kbloom_xdp_bench (tools/bench),
+# the programs inside them through libbpf skeletons. The module must have BTF: the debug kernel
 # gives it, Debian's stock one needs make BTF=1 (tools/btf-kdir.sh), which
 # check.sh builds with.
 #  - sysfs "kfuncs" says available, and the module's BTF carries them;
@@ -107,8 +108,10 @@ bpf_rmmod() {
 }
 
 run_bpf() {
-	if ! command -v kbloom_xdp >/dev/null; then
-		ok "kfuncs # SKIP no kbloom_xdp in the initramfs"
+	if ! command -v kbloom_xdp >/dev/null ||
+	   ! command -v kbloom_xdp_test >/dev/null ||
+	   ! command -v kbloom_xdp_bench >/dev/null; then
+		ok "kfuncs # SKIP no kbloom_xdp, kbloom_xdp_test or kbloom_xdp_bench in the initramfs"
 		return 0
 	fi
 	kf=$(cat /sys/kernel/bloom/kfuncs)
@@ -126,8 +129,8 @@ run_bpf() {
 	else
 		ok "kfuncs: kbloom's BTF # SKIP no bpftool in the initramfs"
 	fi
-	KBLOOM_REQUIRE_KFUNCS=1 sh "$L/test-kfunc.sh" "$(command -v kbloom_xdp)" \
-		"$(command -v bloomctl)" > /tmp/bpf.tap 2>&1
+	KBLOOM_REQUIRE_KFUNCS=1 sh "$L/test-kfunc.sh" "$(command -v kbloom_xdp_test)" \
+		"$(command -v kbloom_xdp_bench)" "$(command -v bloomctl)" > /tmp/bpf.tap 2>&1
 	bt_rc=$?
 	# Not a pipe: the counts must stay in this shell.
 	bpf_tap < /tmp/bpf.tap

@@ -798,7 +798,7 @@ pk_teardown() {
 	check "rmmod xt_bloom once the rules are gone" [ ! -d /sys/module/xt_bloom ]
 }
 
-# The benchmark (tools/xtables/bench-vm.sh boots a VM that runs only
+# The benchmark (tools/bench/vm.sh boots a VM that runs only
 # this): the same pktgen stream of F flows (F sources, one UDP port) through
 # three rule sets doing the same "seen before?" job, one at a time, and
 # nothing but a DROP as the baseline. Each is run twice: the first pass
@@ -968,7 +968,7 @@ run_packets() {
 	pk_teardown
 }
 
-# `make bench-vm` (tools/xtables/bench-vm.sh): run.sh --mode only --append
+# `make bench-vm` (tools/bench/vm.sh): run.sh --mode only --append
 # "kbloom_only=run_packets_bench kbloom_packets_bench=FLOWS".
 run_packets_bench() {
 	pk_setup || return 0

@@ -3,20 +3,22 @@
 #
 # make bench-vm's system-call and in-kernel parts, in this boot of the
 # stock kernel. Benchmarks: the only checks are that every answer was
-# right. Not in KBLOOM_CHECKS; tools/xtables/bench-vm.sh runs them
-# (kbloom_only=...,run_ioctl_bench,run_api_bench, kbloom_bench_keys=N).
+# right. Not in KBLOOM_CHECKS; tools/bench/vm.sh ships this file into the
+# VM as tests.d/bench.sh and runs them (kbloom_only=...,run_ioctl_bench,
+# run_api_bench, kbloom_bench_keys=N).
 #
-# run_ioctl_bench (tools/stress/kbloom_ioctl_bench.c): kbloom's ioctls
+# run_ioctl_bench (tools/bench/kbloom_ioctl_bench.c): kbloom's ioctls
 # (batched and one key per call, by name and on a handle) against one
 # bpf() per key on a BPF bloom map of the same keys. It leaves its filter,
 # ioctl_bench, full of the present keys, for run_api_bench.
 #
 # run_input_bench, run_xdp_bench: see below.
 #
-# run_api_bench: the in-kernel API (kbloom_apibench.ko: kbloom_query()
-# and kbloom_query_batch() on that filter) against a BPF program doing
-# the same lookups in a BPF bloom map (make bench's BPF peer, the host's
-# kbloom_bench with its libraries, -k "BPF program").
+# run_api_bench: the in-kernel API (kbloom_apibench.ko,
+# tools/bench/kbloom_apibench.c: kbloom_query() and kbloom_query_batch()
+# on that filter) against a BPF program doing the same lookups in a BPF
+# bloom map (make bench's BPF peer, the host's kbloom_bench with its
+# libraries, -k "BPF program").
 
 bench_keys() {
 	echo "${kbloom_bench_keys:-100000}"
@@ -104,12 +106,12 @@ run_input_bench() {
 # packets pay: 40 repeats left that as most of a packet's measured cost,
 # and 1000 still as a third of it (the "no lookup" program took 250 ns a
 # packet at 1000 repeats, 185 at 50000, 130 at 10^8, in one VM), more
-# of kbloom's lookups than of the map's. kbloom_xdp also runs the
+# of kbloom's lookups than of the map's. kbloom_xdp_bench also runs the
 # map program with its lookups left out (parsing and keys only), and
 # prints each one's lookups alone: its time less that one's. Five rounds,
 # and the median of each ratio: one round's ratio moves by 20% under
-# emulation. bench-vm.sh runs it twice: after the other benches, and in a
-# boot of its own. Needs kbloom.ko with BTF (bench-vm.sh builds it so).
+# emulation. vm.sh runs it twice: after the other benches, and in a
+# boot of its own. Needs kbloom.ko with BTF (vm.sh builds it so).
 XB_ROUNDS=5	# odd: the median is the middle round
 # The median of column $1 of the XDP bench's rounds of ratios
 # (/tmp/xb.ratios), said as kbloom's ratio to $2.
@@ -125,16 +127,16 @@ xb_median() {
 run_xdp_bench() {
 	xb_flows=${kbloom_xdp_flows:-5000}
 	xb_sent=$((xb_flows < 10 ? xb_flows : 10))
-	# bench-vm.sh runs it after the other benches, then in a boot that
+	# vm.sh runs it after the other benches, then in a boot that
 	# runs nothing else.
 	case "${kbloom_only:-}" in
 	run_xdp_bench) xb_when="in a VM that ran nothing else" ;;
 	*) xb_when="after the other checks of this boot" ;;
 	esac
 	xb_pkts=$((xb_sent * 50000))
-	if ! command -v kbloom_xdp >/dev/null ||
+	if ! command -v kbloom_xdp_bench >/dev/null ||
 	   [ "$(cat /sys/kernel/bloom/kfuncs)" != available ]; then
-		not_ok "XDP bench: kbloom_xdp and the kfuncs ($(cat /sys/kernel/bloom/kfuncs))"
+		not_ok "XDP bench: kbloom_xdp_bench and the kfuncs ($(cat /sys/kernel/bloom/kfuncs))"
 		return
 	fi
 	check_exit 0 "XDP bench: create xb ($xb_flows flows, 1%, blocked)" \
@@ -143,7 +145,7 @@ run_xdp_bench() {
 	: > /tmp/xb.ratios
 	for xb_round in $(seq 1 $XB_ROUNDS); do
 		echo "# bench: XDP round $xb_round of $XB_ROUNDS ($xb_when)"
-		kbloom_xdp bench --flows xb --capacity "$xb_flows" --fpr 0.01 \
+		kbloom_xdp_bench --flows xb --capacity "$xb_flows" --fpr 0.01 \
 			--packets "$xb_pkts" --flows-count "$xb_sent" --clear > /tmp/xb.out 2>&1
 		xb_rc=$?
 		sed 's/^/# bench: /' /tmp/xb.out
@@ -162,7 +164,7 @@ run_xdp_bench() {
 	xb_median 2 "the packets/s of the BPF map"
 	# kbloom: what the filter holds. The BPF map: its bit array as
 	# kernel/bpf/bloom_filter.c sizes it (k * n * 7 / 5 bits, rounded up to
-	# a power of two), with k = 7 for 1%, as kbloom_xdp sets it.
+	# a power of two), with k = 7 for 1%, as kbloom_xdp_bench sets it.
 	awk -v kb="$(cat /sys/kernel/bloom/filters/xb/memory_bytes)" -v n="$xb_flows" 'BEGIN {
 		bits = n * 7 / 5 * 7; p = 64; while (p < bits) p *= 2
 		printf "# bench: XDP memory for %d flows at 1%%: kbloom %.1f KiB, BPF map %.1f KiB (%.1fx)\n", n, kb / 1024, p / 8 / 1024, p / 8 / kb

@@ -6,8 +6,8 @@
  * kbloom_query_batch() on batches of 64, over the keys make bench uses
  * (key i is i little-endian, 8 bytes): [0, keys) present, [keys, 2 keys)
  * absent. Prints one line per way to the kernel log, "kbloom_apibench:",
- * and stays loaded until removed. Built only on request
- * (KBLOOM_APIBENCH=m, tools/xtables/bench-vm.sh), never installed.
+ * and stays loaded until removed. A module of its own (Kbuild), built
+ * only by tools/bench/vm.sh, never installed.
  *
  *   insmod kbloom_apibench.ko name=FILTER keys=N
  */

@@ -10,7 +10,7 @@
  * Usage: kbloom_ioctl_bench [-k] [KEYS]   (default 100000)
  * -k keeps the filter, "ioctl_bench", full of the present keys, for
  * kbloom_apibench.ko to look them up from the kernel.
- * Prints "# bench: ..." lines (tools/vm/tests.d/bench.sh). Exit 0, or 1
+ * Prints "# bench: ..." lines (tools/bench/vm-checks.sh). Exit 0, or 1
  * on a wrong answer (a present key reported absent), 2 on a failed call.
  */
 #include <linux/bpf.h>
@@ -27,7 +27,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../native/bench.h"	/* bench_key(): make bench's keys */
+#include "bench.h"	/* bench_key(): make bench's keys */
 
 #define NAME	"ioctl_bench"
 #define ROUNDS	3

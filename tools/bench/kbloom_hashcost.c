@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Hashes N keys of one length with one scheme, for an instruction count
- * under valgrind (`make -C tools/native hash-cost`): instructions are the
+ * under valgrind (`make -C tools/bench hash-cost`): instructions are the
  * same from run to run, where nanoseconds on a shared machine are not.
  *
  * Usage: kbloom_hashcost jhash|siphash LEN N
