@@ -27,6 +27,7 @@ typedef int64_t s64;
 #define DIV_ROUND_UP(n, d)	(((n) + (d) - 1) / (d))
 #define DIV_ROUND_UP_ULL(n, d)	DIV_ROUND_UP((unsigned long long)(n), (d))
 #define READ_ONCE(x)		__atomic_load_n(&(x), __ATOMIC_RELAXED)
+#define WRITE_ONCE(x, val)	__atomic_store_n(&(x), (val), __ATOMIC_RELAXED)
 #define BITS_PER_LONG		(sizeof(unsigned long) * CHAR_BIT)
 #define BIT_WORD(nr)		((nr) / BITS_PER_LONG)
 #define BIT_MASK(nr)		(1UL << ((nr) % BITS_PER_LONG))
