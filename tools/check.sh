@@ -2,20 +2,23 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # `make check`: everything kbloom is tested by, in order of cost.
-#  1. native unit tests of the core and of bloomctl (seconds);
+#  1. native unit tests of the core, and deliberately broken cores that
+#     they must catch (tools/mutate.sh); bloomctl and bloomsync natively;
 #  2. W=1, sparse and checkpatch --strict on the module; the libFuzzer
 #     harnesses for a bounded time (tools/fuzz, when present);
 #  3. the debug kernel (KUnit, KASAN + KASAN_VMALLOC, lockdep, UBSAN,
 #     kmemleak, fault injection, panic_on_warn): KUnit suites and the
-#     in-VM tests (with the fail-nth sweep and the ioctl fuzzer);
-#     then deliberately broken builds, which must make KUnit fail;
+#     in-VM tests (with the fail-nth sweep and the ioctl fuzzer), as two
+#     VMs side by side (run_vm);
 #  3b. the KCSAN kernel: KUnit and the concurrency tests, no data race;
-#  4. Debian's stock kernel, the one users run: the in-VM tests.
+#  4. Debian's stock kernel, the one users run: the in-VM tests, as two
+#     VMs side by side.
 #  4b. the reboot test: a Debian system (systemd, netfilter-persistent) on
 #     the stock kernel, the bloomctl package and the modules installed,
 #     filters and rules across a clean reboot and a crash.
 # With --quick (make check-quick), stages 1 and 2 only, for the edit loop:
-# no VM, no kernel built, the module without BTF, the fuzzers briefly.
+# no VM, no kernel built, no mutants, the module without BTF, the fuzzers
+# briefly.
 # Every test program must exit 0 and print its TAP plan "1..N" and N
 # results (count_tap). Ends with "N passed, M failed"; exits non-zero if
 # anything failed.
@@ -151,6 +154,14 @@ if make -s -C "$top/tools/bench" kbloom_bench > "$build/bench-smoke.log" 2>&1 &&
 else
 	tail -20 "$build/bench-smoke.log"
 	fail "make bench's program builds and runs"
+fi
+
+# Tests of the tests: deliberately broken cores (tools/mutate.sh) that the
+# native tests must catch. None needs a kernel, so no KDIR.
+if [ -z "$quick" ]; then
+	say "tests of the tests: deliberately broken builds must fail"
+	"$top/tools/mutate.sh" "$build/mutants" > "$build/mutants.log" 2>&1
+	count_tap "$build/mutants.log" "mutants caught" $?
 fi
 
 say "bloomctl (native, no module needed)"
@@ -416,9 +427,6 @@ say "debug kernel (KUnit, KASAN, lockdep, UBSAN, kmemleak)"
 if kdir=$("$top/tools/vm/kernel.sh"); then
 	if kbloom_build_module "$kdir" "$build/debug"; then
 		run_vm debug "$kdir/arch/x86/boot/bzImage" "$build/debug" "$(fuzz_append 60)"
-		say "tests of the tests: deliberately broken builds must fail"
-		"$top/tools/mutate.sh" "$kdir" "$build/mutants" > "$build/mutants.log" 2>&1
-		count_tap "$build/mutants.log" "mutants caught" $?
 	else
 		cat "$build/debug/build.log"; fail "module builds against the debug kernel"
 	fi

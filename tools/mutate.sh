@@ -7,16 +7,16 @@
 #           at the first failure) built on the mutated core; seconds;
 #   kunit:  the module built against KDIR, and the debug kernel booted
 #           with only the KUnit suites; minutes. For what only a kernel
-#           shows (the registry, windows, kernel-only code).
-# Usage: mutate.sh KDIR OUTDIR; prints the TAP plan, then one "ok"/"not ok"
-# line per mutant; exits 1 if any is "not ok".
+#           shows (the registry, windows, kernel-only code); needs KDIR.
+# Usage: mutate.sh OUTDIR [KDIR]; prints the TAP plan, then one
+# "ok"/"not ok" line per mutant; exits 1 if any is "not ok".
 set -uo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
 # shellcheck source=tools/lib-module.sh
 . "$top/tools/lib-module.sh"
-kdir=$1
-out=$(mkdir -p "$2" && cd "$2" && pwd)
+out=$(mkdir -p "$1" && cd "$1" && pwd)
+kdir=${2:-}
 
 # tier|name|file|sed expression (must change the file)
 mutants=(
@@ -51,6 +51,10 @@ run_native() {
 run_kunit() {
 	local dir=$1
 
+	if [ -z "$kdir" ]; then
+		echo "not ok - mutant '$name' needs the debug kernel (mutate.sh OUTDIR KDIR)"
+		return 125
+	fi
 	if ! kbloom_module_make "$kdir" "$dir"; then
 		echo "not ok - mutant '$name' does not build (log: $dir/build.log)"
 		return 125

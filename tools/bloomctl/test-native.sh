@@ -1526,13 +1526,14 @@ fake_statedir_tests() {
 	bits_after_restore "saved 1 s ago" 80
 	reimage "$tmp/sdw/w.kbloom" -35000
 	bits_after_restore "saved 35 s ago" 24
-	grep -Eq 'age_ms=(49|50|51)[0-9][0-9]$' "$tmp/restore.log"
+	# (up to 3 s more where a loaded machine is slow to restore)
+	grep -Eq 'age_ms=(49[0-9][0-9]|[5-7][0-9][0-9][0-9])$' "$tmp/restore.log"
 	result $? "35 s: two rotations, and the newest is 5 s into its period ($(grep -o 'age_ms=[0-9]*' "$tmp/restore.log"))"
 	reimage "$tmp/sdw/w.kbloom" -61000
 	bits_after_restore "saved 61 s ago, more than W" 0
 	reimage "$tmp/sdw/w.kbloom" 100000
 	bits_after_restore "saved in the future by this clock" 80
-	grep -qE "saved (99.9|100.0) s in the future by this clock" "$tmp/restore.err"
+	grep -qE "saved (9[7-9]\.[0-9]|100\.0) s in the future by this clock" "$tmp/restore.err"
 	result $? "a clock behind the save is said"
 	reimage "$tmp/sdw/w.kbloom" -35000
 	rm -rf "$tmp/sdmod"
