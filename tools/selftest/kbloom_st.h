@@ -125,128 +125,24 @@ static __maybe_unused u32 add_n(const char *name, const char *key, u32 n)
 /* Keys                                                               */
 /* ------------------------------------------------------------------ */
 
-static __maybe_unused u64 rng_next(u64 *s)
-{
-	u64 z = (*s += 0x9e3779b97f4a7c15ULL);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
-
-struct keyset {
-	unsigned char *keys;
-	u32 *lens;
-	u64 *off;
-	u64 bytes;
-	u32 count;
-};
-
-static __maybe_unused void keyset_free(struct keyset *ks)
-{
-	free(ks->keys);
-	free(ks->lens);
-	free(ks->off);
-	memset(ks, 0, sizeof(*ks));
-}
-
 /*
- * @count keys of 1..@maxlen pseudo-random bytes. The low bit of the first
- * byte is @parity, so keysets of different parity never share a key: a
- * query of the other set can only hit by a false positive.
+ * keys_gen() and keys_tag() of kbloom_util.h, failing the case when out
+ * of memory.
  */
 static __maybe_unused bool keyset_gen(struct __test_metadata *_metadata,
 				      struct keyset *ks, u32 count, u64 seed,
 				      unsigned int parity, u32 maxlen)
 {
-	u64 s = seed, pos = 0;
-	u32 i, j;
-
-	memset(ks, 0, sizeof(*ks));
-	ks->count = count;
-	ks->lens = calloc(count, sizeof(*ks->lens));
-	ks->off = calloc(count, sizeof(*ks->off));
-	ks->keys = malloc((size_t)count * maxlen);
-	if (!ks->lens || !ks->off || !ks->keys) {
-		keyset_free(ks);
-		return EXPECT_COND(false, "out of memory", "allocate %u keys",
-				   count);
-	}
-	for (i = 0; i < count; i++) {
-		u32 len = 1 + (u32)(rng_next(&s) % maxlen);
-
-		ks->lens[i] = len;
-		ks->off[i] = pos;
-		for (j = 0; j < len; j++)
-			ks->keys[pos + j] = (unsigned char)rng_next(&s);
-		ks->keys[pos] =
-			(unsigned char)((ks->keys[pos] & 0xfe) | parity);
-		pos += len;
-	}
-	ks->bytes = pos;
-	return true;
+	return EXPECT_COND(keys_gen(ks, count, seed, parity, maxlen),
+			   "out of memory", "allocate %u keys", count);
 }
 
-static __maybe_unused bool bit_get(const unsigned char *bm, u32 i)
-{
-	return bm[i / 8] & (1u << (i % 8));
-}
-
-static __maybe_unused u32 bits_count(const unsigned char *bm, u32 n)
-{
-	u32 i, c = 0;
-
-	for (i = 0; i < n; i++)
-		c += bit_get(bm, i);
-	return c;
-}
-
-/*
- * @count distinct keys "<tag>:<i>": unlike keyset_gen(), never a duplicate,
- * so that removing one key cannot remove another.
- */
 static __maybe_unused bool keyset_tag(struct __test_metadata *_metadata,
 				      struct keyset *ks, const char *tag,
 				      u32 count)
 {
-	u64 pos = 0;
-	u32 i;
-
-	memset(ks, 0, sizeof(*ks));
-	ks->count = count;
-	ks->lens = calloc(count, sizeof(*ks->lens));
-	ks->off = calloc(count, sizeof(*ks->off));
-	ks->keys = malloc((size_t)count * 24 + 1);
-	if (!ks->lens || !ks->off || !ks->keys) {
-		keyset_free(ks);
-		return EXPECT_COND(false, "out of memory", "allocate %u keys",
-				   count);
-	}
-	for (i = 0; i < count; i++) {
-		ks->off[i] = pos;
-		ks->lens[i] = (u32)snprintf((char *)ks->keys + pos, 24, "%s:%u",
-					    tag, i);
-		pos += ks->lens[i];
-	}
-	ks->bytes = pos;
-	return true;
-}
-
-/* Bytes of keys first .. first + n - 1 of @ks. */
-static __maybe_unused u64 ks_span(const struct keyset *ks, u32 first, u32 n)
-{
-	u64 end = first + n < ks->count ? ks->off[first + n] : ks->bytes;
-
-	return end - ks->off[first];
-}
-
-static __maybe_unused int ks_batch(int fd, unsigned long cmd, const char *name,
-				   const struct keyset *ks, u32 first, u32 n,
-				   void *results, struct kbloom_batch *out)
-{
-	return kb_batch(fd, cmd, name, ks->keys + ks->off[first],
-			ks->lens + first, results, ks_span(ks, first, n), n,
-			out);
+	return EXPECT_COND(keys_tag(ks, tag, count), "out of memory",
+			   "allocate %u keys", count);
 }
 
 /* ADD_BATCH keys first .. first + n - 1 of @ks to @name; reports. */
