@@ -231,6 +231,7 @@ _Static_assert(KBLOOM_FEATURE_SIPHASH == 1ULL << 6, "SIPHASH feature");
 #include "kbloom_st_sysfs.c"
 #include "kbloom_st_handle.c"
 #include "kbloom_st_window.c"
+#include "kbloom_st_faults.c"
 #include "kbloom_st_changes.c"
 
 TEST_HARNESS_MAIN
