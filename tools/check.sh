@@ -321,8 +321,6 @@ vm_files() { # MODULE_DIR
 	echo "$top/tools/selftest/kbloom_selftest32:bin/kbloom_selftest32"
 	echo "$top/tools/selftest/kbloom_selftest_stress:bin/kbloom_selftest_stress"
 	echo "$top/tools/selftest/kbloom_selftest_stress32:bin/kbloom_selftest_stress32"
-	echo "$top/tools/selftest/kbloom_hardening:bin/kbloom_hardening"
-	echo "$top/tools/selftest/kbloom_hardening32:bin/kbloom_hardening32"
 	# tools/stress (tests.d/faults.sh, fuzz.sh say so when one is missing)
 	local x
 	for x in kbloom_failnth kbloom_ioctl_fuzz kbloom_ioctl_fuzz32; do

@@ -28,18 +28,11 @@
 #include <unistd.h>
 
 #include "bench.h"	/* bench_key(): make bench's keys */
+#include "../include/kbloom_util.h"	/* now_ns() */
 
 #define NAME	"ioctl_bench"
 #define ROUNDS	3
 #define KEYLEN	8
-
-static double now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e9 + ts.tv_nsec;
-}
 
 static void die(const char *what)
 {
@@ -58,8 +51,8 @@ static const uint8_t *key(uint64_t i)
 
 /* ---- kbloom ---- */
 
-static uint64_t kb_batch(int fd, bool named, unsigned long cmd,
-			 uint64_t first, uint64_t count, uint8_t *results)
+static uint64_t bench_batch(int fd, bool named, unsigned long cmd,
+			    uint64_t first, uint64_t count, uint8_t *results)
 {
 	struct kbloom_batch b = {
 		.keys = (uintptr_t)key(first),
@@ -76,7 +69,7 @@ static uint64_t kb_batch(int fd, bool named, unsigned long cmd,
 	return b.hits;
 }
 
-static uint64_t kb_one(int fd, bool named, uint64_t first, uint64_t count)
+static uint64_t bench_one(int fd, bool named, uint64_t first, uint64_t count)
 {
 	struct kbloom_key k = { .len = KEYLEN };
 	uint64_t i, hits = 0;
@@ -202,7 +195,7 @@ int main(int argc, char **argv)
 	if (ioctl(dev, KBLOOM_IOC_OPEN, &o))
 		die("KBLOOM_IOC_OPEN");
 	handle = o.fd;
-	kb_batch(dev, true, KBLOOM_IOC_ADD_BATCH, 0, nkeys, results);
+	bench_batch(dev, true, KBLOOM_IOC_ADD_BATCH, 0, nkeys, results);
 	map = bpf_bloom_create((uint32_t)nkeys);
 	if (map < 0)
 		die("BPF_MAP_CREATE");
@@ -218,20 +211,20 @@ int main(int argc, char **argv)
 				t0 = now_ns();
 				switch (w) {
 				case BATCH_NAME:
-					h = kb_batch(dev, true,
+					h = bench_batch(dev, true,
 						     KBLOOM_IOC_QUERY_BATCH,
 						     first, nkeys, results);
 					break;
 				case BATCH_HANDLE:
-					h = kb_batch(handle, false,
+					h = bench_batch(handle, false,
 						     KBLOOM_IOC_QUERY_BATCH,
 						     first, nkeys, results);
 					break;
 				case ONE_NAME:
-					h = kb_one(dev, true, first, nkeys);
+					h = bench_one(dev, true, first, nkeys);
 					break;
 				case ONE_HANDLE:
-					h = kb_one(handle, false, first, nkeys);
+					h = bench_one(handle, false, first, nkeys);
 					break;
 				default:
 					h = bpf_lookup(map, first, nkeys);

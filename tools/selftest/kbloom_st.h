@@ -11,8 +11,13 @@
 
 #include "kbloom_test.h"
 
-/* The unprivileged user of the perm and image areas' children. */
+/* The unprivileged user of the perm, image and sysfs areas' children. */
 #define NOBODY		65534
+
+/* The module's parameters: limits the create and sysfs areas change. */
+#define PARAMS		"/sys/module/kbloom/parameters"
+#define MIB		(1024ULL * 1024)
+#define GIB		(1024 * MIB)
 
 /*
  * The device, opened O_RDWR by st_open() in each fixture's setup. A file
@@ -125,128 +130,42 @@ static __maybe_unused u32 add_n(const char *name, const char *key, u32 n)
 /* Keys                                                               */
 /* ------------------------------------------------------------------ */
 
-static __maybe_unused u64 rng_next(u64 *s)
-{
-	u64 z = (*s += 0x9e3779b97f4a7c15ULL);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
-
-struct keyset {
-	unsigned char *keys;
-	u32 *lens;
-	u64 *off;
-	u64 bytes;
-	u32 count;
-};
-
-static __maybe_unused void keyset_free(struct keyset *ks)
-{
-	free(ks->keys);
-	free(ks->lens);
-	free(ks->off);
-	memset(ks, 0, sizeof(*ks));
-}
-
 /*
- * @count keys of 1..@maxlen pseudo-random bytes. The low bit of the first
- * byte is @parity, so keysets of different parity never share a key: a
- * query of the other set can only hit by a false positive.
+ * keys_gen() and keys_tag() of kbloom_util.h, failing the case when out
+ * of memory.
  */
 static __maybe_unused bool keyset_gen(struct __test_metadata *_metadata,
 				      struct keyset *ks, u32 count, u64 seed,
 				      unsigned int parity, u32 maxlen)
 {
-	u64 s = seed, pos = 0;
-	u32 i, j;
-
-	memset(ks, 0, sizeof(*ks));
-	ks->count = count;
-	ks->lens = calloc(count, sizeof(*ks->lens));
-	ks->off = calloc(count, sizeof(*ks->off));
-	ks->keys = malloc((size_t)count * maxlen);
-	if (!ks->lens || !ks->off || !ks->keys) {
-		keyset_free(ks);
-		return EXPECT_COND(false, "out of memory", "allocate %u keys",
-				   count);
-	}
-	for (i = 0; i < count; i++) {
-		u32 len = 1 + (u32)(rng_next(&s) % maxlen);
-
-		ks->lens[i] = len;
-		ks->off[i] = pos;
-		for (j = 0; j < len; j++)
-			ks->keys[pos + j] = (unsigned char)rng_next(&s);
-		ks->keys[pos] =
-			(unsigned char)((ks->keys[pos] & 0xfe) | parity);
-		pos += len;
-	}
-	ks->bytes = pos;
-	return true;
+	return EXPECT_COND(keys_gen(ks, count, seed, parity, maxlen),
+			   "out of memory", "allocate %u keys", count);
 }
 
-static __maybe_unused bool bit_get(const unsigned char *bm, u32 i)
-{
-	return bm[i / 8] & (1u << (i % 8));
-}
-
-static __maybe_unused u32 bits_count(const unsigned char *bm, u32 n)
-{
-	u32 i, c = 0;
-
-	for (i = 0; i < n; i++)
-		c += bit_get(bm, i);
-	return c;
-}
-
-/*
- * @count distinct keys "<tag>:<i>": unlike keyset_gen(), never a duplicate,
- * so that removing one key cannot remove another.
- */
 static __maybe_unused bool keyset_tag(struct __test_metadata *_metadata,
 				      struct keyset *ks, const char *tag,
 				      u32 count)
 {
-	u64 pos = 0;
-	u32 i;
-
-	memset(ks, 0, sizeof(*ks));
-	ks->count = count;
-	ks->lens = calloc(count, sizeof(*ks->lens));
-	ks->off = calloc(count, sizeof(*ks->off));
-	ks->keys = malloc((size_t)count * 24 + 1);
-	if (!ks->lens || !ks->off || !ks->keys) {
-		keyset_free(ks);
-		return EXPECT_COND(false, "out of memory", "allocate %u keys",
-				   count);
-	}
-	for (i = 0; i < count; i++) {
-		ks->off[i] = pos;
-		ks->lens[i] = (u32)snprintf((char *)ks->keys + pos, 24, "%s:%u",
-					    tag, i);
-		pos += ks->lens[i];
-	}
-	ks->bytes = pos;
-	return true;
+	return EXPECT_COND(keys_tag(ks, tag, count), "out of memory",
+			   "allocate %u keys", count);
 }
 
-/* Bytes of keys first .. first + n - 1 of @ks. */
-static __maybe_unused u64 ks_span(const struct keyset *ks, u32 first, u32 n)
+/*
+ * A batch command (@cmd) on keys first .. first + n - 1 of @ks in @name,
+ * with no results wanted; reports.
+ */
+static __maybe_unused bool ks_apply(struct __test_metadata *_metadata,
+				    unsigned long cmd, const char *name,
+				    const struct keyset *ks, u32 first, u32 n)
 {
-	u64 end = first + n < ks->count ? ks->off[first + n] : ks->bytes;
+	struct kbloom_batch out;
+	int err = ks_batch(g_fd, cmd, name, ks, first, n, NULL, &out);
 
-	return end - ks->off[first];
-}
-
-static __maybe_unused int ks_batch(int fd, unsigned long cmd, const char *name,
-				   const struct keyset *ks, u32 first, u32 n,
-				   void *results, struct kbloom_batch *out)
-{
-	return kb_batch(fd, cmd, name, ks->keys + ks->off[first],
-			ks->lens + first, results, ks_span(ks, first, n), n,
-			out);
+	if (!EXPECT_OK(err, "batch command %#lx on %u keys of %s", cmd, n,
+		       name))
+		return false;
+	return EXPECT_U64(out.done, n, "batch command %#lx on %s done", cmd,
+			  name);
 }
 
 /* ADD_BATCH keys first .. first + n - 1 of @ks to @name; reports. */
@@ -261,6 +180,29 @@ static __maybe_unused bool ks_add(struct __test_metadata *_metadata,
 	if (!EXPECT_OK(err, "%s: ADD_BATCH %u keys to %s", what, n, name))
 		return false;
 	return EXPECT_U64(out.done, n, "%s: ADD_BATCH to %s done", what, name);
+}
+
+/*
+ * QUERY keys first .. first + n - 1 one at a time: how many did not
+ * answer @want; -1 on error (reported).
+ */
+static __maybe_unused long ks_query_each(struct __test_metadata *_metadata,
+					 const char *name,
+					 const struct keyset *ks, u32 first,
+					 u32 n, u32 want)
+{
+	long wrong = 0;
+	u32 i, res;
+	int err;
+
+	for (i = first; i < first + n; i++) {
+		err = kb_key(g_fd, KBLOOM_IOC_QUERY, name,
+			     ks->keys + ks->off[i], ks->lens[i], &res);
+		if (!EXPECT_OK(err, "QUERY key %u on %s", i, name))
+			return -1;
+		wrong += res != want;
+	}
+	return wrong;
 }
 
 /* How many of keys first .. first + n - 1 are present; -1 on error. */
@@ -308,6 +250,193 @@ static __maybe_unused bool all_bytes(const unsigned char *p, u64 n,
 		if (p[i] != v)
 			return false;
 	return true;
+}
+
+/* ------------------------------------------------------------------ */
+/* Images                                                             */
+/* ------------------------------------------------------------------ */
+
+/* An export with its own buffer. */
+struct img {
+	struct kbloom_image im;
+	unsigned char *buf;
+	u64 len;
+};
+
+static __maybe_unused void img_free(struct img *g)
+{
+	free(g->buf);
+	memset(g, 0, sizeof(*g));
+}
+
+/*
+ * EXPORT @name on @fd into @g, sized by a first call that must say
+ * ENOBUFS; 0 or an errno (EIO: the sizes did not agree).
+ */
+static __maybe_unused int img_get(int fd, const char *name, struct img *g)
+{
+	struct kbloom_image im;
+	int err;
+
+	memset(g, 0, sizeof(*g));
+	err = kb_export(fd, name, NULL, 0, &im);
+	if (err != ENOBUFS)
+		return err ? err : EIO;
+	g->len = im.payload_len;
+	g->buf = malloc(g->len ? g->len : 1);
+	if (!g->buf)
+		return ENOMEM;
+	err = kb_export(fd, name, g->buf, g->len, &g->im);
+	if (!err && g->im.payload_len != g->len)
+		return EIO;
+	return err;
+}
+
+/* img_get() on the case's fd; reports. */
+static __maybe_unused bool img_take(struct __test_metadata *_metadata,
+				    const char *name, struct img *g,
+				    const char *what)
+{
+	return EXPECT_OK(img_get(g_fd, name, g),
+			 "%s: EXPORT %s (a size query, then the payload)",
+			 what, name);
+}
+
+/* Same parameters, seed (both halves) and payload bytes? */
+static __maybe_unused bool img_equal(const struct img *a, const struct img *b)
+{
+	return a->len == b->len && a->im.bits == b->im.bits &&
+	       a->im.hashes == b->im.hashes && a->im.flags == b->im.flags &&
+	       a->im.hash_scheme == b->im.hash_scheme &&
+	       !memcmp(a->im.seed, b->im.seed, sizeof(a->im.seed)) &&
+	       !memcmp(a->im.seed_hi, b->im.seed_hi, sizeof(a->im.seed_hi)) &&
+	       !memcmp(a->buf, b->buf, a->len);
+}
+
+/* Is @name's current export identical to @g (parameters and bytes)? */
+static __maybe_unused bool img_same(struct __test_metadata *_metadata,
+				    const char *name, const struct img *g)
+{
+	struct img now;
+	bool same;
+
+	if (!img_take(_metadata, name, &now, "compare")) {
+		img_free(&now);
+		return false;
+	}
+	same = img_equal(&now, g);
+	img_free(&now);
+	return same;
+}
+
+/* The payload's bits set (plain) or non-zero counters (counting). */
+static __maybe_unused u64 img_nonzero(const struct img *g)
+{
+	u64 i, c = 0;
+
+	if (!(g->im.flags & KBLOOM_CREATE_COUNTING))
+		return popcount_bytes(g->buf, g->len);
+	for (i = 0; i < g->im.bits && i / 2 < g->len; i++)
+		c += ((g->buf[i / 2] >> (4 * (i % 2))) & 0xf) != 0;
+	return c;
+}
+
+/* Counting payloads: counters at KBLOOM_COUNTER_MAX; 0 for plain. */
+static __maybe_unused u64 img_saturated(const struct img *g)
+{
+	u64 i, c = 0;
+
+	if (!(g->im.flags & KBLOOM_CREATE_COUNTING))
+		return 0;
+	for (i = 0; i < g->im.bits && i / 2 < g->len; i++)
+		c += ((g->buf[i / 2] >> (4 * (i % 2))) & 0xf) ==
+		     KBLOOM_COUNTER_MAX;
+	return c;
+}
+
+/*
+ * INFO's and sysfs' bits_set and saturated equal what the EXPORTed payload
+ * holds (set bits, or non-zero counters; counters at 15).
+ */
+static __maybe_unused void check_counts(struct __test_metadata *_metadata,
+					const char *name, const char *when)
+{
+	struct kbloom_info info;
+	u64 sbits = ~0ULL, ssat = ~0ULL, nz, sat;
+	struct img g;
+
+	if (!img_take(_metadata, name, &g, when) ||
+	    !EXPECT_OK(kb_info(g_fd, name, &info), "%s: INFO %s", when, name)) {
+		img_free(&g);
+		return;
+	}
+	EXPECT_OK(filter_attr(name, "bits_set", &sbits),
+		  "%s: read %s's bits_set", when, name);
+	EXPECT_OK(filter_attr(name, "saturated", &ssat),
+		  "%s: read %s's saturated", when, name);
+	nz = img_nonzero(&g);
+	sat = img_saturated(&g);
+	img_free(&g);
+	EXPECT_U64(info.bits_set, nz,
+		   "%s: %s: INFO bits_set equals the payload's", when, name);
+	EXPECT_U64(sbits, nz,
+		   "%s: %s: sysfs bits_set equals the payload's", when, name);
+	EXPECT_U64(info.saturated, sat,
+		   "%s: %s: INFO saturated equals the payload's", when, name);
+	EXPECT_U64(ssat, sat,
+		   "%s: %s: sysfs saturated equals the payload's", when, name);
+}
+
+/* ------------------------------------------------------------------ */
+/* Processes and pages                                                */
+/* ------------------------------------------------------------------ */
+
+/*
+ * Run @fn(@arg) in a child as user nobody, which keeps the case's fds;
+ * its checks fail its own copy of the case, so it tells by its exit
+ * status. false (reported) if it failed, crashed or could not drop root.
+ */
+static __maybe_unused bool as_nobody(struct __test_metadata *_metadata,
+				     void (*fn)(struct __test_metadata *,
+						const void *),
+				     const void *arg, const char *what)
+{
+	int status;
+	pid_t pid;
+
+	fflush(stdout);
+	fflush(stderr);
+	pid = fork();
+	if (pid == 0) {
+		if (EXPECT_COND(setgroups(0, NULL) == 0 &&
+				setresgid(NOBODY, NOBODY, NOBODY) == 0 &&
+				setresuid(NOBODY, NOBODY, NOBODY) == 0,
+				strerror(errno), "%s: child drops to nobody",
+				what))
+			fn(_metadata, arg);
+		fflush(stdout);
+		_exit(_metadata->passed ? 0 : 1);
+	}
+	if (!EXPECT_COND(pid > 0, strerror(errno), "%s: fork", what) ||
+	    !EXPECT_COND(waitpid(pid, &status, 0) == pid, strerror(errno),
+			 "%s: waitpid", what))
+		return false;
+	return EXPECT_COND(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+			   "child crashed or failed",
+			   "%s: child exited cleanly", what);
+}
+
+/* @n zeroed pages, or NULL (reported); munmap(p, n * 4096) when done. */
+static __maybe_unused void *map_pages(struct __test_metadata *_metadata,
+				      size_t n)
+{
+	void *p = mmap(NULL, n * 4096, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (!EXPECT_COND(p != MAP_FAILED, strerror(errno), "mmap %zu pages",
+			 n))
+		return NULL;
+	return p;
 }
 
 /* A page that is certainly not mapped: map one, then unmap it. */

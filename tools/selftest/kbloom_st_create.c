@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * kbloom_selftest, area "create": sizing, limits, names, LIST, unknown
- * names (ENOENT). Included by kbloom_selftest.c.
+ * names (ENOENT), hash schemes, and the module's limits on the number of
+ * filters and their memory. Included by kbloom_selftest.c.
  */
 
 /* The longest valid name: KBLOOM_NAME_MAX - 1 characters. */
@@ -423,4 +424,235 @@ TEST_F(create, over_the_budget)
 		    "create: over-budget create left nothing (LIST count)");
 	err = kb_info(g_fd, "create_huge", &info);
 	EXPECT_ERRNO(err, ENOENT, "create: over-budget filter not findable");
+}
+
+/* What CREATE's hash_scheme gives: the scheme asked for, or the default. */
+TEST_F(create, hash_schemes)
+{
+	static const struct {
+		u32 in, out;
+	} cases[] = {
+		{ KBLOOM_HASH_SIPHASH, KBLOOM_HASH_SIPHASH },
+		{ KBLOOM_HASH_JHASH, KBLOOM_HASH_JHASH },
+		{ 0, 0 },	/* the default */
+	};
+	struct kbloom_create c;
+	struct kbloom_info info;
+	size_t i;
+	u32 want;
+	u64 v;
+
+	ASSERT_TRUE(g_scheme == KBLOOM_HASH_JHASH ||
+		    g_scheme == KBLOOM_HASH_SIPHASH);
+	for (i = 0; i < ARRAY_SIZE(cases); i++) {
+		want = cases[i].out ? cases[i].out : g_scheme;
+		ASSERT_EQ(0, kb_create_scheme(g_fd, "create_a", 1 << 16, 5, 0,
+					      cases[i].in, &c));
+		EXPECT_EQ(want, c.hash_scheme) {
+			TH_LOG("CREATE hash_scheme %u wrote back %u",
+			       cases[i].in, c.hash_scheme);
+		}
+		ASSERT_EQ(0, kb_info(g_fd, "create_a", &info));
+		EXPECT_EQ(want, info.hash_scheme);
+		ASSERT_EQ(0, filter_attr("create_a", "hash_scheme", &v));
+		EXPECT_EQ((u64)want, v);
+		ASSERT_EQ(0, kb_destroy(g_fd, "create_a"));
+	}
+}
+
+/* ---- max_filters and the memory budget ---- */
+
+#define LIM_FMT		"create_lim_%u"
+#define LIM_MANY	1000u
+#define LIM_SRC		"create_lim_src"
+
+/*
+ * The module's max_filters and max_memory, restored by the teardown;
+ * self->used is memory_used with no free pending.
+ */
+FIXTURE(create_limits) {
+	u64 max_filters, max_memory;
+	bool saved_filters, saved_memory;
+	u64 used;
+};
+
+static void create_limits_clean(struct __test_metadata *_metadata)
+{
+	char name[32];
+	u32 i;
+
+	for (i = 0; i < LIM_MANY; i++) {
+		snprintf(name, sizeof(name), LIM_FMT, i);
+		destroy_quiet(g_fd, name);
+	}
+	cleanup(_metadata, LIM_SRC);
+}
+
+FIXTURE_SETUP(create_limits)
+{
+	u64 sum;
+
+	st_open(_metadata);
+	create_limits_clean(_metadata);
+	ASSERT_EQ(0, sysfs_read_u64(PARAMS "/max_filters",
+				    &self->max_filters));
+	self->saved_filters = true;
+	ASSERT_EQ(0, sysfs_read_u64(PARAMS "/max_memory", &self->max_memory));
+	self->saved_memory = true;
+	ASSERT_EQ(0, quiesce(g_fd, &self->used, &sum)) {
+		TH_LOG("memory_used %llu never reached the sum of the filters' memory_charged %llu",
+		       (unsigned long long)self->used,
+		       (unsigned long long)sum);
+	}
+}
+
+FIXTURE_TEARDOWN(create_limits)
+{
+	if (self->saved_filters)
+		sysfs_write_u64(PARAMS "/max_filters", self->max_filters);
+	if (self->saved_memory)
+		sysfs_write_u64(PARAMS "/max_memory", self->max_memory);
+	create_limits_clean(_metadata);
+	st_close();
+}
+
+TEST_F(create_limits, max_filters_default)
+{
+	EXPECT_EQ(4096ULL, self->max_filters);
+}
+
+TEST_F(create_limits, max_filters_create)
+{
+	long n = kb_count(g_fd);
+	struct img g;
+	u64 v;
+
+	ASSERT_LE(0, n);
+	ASSERT_EQ(0, sysfs_write_u64(PARAMS "/max_filters", (u64)n + 2));
+	ASSERT_EQ(0, sysfs_read_u64(PARAMS "/max_filters", &v));
+	ASSERT_EQ((u64)n + 2, v);
+	ASSERT_EQ(0, kb_create(g_fd, "create_lim_0", 1024, 3, 0, 0, NULL));
+	ASSERT_EQ(0, kb_create(g_fd, "create_lim_1", 1024, 3, 0, 0, NULL));
+	EXPECT_EQ(EDQUOT, kb_create(g_fd, "create_lim_2", 1024, 3, 0, 0,
+				    NULL));
+	EXPECT_FALSE(kb_exists(g_fd, "create_lim_2"));
+	EXPECT_FALSE(filter_dir_exists("create_lim_2"));
+	EXPECT_EQ(n + 2, kb_count(g_fd));
+	ASSERT_EQ(0, sysfs_read_u64(SYSFS "/filter_count", &v));
+	EXPECT_EQ((u64)n + 2, v);
+	/* CREATE_LIKE and IMPORT create filters too. */
+	EXPECT_EQ(EDQUOT, kb_create_like(g_fd, "create_lim_3", "create_lim_0",
+					 0, 0, NULL));
+	EXPECT_FALSE(kb_exists(g_fd, "create_lim_3"));
+	ASSERT_EQ(0, kb_skey(g_fd, KBLOOM_IOC_ADD, "create_lim_0", "x", NULL));
+	ASSERT_TRUE(img_take(_metadata, "create_lim_0", &g, "create"));
+	EXPECT_EQ(EDQUOT, kb_import(g_fd, &g.im, "create_lim_4", 0));
+	EXPECT_FALSE(kb_exists(g_fd, "create_lim_4"));
+	EXPECT_EQ(n + 2, kb_count(g_fd));
+	/* Replacing the contents of one creates nothing: allowed. */
+	EXPECT_EQ(0, kb_import(g_fd, &g.im, "create_lim_1",
+			       KBLOOM_IMPORT_REPLACE));
+	EXPECT_TRUE(img_same(_metadata, "create_lim_1", &g));
+	/* Room again after a destroy. */
+	ASSERT_EQ(0, kb_destroy(g_fd, "create_lim_1"));
+	EXPECT_EQ(0, kb_create(g_fd, "create_lim_2", 1024, 3, 0, 0, NULL));
+	img_free(&g);
+}
+
+TEST_F(create_limits, max_filters_import)
+{
+	long n = kb_count(g_fd);
+	struct img g;
+
+	ASSERT_LE(0, n);
+	ASSERT_EQ(0, kb_create(g_fd, LIM_SRC, 4096, 3, 0, 0, NULL));
+	ASSERT_TRUE(img_take(_metadata, LIM_SRC, &g, "create"));
+	ASSERT_EQ(0, sysfs_write_u64(PARAMS "/max_filters", (u64)n + 1));
+	EXPECT_EQ(EDQUOT, kb_import(g_fd, &g.im, "create_lim_0", 0));
+	EXPECT_FALSE(kb_exists(g_fd, "create_lim_0"));
+	EXPECT_FALSE(filter_dir_exists("create_lim_0"));
+	EXPECT_EQ(n + 1, kb_count(g_fd));
+	img_free(&g);
+}
+
+TEST_F_TIMEOUT(create_limits, memory_charges_real_cost, 600)
+{
+	u64 after, sum = 0, t0, now = 0, last, charged = 0, least = ~0ULL;
+	struct kbloom_info info;
+	char name[32];
+	u32 i;
+
+	for (i = 0; i < LIM_MANY; i++) {
+		snprintf(name, sizeof(name), LIM_FMT, i);
+		ASSERT_EQ(0, kb_create(g_fd, name, 64, 1, 0, 0, NULL)) {
+			TH_LOG("create %s", name);
+		}
+		ASSERT_EQ(0, kb_info(g_fd, name, &info));
+		EXPECT_EQ(8ULL, info.memory_bytes);	/* the storage */
+		ASSERT_EQ(0, filter_attr(name, "memory_charged", &charged));
+		if (charged < least)
+			least = charged;
+		sum += charged;
+	}
+	/* A page of storage at least, plus the bookkeeping. */
+	EXPECT_LT(4096ULL, least) {
+		TH_LOG("a 64-bit filter is charged only %llu bytes",
+		       (unsigned long long)least);
+	}
+	ASSERT_EQ(0, sysfs_read_u64(SYSFS "/memory_used", &after));
+	NOTE("create: %u 64-bit filters raised memory_used by %llu bytes",
+	     LIM_MANY, (unsigned long long)(after - self->used));
+	EXPECT_LE(self->used + LIM_MANY * 4096ULL, after);
+	EXPECT_EQ(self->used + sum, after);
+	for (i = 0; i < LIM_MANY; i++) {
+		snprintf(name, sizeof(name), LIM_FMT, i);
+		ASSERT_EQ(0, kb_destroy(g_fd, name));
+	}
+	/* Frees wait for an RCU grace period and a workqueue. */
+	t0 = now_ns();
+	do {
+		ASSERT_EQ(0, sysfs_read_u64(SYSFS "/memory_used", &last));
+		if (last == self->used)
+			break;
+		sleep_ms(20);
+		now = now_ns();
+	} while (now - t0 < 10000000000ULL);
+	EXPECT_EQ(self->used, last) {
+		TH_LOG("memory_used did not return to its value before within 10 s");
+	}
+}
+
+TEST_F(create_limits, max_memory_enospc)
+{
+	struct img g;
+	u64 used, sum, v;
+	long n;
+
+	/* An image of 1 MiB to import later. */
+	ASSERT_EQ(0, kb_create(g_fd, LIM_SRC, 1 << 23, 3, 0, 0, NULL));
+	ASSERT_TRUE(img_take(_metadata, LIM_SRC, &g, "create"));
+	ASSERT_EQ(0, quiesce(g_fd, &used, &sum));
+	n = kb_count(g_fd);
+	/* One page above what is in use. */
+	ASSERT_EQ(0, sysfs_write_u64(PARAMS "/max_memory", used + 4096));
+	ASSERT_EQ(0, sysfs_read_u64(SYSFS "/memory_budget", &v));
+	EXPECT_EQ(used + 4096, v);
+	EXPECT_EQ(ENOSPC, kb_create(g_fd, "create_lim_0", 1 << 23, 3, 0, 0,
+				    NULL));
+	/* A page of storage plus bookkeeping is more than one page. */
+	EXPECT_EQ(ENOSPC, kb_create(g_fd, "create_lim_1", 64, 1, 0, 0, NULL));
+	EXPECT_EQ(ENOSPC, kb_create_like(g_fd, "create_lim_2", LIM_SRC, 0, 0,
+					 NULL));
+	EXPECT_EQ(ENOSPC, kb_import(g_fd, &g.im, "create_lim_3", 0));
+	EXPECT_EQ(n, kb_count(g_fd));
+	EXPECT_FALSE(kb_exists(g_fd, "create_lim_0"));
+	EXPECT_FALSE(kb_exists(g_fd, "create_lim_1"));
+	EXPECT_FALSE(kb_exists(g_fd, "create_lim_2"));
+	EXPECT_FALSE(kb_exists(g_fd, "create_lim_3"));
+	ASSERT_EQ(0, sysfs_read_u64(SYSFS "/memory_used", &v));
+	EXPECT_EQ(used, v);
+	/* With room, the same create works. */
+	ASSERT_EQ(0, sysfs_write_u64(PARAMS "/max_memory", used + 64 * MIB));
+	EXPECT_EQ(0, kb_create(g_fd, "create_lim_0", 1 << 23, 3, 0, 0, NULL));
+	img_free(&g);
 }

@@ -19,63 +19,6 @@
 #define IMG_REPLACES	50
 #define IMG_ZKEYS	8	/* in both X and Y */
 
-/* An export with its own buffer. */
-struct img {
-	struct kbloom_image im;
-	unsigned char *buf;
-	u64 len;
-};
-
-static void img_free(struct img *g)
-{
-	free(g->buf);
-	memset(g, 0, sizeof(*g));
-}
-
-/* Export @name into @g (sized by a first ENOBUFS call); reports. */
-static bool img_take(struct __test_metadata *_metadata, const char *name,
-		     struct img *g, const char *what)
-{
-	struct kbloom_image im;
-	int err;
-
-	memset(g, 0, sizeof(*g));
-	err = kb_export(g_fd, name, NULL, 0, &im);
-	if (!EXPECT_ERRNO(err, ENOBUFS,
-			  "image: %s: EXPORT %s to learn the size", what, name))
-		return false;
-	g->len = im.payload_len;
-	g->buf = malloc(g->len + 64);
-	if (!EXPECT_COND(g->buf != NULL, "out of memory", "image: alloc"))
-		return false;
-	memset(g->buf, 0xa5, g->len + 64);
-	err = kb_export(g_fd, name, g->buf, g->len, &g->im);
-	if (!EXPECT_OK(err, "image: %s: EXPORT %s", what, name))
-		return false;
-	return EXPECT_U64(g->im.payload_len, g->len,
-			  "image: %s: EXPORT %s payload_len", what, name);
-}
-
-/* Is @name's current export identical to @g (parameters and bytes)? */
-static bool img_same(struct __test_metadata *_metadata, const char *name,
-		     const struct img *g)
-{
-	struct img now;
-	bool same;
-
-	if (!img_take(_metadata, name, &now, "compare"))
-		return false;
-	same = now.len == g->len && now.im.bits == g->im.bits &&
-	       now.im.hashes == g->im.hashes && now.im.flags == g->im.flags &&
-	       now.im.hash_scheme == g->im.hash_scheme &&
-	       !memcmp(now.im.seed, g->im.seed, sizeof(now.im.seed)) &&
-	       !memcmp(now.im.seed_hi, g->im.seed_hi,
-		       sizeof(now.im.seed_hi)) &&
-	       !memcmp(now.buf, g->buf, g->len);
-	img_free(&now);
-	return same;
-}
-
 /* IMPORT of a broken image: must fail and create nothing. */
 static void img_bad(struct __test_metadata *_metadata,
 		    const struct kbloom_image *im, int want, long before,
@@ -199,52 +142,32 @@ static void image_bad_inputs(struct __test_metadata *_metadata,
 		    "image: EEXIST/ENOENT imports created nothing");
 }
 
-/* The unprivileged child: EXPORT and IMPORT need CAP_SYS_ADMIN. */
-static void image_child(struct __test_metadata *_metadata, int fd,
-			const struct img *p)
+/* As nobody: EXPORT and IMPORT need CAP_SYS_ADMIN. */
+static void image_child(struct __test_metadata *_metadata, const void *arg)
 {
+	const struct img *p = arg;
 	struct kbloom_image im;
 	unsigned char buf[64];
 	int err;
 
-	if (!EXPECT_COND(setgroups(0, NULL) == 0 &&
-			 setresgid(NOBODY, NOBODY, NOBODY) == 0 &&
-			 setresuid(NOBODY, NOBODY, NOBODY) == 0,
-			 strerror(errno), "image: child drops to nobody"))
-		return;
-	err = kb_export(fd, IMG_P, p->buf, p->len, NULL);
+	err = kb_export(g_fd, IMG_P, p->buf, p->len, NULL);
 	EXPECT_ERRNO(err, EPERM, "image: unprivileged EXPORT");
-	err = kb_export(fd, IMG_P, buf, 0, NULL);
+	err = kb_export(g_fd, IMG_P, buf, 0, NULL);
 	EXPECT_ERRNO(err, EPERM, "image: unprivileged EXPORT size query");
 	im = p->im;
 	im.payload = PTR(p->buf);
-	err = kb_import(fd, &im, IMG_BAD, 0);
+	err = kb_import(g_fd, &im, IMG_BAD, 0);
 	EXPECT_ERRNO(err, EPERM, "image: unprivileged IMPORT");
-	err = kb_import(fd, &im, IMG_Q, KBLOOM_IMPORT_REPLACE);
+	err = kb_import(g_fd, &im, IMG_Q, KBLOOM_IMPORT_REPLACE);
 	EXPECT_ERRNO(err, EPERM, "image: unprivileged IMPORT REPLACE");
 }
 
 static void image_perm(struct __test_metadata *_metadata, const struct img *p)
 {
 	struct kbloom_info info;
-	int status;
-	pid_t pid;
 
-	fflush(stdout);
-	fflush(stderr);
-	pid = fork();
-	if (pid == 0) {
-		/* Its checks fail its own copy of the case: tell by exit. */
-		image_child(_metadata, g_fd, p);
-		fflush(stdout);
-		_exit(_metadata->passed ? 0 : 1);
-	}
-	if (!EXPECT_COND(pid > 0, strerror(errno), "image: fork") ||
-	    !EXPECT_COND(waitpid(pid, &status, 0) == pid, strerror(errno),
-			 "image: waitpid"))
+	if (!as_nobody(_metadata, image_child, p, "image"))
 		return;
-	EXPECT_COND(WIFEXITED(status) && WEXITSTATUS(status) == 0,
-		    "child crashed or failed", "image: child exited cleanly");
 	EXPECT_ERRNO(kb_info(g_fd, IMG_BAD, &info), ENOENT,
 		     "image: the unprivileged IMPORT created nothing");
 	EXPECT_COND(img_same(_metadata, IMG_Q, p), "changed",
@@ -809,4 +732,249 @@ TEST_F(image_made, bad_inputs)
 TEST_F(image_made, unprivileged)
 {
 	image_perm(_metadata, &self->p);
+}
+
+/* ---- IMPORT checks every field as CREATE does; both hash schemes ---- */
+
+#define IMG_CAP		"image_cap"
+#define IMG_J		"image_j"
+#define IMG_SIP		"image_sip"
+#define IMG_NEW		"image_new"
+#define IMG_SIP2	"image_sip2"
+
+static const char *const image_fields_all[] = {
+	IMG_CAP, IMG_J, IMG_SIP, IMG_NEW, IMG_SIP2,
+};
+
+/*
+ * self->cap: an export of IMG_CAP, made for 1000 keys at 1% and empty
+ * (a zero payload); self->jh and self->sh: exports of IMG_J (jhash) and
+ * IMG_SIP (SipHash), 2^16 bits and 5 hashes, holding self->ks; self->zero
+ * a zeroed payload of any size needed here.
+ */
+FIXTURE(image_fields) {
+	struct img cap, jh, sh;
+	struct keyset ks;
+	long count;
+	unsigned char *zero;
+};
+
+FIXTURE_SETUP(image_fields)
+{
+	struct kbloom_create c;
+	size_t i;
+
+	st_open(_metadata);
+	for (i = 0; i < ARRAY_SIZE(image_fields_all); i++)
+		cleanup(_metadata, image_fields_all[i]);
+	ASSERT_EQ(0, kb_create(g_fd, IMG_CAP, 0, 0, 1000, 10000000, &c));
+	ASSERT_TRUE(img_take(_metadata, IMG_CAP, &self->cap, "image"));
+	ASSERT_EQ(1000ULL, self->cap.im.capacity);
+	ASSERT_EQ(10000000U, self->cap.im.fpr_ppb);
+	ASSERT_EQ(0, kb_create_scheme(g_fd, IMG_J, 1 << 16, 5, 0,
+				      KBLOOM_HASH_JHASH, NULL));
+	ASSERT_EQ(0, kb_create_scheme(g_fd, IMG_SIP, 1 << 16, 5, 0,
+				      KBLOOM_HASH_SIPHASH, NULL));
+	ASSERT_TRUE(keyset_tag(_metadata, &self->ks, "iv", 500));
+	ASSERT_TRUE(ks_add(_metadata, IMG_J, &self->ks, 0, 500, "image"));
+	ASSERT_TRUE(ks_add(_metadata, IMG_SIP, &self->ks, 0, 500, "image"));
+	ASSERT_TRUE(img_take(_metadata, IMG_J, &self->jh, "image"));
+	ASSERT_TRUE(img_take(_metadata, IMG_SIP, &self->sh, "image"));
+	self->zero = calloc(1, self->cap.len + 4096);
+	ASSERT_TRUE(self->zero != NULL);
+	self->count = count_filters(_metadata);
+	ASSERT_LE(3, self->count);
+}
+
+FIXTURE_TEARDOWN(image_fields)
+{
+	size_t i;
+
+	img_free(&self->cap);
+	img_free(&self->jh);
+	img_free(&self->sh);
+	keyset_free(&self->ks);
+	free(self->zero);
+	for (i = 0; i < ARRAY_SIZE(image_fields_all); i++)
+		cleanup(_metadata, image_fields_all[i]);
+	st_close();
+}
+
+/* IMPORT of @im as IMG_NEW fails with EINVAL and creates nothing. */
+static void image_einval(struct __test_metadata *_metadata,
+			 FIXTURE_DATA(image_fields) *self,
+			 const struct kbloom_image *im, const char *what)
+{
+	EXPECT_ERRNO(kb_import(g_fd, im, IMG_NEW, 0), EINVAL, "image: IMPORT %s",
+		     what);
+	EXPECT_COND(!kb_exists(g_fd, IMG_NEW) &&
+		    kb_count(g_fd) == self->count, "a filter appeared",
+		    "image: IMPORT %s created nothing", what);
+	destroy_quiet(g_fd, IMG_NEW);
+}
+
+/* The capacity image with (bits, hashes) changed; payload sized to fit. */
+static struct kbloom_image cap_with(FIXTURE_DATA(image_fields) *self,
+				    u64 bits, u32 hashes)
+{
+	struct kbloom_image im = self->cap.im;
+
+	im.bits = bits;
+	im.hashes = hashes;
+	im.payload = PTR(self->zero);
+	im.payload_len = payload_size(bits, false);
+	return im;
+}
+
+TEST_F(image_fields, capacity_image_imports)
+{
+	struct kbloom_image im;
+	struct kbloom_info info;
+	struct img g;
+
+	/* The control: the image as exported loads. */
+	ASSERT_EQ(0, kb_import(g_fd, &self->cap.im, IMG_NEW, 0));
+	ASSERT_EQ(0, kb_info(g_fd, IMG_NEW, &info));
+	EXPECT_EQ(1000ULL, info.capacity);
+	EXPECT_EQ(10000000U, info.fpr_ppb);
+	EXPECT_EQ(self->cap.im.bits, info.bits);
+	EXPECT_EQ(self->cap.im.hashes, info.hashes);
+	ASSERT_TRUE(img_take(_metadata, IMG_NEW, &g, "image"));
+	EXPECT_TRUE(img_equal(&g, &self->cap));
+	img_free(&g);
+	ASSERT_EQ(0, kb_destroy(g_fd, IMG_NEW));
+	/* The payload needs no particular buffer: a zeroed one is the same. */
+	im = cap_with(self, self->cap.im.bits, self->cap.im.hashes);
+	EXPECT_EQ(0, kb_import(g_fd, &im, IMG_NEW, 0));
+}
+
+/*
+ * What CREATE would refuse, IMPORT refuses: fpr_ppb out of range or
+ * without a capacity, bits and hashes that are not what the capacity and
+ * fpr_ppb give, an unknown hash scheme, a jhash image with seed_hi.
+ */
+TEST_F(image_fields, refuses_what_create_would)
+{
+	u64 m = self->cap.im.bits;
+	u32 k = self->cap.im.hashes;
+	struct kbloom_image im;
+
+	ASSERT_LE(64ULL, m);
+	ASSERT_LT(1U, k);
+	im = self->cap.im;
+	im.fpr_ppb = KBLOOM_FPR_ONE;
+	image_einval(_metadata, self, &im, "fpr_ppb 10^9");
+	im.fpr_ppb = KBLOOM_FPR_ONE + 1;
+	image_einval(_metadata, self, &im, "fpr_ppb 10^9 + 1");
+	im.fpr_ppb = 0xffffffffu;
+	image_einval(_metadata, self, &im, "fpr_ppb 2^32 - 1");
+	im = self->cap.im;
+	im.capacity = 0;
+	image_einval(_metadata, self, &im, "fpr_ppb set, capacity 0");
+
+	im = cap_with(self, m + 1, k);
+	image_einval(_metadata, self, &im, "bits m + 1");
+	im = cap_with(self, m - 1, k);
+	image_einval(_metadata, self, &im, "bits m - 1");
+	im = cap_with(self, m + 64, k);
+	image_einval(_metadata, self, &im, "bits m + 64");
+	im = cap_with(self, m * 2, k);
+	image_einval(_metadata, self, &im, "bits 2m");
+	/* Another capacity with the same m and k is not what sizing gives. */
+	im = cap_with(self, m, k);
+	im.capacity = 2000;
+	image_einval(_metadata, self, &im, "capacity 2n");
+	im = cap_with(self, m, k);
+	im.fpr_ppb = 1000000;
+	image_einval(_metadata, self, &im, "fpr 0.1% with 1%'s m, k");
+	im = cap_with(self, m, k + 1);
+	image_einval(_metadata, self, &im, "hashes k + 1");
+	im = cap_with(self, m, k - 1);
+	image_einval(_metadata, self, &im, "hashes k - 1");
+
+	/* (hash_scheme 0 and 3: image_made.bad_inputs.) */
+	im = self->jh.im;
+	im.hash_scheme = 0x80000001u;
+	image_einval(_metadata, self, &im, "hash_scheme 0x80000001");
+	im = self->jh.im;
+	ASSERT_EQ((u32)KBLOOM_HASH_JHASH, im.hash_scheme);
+	im.seed_hi[0] = 1;
+	image_einval(_metadata, self, &im, "jhash, seed_hi[0] 1");
+	im.seed_hi[0] = 0;
+	im.seed_hi[1] = 0x80000000u;
+	image_einval(_metadata, self, &im, "jhash, seed_hi[1] set");
+}
+
+/* An image of either scheme loads as the filter it was. */
+TEST_F(image_fields, reimport_each_scheme)
+{
+	const struct img *src[] = { &self->jh, &self->sh };
+	static const u32 scheme[] = { KBLOOM_HASH_JHASH, KBLOOM_HASH_SIPHASH };
+	struct kbloom_info info;
+	struct img g;
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(src); i++) {
+		ASSERT_EQ(scheme[i], src[i]->im.hash_scheme);
+		ASSERT_EQ(0, kb_import(g_fd, &src[i]->im, IMG_NEW, 0));
+		ASSERT_EQ(0, kb_info(g_fd, IMG_NEW, &info));
+		EXPECT_EQ(scheme[i], info.hash_scheme);
+		EXPECT_EQ(500L, ks_hits(_metadata, g_fd, IMG_NEW, &self->ks, 0,
+					500));
+		ASSERT_TRUE(img_take(_metadata, IMG_NEW, &g, "image"));
+		EXPECT_TRUE(img_equal(&g, src[i]));
+		img_free(&g);
+		ASSERT_EQ(0, kb_destroy(g_fd, IMG_NEW));
+	}
+}
+
+/* A jhash filter has no second seed half, nor window fields. */
+TEST_F(image_fields, jhash_exports_zero_seed_hi)
+{
+	const struct kbloom_image *im = &self->jh.im;
+
+	EXPECT_EQ((u32)KBLOOM_HASH_JHASH, im->hash_scheme);
+	EXPECT_EQ(0U, im->seed_hi[0]);
+	EXPECT_EQ(0U, im->seed_hi[1]);
+	EXPECT_EQ(0U, im->generations);
+	EXPECT_EQ(0U, im->window_ms);
+}
+
+/* SipHash's seed_hi: random, carried by EXPORT and IMPORT, key material. */
+TEST_F(image_fields, siphash_seed_hi)
+{
+	struct keyset ks = { 0 };
+	struct kbloom_info info;
+	struct kbloom_image im;
+	struct img s, n;
+
+	ASSERT_EQ(0, kb_create_scheme(g_fd, IMG_SIP2, 1 << 20, 7, 0,
+				      KBLOOM_HASH_SIPHASH, NULL));
+	ASSERT_TRUE(keyset_tag(_metadata, &ks, "sh", 1000));
+	ASSERT_TRUE(ks_add(_metadata, IMG_SIP2, &ks, 0, 1000, "image"));
+	ASSERT_TRUE(img_take(_metadata, IMG_SIP2, &s, "image"));
+	EXPECT_EQ((u32)KBLOOM_HASH_SIPHASH, s.im.hash_scheme);
+	/* 64 random bits are all zero with probability 2^-64. */
+	EXPECT_TRUE(s.im.seed_hi[0] || s.im.seed_hi[1]) {
+		TH_LOG("a SipHash filter exported seed_hi {0, 0}");
+	}
+	ASSERT_EQ(0, kb_import(g_fd, &s.im, IMG_NEW, 0));
+	ASSERT_EQ(0, kb_info(g_fd, IMG_NEW, &info));
+	EXPECT_EQ((u32)KBLOOM_HASH_SIPHASH, info.hash_scheme);
+	EXPECT_EQ(1000L, ks_hits(_metadata, g_fd, IMG_NEW, &ks, 0, 1000));
+	ASSERT_TRUE(img_take(_metadata, IMG_NEW, &n, "image"));
+	EXPECT_TRUE(img_equal(&n, &s));
+	img_free(&n);
+	EXPECT_EQ(0, kb_merge(g_fd, KBLOOM_IOC_MERGE, IMG_SIP2, IMG_NEW, NULL));
+	ASSERT_EQ(0, kb_destroy(g_fd, IMG_NEW));
+
+	/* seed_hi is key material: another seed_hi, other positions. */
+	im = s.im;
+	im.seed_hi[0] ^= 1;
+	ASSERT_EQ(0, kb_import(g_fd, &im, IMG_NEW, 0));
+	EXPECT_EQ(0L, ks_hits(_metadata, g_fd, IMG_NEW, &ks, 0, 1000)) {
+		TH_LOG("seed_hi does not change the positions");
+	}
+	img_free(&s);
+	keyset_free(&ks);
 }

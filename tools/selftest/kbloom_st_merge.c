@@ -355,3 +355,79 @@ TEST_F(merge, counting)
 	EXPECT_COND(err == 0 && res == 0, "still present",
 		    "merge: the source's counters were 10, not more");
 }
+
+/*
+ * LIKE copies the hash scheme (so giving one is an error), and the copy
+ * merges with its model, under either scheme.
+ */
+TEST_F(merge, like_copies_the_scheme)
+{
+	static const u32 schemes[] = { KBLOOM_HASH_SIPHASH, KBLOOM_HASH_JHASH };
+	struct keyset ks = { 0 };
+	struct kbloom_create c;
+	struct kbloom_info info;
+	size_t i;
+
+	ASSERT_TRUE(keyset_tag(_metadata, &ks, "sh", 1000));
+	for (i = 0; i < ARRAY_SIZE(schemes); i++) {
+		ASSERT_EQ(0, kb_create_scheme(g_fd, MRG_C, 1 << 16, 5, 0,
+					      schemes[i], NULL));
+		EXPECT_EQ(EINVAL, kb_create_like(g_fd, MRG_E, MRG_C, 0,
+						 schemes[i], NULL));
+		EXPECT_EQ(EINVAL, kb_create_like(g_fd, MRG_E, MRG_C, 0,
+						 3 - schemes[i], NULL));
+		EXPECT_FALSE(kb_exists(g_fd, MRG_E));
+		ASSERT_EQ(0, kb_create_like(g_fd, MRG_E, MRG_C, 0, 0, &c));
+		EXPECT_EQ(schemes[i], c.hash_scheme);
+		ASSERT_EQ(0, kb_info(g_fd, MRG_E, &info));
+		EXPECT_EQ(schemes[i], info.hash_scheme);
+		ASSERT_TRUE(ks_add(_metadata, MRG_E, &ks, 0, 1000, "merge"));
+		EXPECT_EQ(0, kb_merge(g_fd, KBLOOM_IOC_MERGE, MRG_C, MRG_E,
+				      NULL));
+		EXPECT_EQ(1000L, ks_hits(_metadata, g_fd, MRG_C, &ks, 0, 1000));
+		ASSERT_EQ(0, kb_destroy(g_fd, MRG_E));
+		ASSERT_EQ(0, kb_destroy(g_fd, MRG_C));
+	}
+	keyset_free(&ks);
+}
+
+/* Filters of different hash schemes do not merge nor compare. */
+TEST_F(merge, scheme_mismatch)
+{
+	struct keyset ks = { 0 };
+	struct kbloom_image im;
+	struct kbloom_merge m;
+	struct img j;
+
+	ASSERT_EQ(0, kb_create_scheme(g_fd, MRG_C, 1 << 16, 5, 0,
+				      KBLOOM_HASH_JHASH, NULL));
+	ASSERT_EQ(0, kb_create_scheme(g_fd, MRG_D, 1 << 16, 5, 0,
+				      KBLOOM_HASH_SIPHASH, NULL));
+	ASSERT_TRUE(keyset_tag(_metadata, &ks, "sh", 100));
+	ASSERT_TRUE(ks_add(_metadata, MRG_D, &ks, 0, 100, "merge"));
+	ASSERT_TRUE(img_take(_metadata, MRG_C, &j, "merge"));
+	EXPECT_EQ(EINVAL, kb_merge(g_fd, KBLOOM_IOC_MERGE, MRG_C, MRG_D, &m));
+	EXPECT_EQ(KBLOOM_MISMATCH_HASH_SCHEME,
+		  m.mismatch & KBLOOM_MISMATCH_HASH_SCHEME);
+	EXPECT_EQ(0U, m.mismatch & (KBLOOM_MISMATCH_BITS |
+				    KBLOOM_MISMATCH_HASHES |
+				    KBLOOM_MISMATCH_COUNTING));
+	EXPECT_TRUE(img_same(_metadata, MRG_C, &j));
+	EXPECT_EQ(EINVAL, kb_merge(g_fd, KBLOOM_IOC_COMPARE, MRG_D, MRG_C, &m));
+	EXPECT_EQ(KBLOOM_MISMATCH_HASH_SCHEME,
+		  m.mismatch & KBLOOM_MISMATCH_HASH_SCHEME);
+
+	/*
+	 * The same seed words and size under the other scheme (the jhash
+	 * image loaded as SipHash with seed_hi 0): the scheme alone differs.
+	 */
+	im = j.im;
+	im.hash_scheme = KBLOOM_HASH_SIPHASH;
+	ASSERT_EQ(0, kb_import(g_fd, &im, MRG_F, 0));
+	merge_mismatch(_metadata, KBLOOM_IOC_MERGE, MRG_C, MRG_F,
+		       KBLOOM_MISMATCH_HASH_SCHEME, "the scheme alone");
+	merge_mismatch(_metadata, KBLOOM_IOC_COMPARE, MRG_C, MRG_F,
+		       KBLOOM_MISMATCH_HASH_SCHEME, "the scheme alone");
+	img_free(&j);
+	keyset_free(&ks);
+}

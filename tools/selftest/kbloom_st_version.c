@@ -46,6 +46,8 @@ TEST_F(version, fields)
 		    "version: features has BATCH, TEST_AND_ADD and SIZING");
 	EXPECT_COND((v.features & new_feat) == new_feat, detail,
 		    "version: features has COUNTING, MERGE and IMAGE");
+	EXPECT_COND(v.features & KBLOOM_FEATURE_SIPHASH, detail,
+		    "version: features has SIPHASH");
 	EXPECT_U64(v.min_bits, KBLOOM_MIN_BITS, "version: min_bits");
 	EXPECT_U64(v.max_bits, KBLOOM_MAX_BITS, "version: max_bits");
 	EXPECT_U64(v.max_hashes, KBLOOM_MAX_HASHES, "version: max_hashes");

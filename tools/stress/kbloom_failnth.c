@@ -55,6 +55,9 @@
 
 #include <linux/kbloom.h>
 
+/* set_name() and sleep_ms(), as kbloom_selftest has them. */
+#include "../include/kbloom_util.h"
+
 typedef unsigned long long ull;
 
 #define MAXF		32
@@ -107,13 +110,6 @@ static ull now_ms(void)
 	return (ull)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-static void sleep_ms(unsigned int ms)
-{
-	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000 };
-
-	nanosleep(&ts, NULL);
-}
-
 static void *xmalloc(size_t n)
 {
 	void *p = calloc(1, n ? n : 1);
@@ -123,14 +119,6 @@ static void *xmalloc(size_t n)
 		exit(2);
 	}
 	return p;
-}
-
-static void set_name(char *dst, const char *src)
-{
-	size_t len = strnlen(src, KBLOOM_NAME_MAX - 1);
-
-	memset(dst, 0, KBLOOM_NAME_MAX);
-	memcpy(dst, src, len);
 }
 
 static int read_ull(const char *path, ull *v)

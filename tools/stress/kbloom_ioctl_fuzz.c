@@ -69,9 +69,10 @@
 
 #include <linux/kbloom.h>
 
+/* set_name(), as kbloom_selftest has it: every name here is short. */
+#include "../include/kbloom_util.h"
+
 typedef unsigned long long ull;
-typedef __u32 u32;
-typedef __u64 u64;
 
 #define PAGE		4096UL
 #define NSHARED		4	/* fzs0..fzs3: everyone's */
@@ -422,16 +423,6 @@ static void dump_oplog(struct worker *w)
 	for (i = from; i < w->opn; i++)
 		diag("  [p%d t%d] op %u: %s", w->proc, w->thread, i,
 		     w->oplog[i % OPLOG]);
-}
-
-static void set_name(char *dst, const char *src)
-{
-	size_t len = strlen(src);	/* callers pass C strings */
-
-	if (len > KBLOOM_NAME_MAX - 1)
-		len = KBLOOM_NAME_MAX - 1;
-	memset(dst, 0, KBLOOM_NAME_MAX);
-	memcpy(dst, src, len);
 }
 
 /* The commands a handle takes; it refuses any other with ENOTTY. */
