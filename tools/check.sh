@@ -372,7 +372,7 @@ vm_first_report() { # CONSOLE_LOG
 # a time, which leaves this machine's second core idle. The first VM runs
 # the areas in $vm_split, the second every other one, so that a new area
 # is never left out; the "# times:" lines show the balance.
-vm_split=run_kunit,run_selftest,run_images,run_bpf
+vm_split=run_kunit,run_selftest,run_bpf
 
 run_vm() { # LABEL IMAGE MODULE_DIR APPEND [MODE]
 	local mode=${5:-check} parts=1 p dir label t0 append
