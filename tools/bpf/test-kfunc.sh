@@ -55,23 +55,14 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 2' INT TERM
 
-n=0
-passed=0
-failed=0
-skipped=0
-
-result() {
-	n=$((n + 1))
-	if [ "$1" = 0 ]; then
-		echo "ok $n - $2"
-		passed=$((passed + 1))
-	else
-		echo "not ok $n - $2"
-		failed=$((failed + 1))
-		[ -s "$tmp/out" ] && sed 's/^/#   out: /' "$tmp/out" | head -30
-		[ -s "$tmp/err" ] && sed 's/^/#   err: /' "$tmp/err" | head -30
-	fi
-}
+# result, skip and tap_done: tools/lib-tap.sh, beside this script in the
+# VM (tools/vm/run.sh puts both in /lib/kbloom), one directory up here.
+tap_lib=$(dirname "$0")/lib-tap.sh
+[ -f "$tap_lib" ] || tap_lib=$(dirname "$0")/../lib-tap.sh
+# shellcheck source=tools/lib-tap.sh
+. "$tap_lib"
+tap_out=$tmp/out
+tap_err=$tmp/err
 
 kfuncs=$(cat /sys/kernel/bloom/kfuncs 2>/dev/null)
 if [ "$kfuncs" != available ] || [ -z "$BLOOMCTL" ]; then
@@ -79,8 +70,7 @@ if [ "$kfuncs" != available ] || [ -z "$BLOOMCTL" ]; then
 	if [ "${KBLOOM_REQUIRE_KFUNCS:-0}" = 1 ]; then
 		: >"$tmp/out"; : >"$tmp/err"
 		result 1 "kfuncs and bloomctl available ($why)"
-		echo "1..$n"
-echo "$passed passed, $failed failed, $skipped skipped"
+		tap_done
 		exit 1
 	fi
 	echo "ok 1 - # SKIP $why"
@@ -342,6 +332,4 @@ for p in "kbloom kfuncs, by reference" "kbloom kfuncs, by id" "BPF bloom map"; d
 	result $? "bench: $p: 100 new flows, 19900 seen"
 done
 
-echo "1..$n"
-echo "$passed passed, $failed failed, $skipped skipped"
-[ "$failed" = 0 ]
+tap_done

@@ -18,13 +18,13 @@ here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 real=${1:-$top/tools/bloomctl/bloomctl}
 [[ $real == /* ]] || real=$PWD/$real
-passed=0
-failed=0
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/bloomctl-completion.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 
-ok() { passed=$((passed + 1)); echo "ok - $*"; }
-not_ok() { failed=$((failed + 1)); echo "not ok - $*"; }
+# shellcheck source=tools/lib-tap.sh
+. "$here/../lib-tap.sh"
+ok() { result 0 "$*"; }
+not_ok() { result 1 "$*"; }
 
 # shellcheck source=tools/completion/bloomctl
 . "$here/bloomctl"
@@ -228,6 +228,4 @@ else
 	not_ok "no bloomctl at $real to check the subcommands and options against (make bloomctl)"
 fi
 
-echo "1..$((passed + failed))"
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+tap_done

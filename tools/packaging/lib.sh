@@ -7,11 +7,11 @@
 pkg_top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 # shellcheck disable=SC2034 # for the scripts that source this
 pkg_build=${KBLOOM_BUILD:-$pkg_top/build}
-pkg_passed=0
-pkg_failed=0
+# shellcheck source=tools/lib-tap.sh
+. "$pkg_top/tools/lib-tap.sh"
 
-ok() { pkg_passed=$((pkg_passed + 1)); echo "ok - $*"; }
-not_ok() { pkg_failed=$((pkg_failed + 1)); echo "not ok - $*"; }
+ok() { result 0 "$*"; }
+not_ok() { result 1 "$*"; }
 # check DESCRIPTION COMMAND...: ok if COMMAND succeeds.
 check() {
 	local what=$1
@@ -57,7 +57,5 @@ debian_kernel() {
 # The TAP plan (trailing: how many checks there are depends on how far
 # they got), the closing line, and the exit status.
 pkg_summary() {
-	echo "1..$((pkg_passed + pkg_failed))"
-	echo "$pkg_passed passed, $pkg_failed failed"
-	[ "$pkg_failed" -eq 0 ]
+	tap_done
 }
