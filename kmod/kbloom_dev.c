@@ -6,7 +6,7 @@
  * of the commands, which are in a file per family, each calling only
  * what is below it (the filters, kbloom_filter.h, and kbloom_ioc.h, what
  * the commands share): kbloom_ioc_filters.c (the set of filters and whole
- * filters), kbloom_ioc_keys.c (keys and batches), kbloom_changes.c
+ * filters), kbloom_ioc_keys.c (keys and batches), kbloom_ioc_blocks.c
  * (blocks, which the key commands' dispatch reaches) and
  * kbloom_ioc_image.c (images).
  *

@@ -13,7 +13,7 @@
 #include <linux/string.h>
 #include <linux/uaccess.h>
 
-#include "kbloom_changes.h"
+#include "kbloom_ioc_blocks.h"
 #include "kbloom_filter.h"
 #include "kbloom_gen.h"
 #include "kbloom_ioc.h"

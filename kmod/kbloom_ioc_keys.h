@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * The commands of one filter's contents: the key commands, one key and
- * batches, and (from kbloom_changes.c) the block commands.
+ * batches, and (from kbloom_ioc_blocks.c) the block commands.
  */
 #ifndef _KBLOOM_IOC_KEYS_H
 #define _KBLOOM_IOC_KEYS_H

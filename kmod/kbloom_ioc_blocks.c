@@ -23,7 +23,7 @@
 #include <linux/uaccess.h>
 
 #include "kbloom.h"
-#include "kbloom_changes.h"
+#include "kbloom_ioc_blocks.h"
 #include "kbloom_filter.h"
 #include "kbloom_gen.h"
 
