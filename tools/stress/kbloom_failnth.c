@@ -102,12 +102,10 @@ static void diag(const char *fmt, ...)
 	fflush(stdout);
 }
 
+/* kbloom_util.h's monotonic clock, in milliseconds. */
 static ull now_ms(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (ull)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	return now_ns() / 1000000;
 }
 
 static void *xmalloc(size_t n)

@@ -121,12 +121,10 @@ static void add(ull *p, ull v)
 	__atomic_add_fetch(p, v, __ATOMIC_RELAXED);
 }
 
+/* kbloom_util.h's monotonic clock, in milliseconds. */
 static ull now_ms(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (ull)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	return now_ns() / 1000000;
 }
 
 static bool expired(void)
