@@ -187,9 +187,12 @@ if make -s -C "$top/tools/bloomsync" bloomsync blocks-check >/dev/null &&
 else
 	fail "building bloomsync"
 fi
-make -s -C "$top/tools/selftest" >/dev/null || fail "building kbloom_selftest"
-# The fail-nth sweep and the ioctl fuzzer, run in the VMs (tests.d/).
-make -s -C "$top/tools/stress" >/dev/null || fail "building the stress tools (tools/stress)"
+# The selftest, the fail-nth sweep and the ioctl fuzzer run only in the
+# VMs (tests.d/): built for make check, not for the edit loop.
+if [ -z "$quick" ]; then
+	make -s -C "$top/tools/selftest" >/dev/null || fail "building kbloom_selftest"
+	make -s -C "$top/tools/stress" >/dev/null || fail "building the stress tools (tools/stress)"
+fi
 # The iptables extension, checked and unchecked (tests.d/packets.sh).
 make -s -C "$top/tools/xtables" >/dev/null || fail "building the iptables extension (tools/xtables)"
 # The XDP examples, their loader, its tests' way in and its benchmark
