@@ -29,6 +29,10 @@ pkgs=(build-essential gcc-multilib bc bison flex libelf-dev libssl-dev
       # overlays; the bloomctl package it installs (tools/packaging/deb.sh
       # installs its own build dependencies)
       mmdebstrap e2fsprogs qemu-utils
+      # the packages and their checks (tools/packaging: deb.sh and
+      # dkms-check.sh install these too when run alone; make check runs
+      # deb.sh beside other stages, so nothing may install then)
+      dpkg-dev debhelper dh-dkms dkms lintian man-db
       # bloomctl stats --format prometheus is checked by promtool
       prometheus
       # bloomsync (tools/bloomsync): the NATS C client; its tests start a
