@@ -211,6 +211,9 @@ for v in 0 1 -0.1 abc nan 0x0.1 1e-10; do
 done
 refused "--capacity 12abc" "--capacity '12abc'" calc --capacity 12abc --fpr 0.01
 refused "--capacity -5" "--capacity '-5'" calc --capacity -5 --fpr 0.01
+refused "create --bits 12abc" "--bits '12abc'" create bad --bits 12abc --hashes 3
+refused "create --fpr 1.5" "--fpr '1.5': must be a fraction" create bad --capacity 10 --fpr 1.5
+refused "list --frobnicate" "unknown or ambiguous option '--frobnicate'" list --frobnicate
 for v in '' ' 5' 5Ki1; do
 	expect 2 "--capacity '$v'" calc --capacity "$v" --fpr 0.01
 done
@@ -750,6 +753,7 @@ fake_version_tests() {
 
 fake_create_tests() {
 	flogs 0 "create --hash siphash" "CREATE rw hash_scheme=2" create h1 --bits 1Ki --hashes 3 --hash siphash
+	frefused "create a filter that exists" "filter 'h1': already exists" create h1 --bits 1Ki --hashes 3
 	fprints 0 "show a SipHash filter" "hash scheme:    siphash (2)" show h1
 	fexpect 0 "-j show a SipHash filter" -j show h1
 	json_is hash_scheme 2 "show JSON hash_scheme"
@@ -789,6 +793,9 @@ fake_error_tests() {
 	frefused "estimate across hash schemes" "cannot compare 'm1' with 'm2'" estimate m1 m2
 	err_has "hash schemes differ (jhash vs siphash)" "estimate names the schemes"
 	log_has "COMPARE rw" "estimate uses a read-write fd"
+	fexpect 0 "create a filter of other bits" create m3 --bits 2Ki --hashes 3
+	frefused "merge of filters of different sizes" "bits differ (1024 vs 2048)" merge m1 m3
+	FAKEDEV_KEYS=1 frefused "remove on a plain filter" "filter 'm1' is not a counting filter" remove m1 x
 	fexpect 0 "estimate of alike filters" estimate h1 h5
 }
 
@@ -1135,6 +1142,7 @@ fake_flow_tests() {
 	check "keys go by name then" grep -qx "ADD_BATCH rw name=fl" "$tmp/log"
 	frefused "add to a missing filter" "filter 'nosuch': no such filter" add nosuch --key saddr --flow 10.0.0.1
 	log_lacks "KEY" "nothing sent to a missing filter"
+	frefused "query a missing filter" "filter 'nosuch': no such filter" query nosuch x
 	fexpect 0 "--key in another order" add fl --key dport,saddr --flow 53,10.0.0.1
 	log_has "KEY $(flowhex 4 17 10.0.0.1/32 53)" "the fields' order in --key does not change the key"
 	fexpect 0 "the five fields, a protocol by name" add fl --key saddr,daddr,proto,sport,dport \
