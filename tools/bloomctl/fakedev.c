@@ -8,8 +8,7 @@
  * INFO, LIST, ROTATE, MERGE, COMPARE, EXPORT and IMPORT, windowed filters
  * included, OPEN (a handle is another fd of the fake device), and
  * change tracking (KBLOOM_CREATE_TRACK_CHANGES, COLLECT, APPLY: marks per
- * 64-byte block, kept in $FAKEDEV_STATE/.NAME.marks), with
- * the access-mode
+ * 64-byte block, kept in $FAKEDEV_STATE/.NAME.marks), with the access-mode
  * rule (EBADF without a read-write fd where the module wants one) and the
  * module's own validation of parameters (kbloom_params_valid(), through
  * sizing.c). Filters live as files in $FAKEDEV_STATE, so that they outlast
@@ -96,6 +95,11 @@ static uint64_t env_u64(const char *name, uint64_t def)
 	return v && *v ? strtoull(v, NULL, 0) : def;
 }
 
+static bool has_feature(uint64_t feature)
+{
+	return env_u64("FAKEDEV_FEATURES", ALL_FEATURES) & feature;
+}
+
 static void __attribute__((format(printf, 1, 2))) fake_log(const char *fmt,
 							      ...)
 {
@@ -142,12 +146,14 @@ static bool is_fake(int fd)
 	       a.st_dev == b.st_dev && a.st_ino == b.st_ino;
 }
 
-static char *state_path(const char *name)
+/* A filter's file in $FAKEDEV_STATE, or (@marks) its change marks'. */
+static char *state_path(const char *name, bool marks)
 {
 	const char *dir = getenv("FAKEDEV_STATE");
 	char *p;
 
-	if (!dir || asprintf(&p, "%s/%s", dir, name) < 0)
+	if (!dir || asprintf(&p, marks ? "%s/.%s.marks" : "%s/%s", dir,
+			     name) < 0)
 		return NULL;
 	return p;
 }
@@ -205,7 +211,7 @@ static void timer_rotate(struct fake_filter *f, unsigned char *payload)
 /* A filter's header alone, its file left open at the payload. */
 static int load_header(const char *name, struct fake_filter *f, FILE **s)
 {
-	char *p = state_path(name);
+	char *p = state_path(name, false);
 
 	*s = p ? fopen(p, "rb") : NULL;
 	free(p);
@@ -223,72 +229,195 @@ static int load_header(const char *name, struct fake_filter *f, FILE **s)
 static int load_filter(const char *name, struct fake_filter *f,
 		       unsigned char **payload)
 {
-	char *p = state_path(name);
-	FILE *s = p ? fopen(p, "rb") : NULL;
-	int ret = ENOENT;
+	FILE *s;
+	int ret = load_header(name, f, &s);
 
-	free(p);
-	if (!s)
-		return ENOENT;
-	if (fread(f, sizeof(*f), 1, s) == 1) {
-		*payload = malloc(f->payload_len);
-		if (*payload &&
-		    fread(*payload, 1, f->payload_len, s) == f->payload_len)
-			ret = 0;
-		else
-			ret = EIO;
-	}
+	if (ret)
+		return ret;
+	*payload = malloc(f->payload_len);
+	if (!*payload ||
+	    fread(*payload, 1, f->payload_len, s) != f->payload_len)
+		ret = EIO;
 	fclose(s);
 	if (!ret)
 		timer_rotate(f, *payload);
 	return ret;
 }
 
-static int store_filter(const char *name, const struct fake_filter *f,
-			const unsigned char *payload)
+/* Write @head, then @len bytes of @data, to the file @path (freed). */
+static int store_file(char *path, const void *head, size_t head_len,
+		      const void *data, uint64_t len)
 {
-	char *p = state_path(name);
-	FILE *s = p ? fopen(p, "wb") : NULL;
+	FILE *s = path ? fopen(path, "wb") : NULL;
 	int ret = 0;
 
-	free(p);
+	free(path);
 	if (!s)
 		return EIO;
-	if (fwrite(f, sizeof(*f), 1, s) != 1 ||
-	    fwrite(payload, 1, f->payload_len, s) != f->payload_len)
+	if (fwrite(head, head_len, 1, s) != 1 ||
+	    fwrite(data, 1, len, s) != len)
 		ret = EIO;
 	if (fclose(s))
 		ret = EIO;
 	return ret;
 }
 
-/* Change tracking, below. */
-static void drop_marks(const char *name);
+static int store_filter(const char *name, const struct fake_filter *f,
+			const unsigned char *payload)
+{
+	return store_file(state_path(name, false), f, sizeof(*f), payload,
+			  f->payload_len);
+}
+
+/*
+ * Change tracking: a byte per block of each generation, in
+ * $FAKEDEV_STATE/.NAME.marks after the rotations they are as of, so that a
+ * rotation (made by ROTATE or, lazily, by FAKEDEV_TIMER) moves them along
+ * with their generations when they are next read.
+ */
+#define TRACKING(f)	((f)->flags & KBLOOM_CREATE_TRACK_CHANGES)
+
+static uint64_t nblocks(const struct fake_filter *f)
+{
+	return (gen_bytes(f) + KBLOOM_BLOCK_BYTES - 1) / KBLOOM_BLOCK_BYTES;
+}
+
+static uint32_t ngens(const struct fake_filter *f)
+{
+	return f->generations ? f->generations : 1;
+}
+
+static void drop_marks(const char *name)
+{
+	char *p = state_path(name, true);
+
+	if (p)
+		unlink(p);
+	free(p);
+}
+
+/* The marks of @f as of its rotations; NULL only without memory. */
+static unsigned char *load_marks(const char *name, const struct fake_filter *f)
+{
+	uint64_t len = ngens(f) * nblocks(f), r = 0;
+	unsigned char *m = calloc(len ? len : 1, 1);
+	char *p = state_path(name, true);
+	FILE *s = p ? fopen(p, "rb") : NULL;
+
+	free(p);
+	if (!s)
+		return m;
+	if (m && fread(&r, sizeof(r), 1, s) == 1 &&
+	    fread(m, 1, len, s) == len && r <= f->rotations)
+		shift_generations(m, nblocks(f), ngens(f), f->rotations - r);
+	else if (m)
+		memset(m, 0, len);
+	fclose(s);
+	return m;
+}
+
+static int store_marks(const char *name, const struct fake_filter *f,
+		       const unsigned char *m)
+{
+	return store_file(state_path(name, true), &f->rotations,
+			  sizeof(f->rotations), m, ngens(f) * nblocks(f));
+}
+
+/* Block @i of generation @g: where it starts, how many bytes it has. */
+static uint64_t block_at(const struct fake_filter *f, uint32_t g, uint64_t i,
+			 uint64_t *len)
+{
+	uint64_t gb = gen_bytes(f), off = i * KBLOOM_BLOCK_BYTES;
+
+	*len = gb - off < KBLOOM_BLOCK_BYTES ? gb - off : KBLOOM_BLOCK_BYTES;
+	return (uint64_t)g * gb + off;
+}
+
+/*
+ * A tracking filter whose storage went from @before (NULL: all zero) to
+ * @after: mark the blocks where a bit was set.
+ */
+static int track(const char *name, const struct fake_filter *f,
+		 const unsigned char *before, const unsigned char *after)
+{
+	uint64_t i, j, off, len, nb = nblocks(f);
+	unsigned char *m;
+	uint32_t g;
+	int err;
+
+	if (!TRACKING(f))
+		return 0;
+	m = load_marks(name, f);
+	if (!m)
+		return ENOMEM;
+	for (g = 0; g < ngens(f); g++)
+		for (i = 0; i < nb; i++) {
+			off = block_at(f, g, i, &len);
+			for (j = 0; j < len; j++)
+				if (after[off + j] & ~(before ? before[off + j] : 0)) {
+					m[g * nb + i] = 1;
+					break;
+				}
+		}
+	err = store_marks(name, f, m);
+	free(m);
+	return err;
+}
+
+/* Store a filter whose storage was @before, marking what changed. */
 static int store_tracked(const char *name, const struct fake_filter *f,
 			 const unsigned char *before,
-			 const unsigned char *after);
+			 const unsigned char *after)
+{
+	int err = store_filter(name, f, after);
+
+	return err ? err : track(name, f, before, after);
+}
 
 static bool filter_exists(const char *name)
 {
-	char *p = state_path(name);
+	char *p = state_path(name, false);
 	bool ret = p && !access(p, F_OK);
 
 	free(p);
 	return ret;
 }
 
-static uint32_t count_filters(void)
+static int fake_list(struct kbloom_list *l)
 {
 	const char *dir = getenv("FAKEDEV_STATE");
 	DIR *d = dir ? opendir(dir) : NULL;
+	char *names = (char *)(uintptr_t)l->names;
 	struct dirent *e;
 	uint32_t n = 0;
 
-	while (d && (e = readdir(d)))
-		n += e->d_name[0] != '.';
+	while (d && (e = readdir(d))) {
+		if (e->d_name[0] == '.')
+			continue;
+		/* A field of KBLOOM_NAME_MAX bytes, zero-padded. */
+		if (n < l->count) {
+			size_t len = strnlen(e->d_name, KBLOOM_NAME_MAX);
+
+			memset(names + (size_t)n * KBLOOM_NAME_MAX, 0,
+			       KBLOOM_NAME_MAX);
+			memcpy(names + (size_t)n * KBLOOM_NAME_MAX, e->d_name,
+			       len);
+		}
+		n++;
+	}
 	if (d)
 		closedir(d);
-	return n;
+	l->count = n;
+	return 0;
+}
+
+/* CREATE and IMPORT fail with EDQUOT at FAKEDEV_MAX_FILTERS. */
+static bool too_many_filters(void)
+{
+	struct kbloom_list l = { .count = 0 };
+
+	fake_list(&l);
+	return l.count >= env_u64("FAKEDEV_MAX_FILTERS", 1000);
 }
 
 /* Positions set: bits, or non-zero counters. */
@@ -296,20 +425,18 @@ static uint64_t weight(const struct fake_filter *f, const unsigned char *p)
 {
 	uint64_t i, n = 0, w;
 
-	/* Bits: a word at a time (storage is a multiple of 8 bytes). */
-	if (!(f->flags & KBLOOM_CREATE_COUNTING)) {
-		for (i = 0; i + 8 <= f->payload_len; i += 8) {
-			memcpy(&w, p + i, 8);
-			n += (uint64_t)__builtin_popcountll(w);
-		}
-		for (; i < f->payload_len; i++)
-			n += (uint64_t)__builtin_popcount(p[i]);
+	if (f->flags & KBLOOM_CREATE_COUNTING) {
+		for (i = 0; i < f->payload_len; i++)
+			n += !!(p[i] & 0x0f) + !!(p[i] & 0xf0);
 		return n;
 	}
-	for (i = 0; i < f->payload_len; i++)
-		n += f->flags & KBLOOM_CREATE_COUNTING ?
-		     (uint64_t)(!!(p[i] & 0x0f) + !!(p[i] & 0xf0)) :
-		     (uint64_t)__builtin_popcount(p[i]);
+	/* Bits: a word at a time (storage is a multiple of 8 bytes). */
+	for (i = 0; i + 8 <= f->payload_len; i += 8) {
+		memcpy(&w, p + i, 8);
+		n += (uint64_t)__builtin_popcountll(w);
+	}
+	for (; i < f->payload_len; i++)
+		n += (uint64_t)__builtin_popcount(p[i]);
 	return n;
 }
 
@@ -345,18 +472,18 @@ static int fake_version(struct kbloom_version *v)
 /* A scheme the fake module accepts: 0 is its default. */
 static int pick_scheme(uint32_t *scheme)
 {
-	bool siphash = env_u64("FAKEDEV_FEATURES", ALL_FEATURES) &
-		       KBLOOM_FEATURE_SIPHASH;
-
 	if (!*scheme)
 		*scheme = env_u64("FAKEDEV_SCHEME", KBLOOM_HASH_JHASH);
 	if (*scheme == KBLOOM_HASH_JHASH ||
-	    (*scheme == KBLOOM_HASH_SIPHASH && siphash))
+	    (*scheme == KBLOOM_HASH_SIPHASH &&
+	     has_feature(KBLOOM_FEATURE_SIPHASH)))
 		return 0;
 	return EINVAL;
 }
 
 #define BPF_FLAGS	(KBLOOM_CREATE_BPF_READ | KBLOOM_CREATE_BPF_WRITE)
+/* What a filter keeps of its own when made LIKE another or replaced. */
+#define OWN_FLAGS	(BPF_FLAGS | KBLOOM_CREATE_TRACK_CHANGES)
 
 /* As the module reports them: write implies read. */
 static uint32_t bpf_flags(uint32_t flags)
@@ -386,8 +513,7 @@ static int fake_create_like(struct kbloom_create *cr, struct fake_filter *f,
 	f->adds = 0;
 	f->rotations = 0;
 	/* The BPF access is the call's, not the model's. */
-	f->flags = (f->flags & ~(BPF_FLAGS | KBLOOM_CREATE_TRACK_CHANGES)) |
-		   bpf_flags(cr->flags) |
+	f->flags = (f->flags & ~OWN_FLAGS) | bpf_flags(cr->flags) |
 		   (cr->flags & KBLOOM_CREATE_TRACK_CHANGES);
 	return 0;
 }
@@ -408,22 +534,17 @@ static int fake_create(struct kbloom_create *cr)
 			  KBLOOM_CREATE_TRACK_CHANGES) ||
 	    (cr->flags & KBLOOM_CREATE_TRACK_CHANGES &&
 	     (cr->flags & KBLOOM_CREATE_COUNTING ||
-	      !(env_u64("FAKEDEV_FEATURES", ALL_FEATURES) &
-		KBLOOM_FEATURE_CHANGES))) ||
+	      !has_feature(KBLOOM_FEATURE_CHANGES))) ||
 	    (cr->flags & BPF_FLAGS &&
-	     !(env_u64("FAKEDEV_FEATURES", ALL_FEATURES) &
-	       KBLOOM_FEATURE_BPF_ACCESS)) ||
+	     !has_feature(KBLOOM_FEATURE_BPF_ACCESS)) ||
 	    (cr->flags & KBLOOM_CREATE_BLOCKED &&
-	     !(env_u64("FAKEDEV_FEATURES", ALL_FEATURES) &
-	       KBLOOM_FEATURE_BLOCKED)) ||
+	     !has_feature(KBLOOM_FEATURE_BLOCKED)) ||
 	    cr->reserved[0] || cr->reserved[1] ||
 	    (g && (g < 2 || g > KBLOOM_MAX_GENERATIONS)) ||
 	    (!g && cr->window_ms) ||
 	    (cr->flags & KBLOOM_CREATE_ROTATE_AT_FILL &&
-	     (!g || !cr->capacity)))
-		return EINVAL;
-	if (g && !(env_u64("FAKEDEV_FEATURES", ALL_FEATURES) &
-		   KBLOOM_FEATURE_WINDOW))
+	     (!g || !cr->capacity)) ||
+	    (g && !has_feature(KBLOOM_FEATURE_WINDOW)))
 		return EINVAL;
 	fpr = sizing_window_fpr(cr->fpr_ppb, g);
 	if (cr->flags & KBLOOM_CREATE_LIKE) {
@@ -465,7 +586,7 @@ static int fake_create(struct kbloom_create *cr)
 store:
 	if (filter_exists(cr->name))
 		err = EEXIST;
-	else if (count_filters() >= env_u64("FAKEDEV_MAX_FILTERS", 1000))
+	else if (too_many_filters())
 		err = EDQUOT;
 	else
 		err = store_filter(cr->name, &f, payload);
@@ -508,34 +629,6 @@ static int fake_info(struct kbloom_info *info)
 	return 0;
 }
 
-static int fake_list(struct kbloom_list *l)
-{
-	const char *dir = getenv("FAKEDEV_STATE");
-	DIR *d = dir ? opendir(dir) : NULL;
-	char *names = (char *)(uintptr_t)l->names;
-	struct dirent *e;
-	uint32_t n = 0;
-
-	while (d && (e = readdir(d))) {
-		if (e->d_name[0] == '.')
-			continue;
-		/* A field of KBLOOM_NAME_MAX bytes, zero-padded. */
-		if (n < l->count) {
-			size_t len = strnlen(e->d_name, KBLOOM_NAME_MAX);
-
-			memset(names + (size_t)n * KBLOOM_NAME_MAX, 0,
-			       KBLOOM_NAME_MAX);
-			memcpy(names + (size_t)n * KBLOOM_NAME_MAX, e->d_name,
-			       len);
-		}
-		n++;
-	}
-	if (d)
-		closedir(d);
-	l->count = n;
-	return 0;
-}
-
 static int fake_name_cmd(unsigned long req, struct kbloom_name *a)
 {
 	unsigned char *payload = NULL;
@@ -544,7 +637,7 @@ static int fake_name_cmd(unsigned long req, struct kbloom_name *a)
 	int err;
 
 	if (req == KBLOOM_IOC_DESTROY) {
-		p = state_path(a->name);
+		p = state_path(a->name, false);
 		err = p && !unlink(p) ? 0 : ENOENT;
 		free(p);
 		if (!err)
@@ -566,16 +659,13 @@ static int fake_rotate(struct kbloom_name *a)
 {
 	unsigned char *payload = NULL;
 	struct fake_filter f;
-	uint64_t gb;
 	int err;
 
 	err = load_filter(a->name, &f, &payload);
 	if (!err && !f.generations)
 		err = EINVAL;
 	if (!err) {
-		gb = f.payload_len / f.generations;
-		memmove(payload + gb, payload, f.payload_len - gb);
-		memset(payload, 0, gb);
+		shift_generations(payload, gen_bytes(&f), f.generations, 1);
 		f.rotations++;
 		f.newest_since_ms = now_ms();
 		err = store_filter(a->name, &f, payload);
@@ -709,31 +799,24 @@ static int import_valid(const struct kbloom_image *ki)
 static int fake_import(const struct kbloom_image *ki)
 {
 	bool replace = ki->import_flags & KBLOOM_IMPORT_REPLACE;
-	struct fake_filter f;
+	struct fake_filter f, old;
 	int err = import_valid(ki);
+	FILE *s;
 
 	if (err)
 		return err;
 	if (replace != filter_exists(ki->name))
 		return replace ? ENOENT : EEXIST;
-	if (!replace && count_filters() >= env_u64("FAKEDEV_MAX_FILTERS", 1000))
+	if (!replace && too_many_filters())
 		return EDQUOT;
 	memset(&f, 0, sizeof(f));
 	f.bits = ki->bits;
 	f.hashes = ki->hashes;
 	f.flags = ki->flags;
-	if (replace) {
-		/* A replaced filter keeps its own BPF access. */
-		struct fake_filter old;
-		unsigned char *payload = NULL;
-
-		/* ... and its own tracking. */
-		if (!load_filter(ki->name, &old, &payload))
-			f.flags = (f.flags & ~(BPF_FLAGS |
-					       KBLOOM_CREATE_TRACK_CHANGES)) |
-				  (old.flags & (BPF_FLAGS |
-						KBLOOM_CREATE_TRACK_CHANGES));
-		free(payload);
+	/* A replaced filter keeps its own BPF access and tracking. */
+	if (replace && !load_header(ki->name, &old, &s)) {
+		fclose(s);
+		f.flags = (f.flags & ~OWN_FLAGS) | (old.flags & OWN_FLAGS);
 	}
 	f.capacity = ki->capacity;
 	f.fpr_ppb = ki->fpr_ppb;
@@ -754,6 +837,10 @@ static int fake_import(const struct kbloom_image *ki)
 			     (void *)(uintptr_t)ki->payload);
 }
 
+/* The key commands (ADD to REMOVE_BATCH), and the batched ones. */
+#define KEY_CMD(req)	(_IOC_NR(req) >= 0x10 && _IOC_NR(req) <= 0x23)
+#define BATCH_CMD(req)	(_IOC_NR(req) >= 0x20)
+
 /* Log a key's bytes in hex. */
 static int log_key(const unsigned char *key, __u32 len)
 {
@@ -768,24 +855,22 @@ static int log_key(const unsigned char *key, __u32 len)
 	return 0;
 }
 
-/* The one-key commands: log the key, answer "no". */
-static int fake_key(struct kbloom_key *k)
+/* The key commands, one or a batch: log every key, answer "no" to each. */
+static int fake_keys(unsigned long req, void *arg)
 {
-	int err = log_key((const void *)(uintptr_t)k->key, k->len);
-
-	if (!err)
-		k->result = 0;
-	return err;
-}
-
-/* The batched key commands: log every key, answer "no" to each. */
-static int fake_keys(struct kbloom_batch *b)
-{
+	struct kbloom_batch *b = arg;
+	struct kbloom_key *k = arg;
 	const unsigned char *key = (const void *)(uintptr_t)b->keys;
 	const __u32 *lens = (const void *)(uintptr_t)b->lens;
 	__u32 i;
 	int err;
 
+	if (!BATCH_CMD(req)) {
+		err = log_key((const void *)(uintptr_t)k->key, k->len);
+		if (!err)
+			k->result = 0;
+		return err;
+	}
 	for (i = 0; i < b->count; i++) {
 		err = log_key(key, lens[i]);
 		if (err)
@@ -797,142 +882,22 @@ static int fake_keys(struct kbloom_batch *b)
 	return 0;
 }
 
-/*
- * Change tracking: a byte per block of each generation, in
- * $FAKEDEV_STATE/.NAME.marks after the rotations they are as of, so that a
- * rotation (made by ROTATE or, lazily, by FAKEDEV_TIMER) moves them along
- * with their generations when they are next read.
- */
-#define TRACKING(f)	((f)->flags & KBLOOM_CREATE_TRACK_CHANGES)
-
-static char *marks_path(const char *name)
+/* The KBLOOM_CORE_* flags of a filter. */
+static uint32_t core_flags(const struct fake_filter *f)
 {
-	const char *dir = getenv("FAKEDEV_STATE");
-	char *p;
-
-	if (!dir || asprintf(&p, "%s/.%s.marks", dir, name) < 0)
-		return NULL;
-	return p;
-}
-
-static uint64_t nblocks(const struct fake_filter *f)
-{
-	return (gen_bytes(f) + KBLOOM_BLOCK_BYTES - 1) / KBLOOM_BLOCK_BYTES;
-}
-
-static uint32_t ngens(const struct fake_filter *f)
-{
-	return f->generations ? f->generations : 1;
-}
-
-static void drop_marks(const char *name)
-{
-	char *p = marks_path(name);
-
-	if (p)
-		unlink(p);
-	free(p);
-}
-
-/* The marks of @f as of its rotations; NULL only without memory. */
-static unsigned char *load_marks(const char *name, const struct fake_filter *f)
-{
-	uint64_t len = ngens(f) * nblocks(f), r = 0;
-	unsigned char *m = calloc(len ? len : 1, 1);
-	char *p = marks_path(name);
-	FILE *s = p ? fopen(p, "rb") : NULL;
-
-	free(p);
-	if (!s)
-		return m;
-	if (m && fread(&r, sizeof(r), 1, s) == 1 &&
-	    fread(m, 1, len, s) == len && r <= f->rotations)
-		shift_generations(m, nblocks(f), ngens(f), f->rotations - r);
-	else if (m)
-		memset(m, 0, len);
-	fclose(s);
-	return m;
-}
-
-static int store_marks(const char *name, const struct fake_filter *f,
-		       const unsigned char *m)
-{
-	uint64_t len = ngens(f) * nblocks(f);
-	char *p = marks_path(name);
-	FILE *s = p ? fopen(p, "wb") : NULL;
-	int err = 0;
-
-	free(p);
-	if (!s)
-		return EIO;
-	if (fwrite(&f->rotations, sizeof(f->rotations), 1, s) != 1 ||
-	    fwrite(m, 1, len, s) != len)
-		err = EIO;
-	if (fclose(s))
-		err = EIO;
-	return err;
-}
-
-/* Block @i of generation @g: where it starts, how many bytes it has. */
-static uint64_t block_at(const struct fake_filter *f, uint32_t g, uint64_t i,
-			 uint64_t *len)
-{
-	uint64_t gb = gen_bytes(f), off = i * KBLOOM_BLOCK_BYTES;
-
-	*len = gb - off < KBLOOM_BLOCK_BYTES ? gb - off : KBLOOM_BLOCK_BYTES;
-	return (uint64_t)g * gb + off;
-}
-
-/*
- * A tracking filter whose storage went from @before (NULL: all zero) to
- * @after: mark the blocks where a bit was set.
- */
-static int track(const char *name, const struct fake_filter *f,
-		 const unsigned char *before, const unsigned char *after)
-{
-	uint64_t i, j, off, len, nb = nblocks(f);
-	unsigned char *m;
-	uint32_t g;
-	int err;
-
-	if (!TRACKING(f))
-		return 0;
-	m = load_marks(name, f);
-	if (!m)
-		return ENOMEM;
-	for (g = 0; g < ngens(f); g++)
-		for (i = 0; i < nb; i++) {
-			off = block_at(f, g, i, &len);
-			for (j = 0; j < len; j++)
-				if (after[off + j] & ~(before ? before[off + j] : 0)) {
-					m[g * nb + i] = 1;
-					break;
-				}
-		}
-	err = store_marks(name, f, m);
-	free(m);
-	return err;
-}
-
-/* Store a filter whose storage was @before, marking what changed. */
-static int store_tracked(const char *name, const struct fake_filter *f,
-			 const unsigned char *before,
-			 const unsigned char *after)
-{
-	int err = store_filter(name, f, after);
-
-	return err ? err : track(name, f, before, after);
+	return (f->flags & KBLOOM_CREATE_COUNTING ? KBLOOM_CORE_COUNTING : 0) |
+	       (f->flags & KBLOOM_CREATE_BLOCKED ? KBLOOM_CORE_BLOCKED : 0) |
+	       (f->hash_scheme == KBLOOM_HASH_SIPHASH ?
+		KBLOOM_CORE_SIPHASH : 0);
 }
 
 /* The fingerprint: the module's own (kbloom_core_fingerprint()). */
 static uint64_t fingerprint(const struct fake_filter *f)
 {
 	struct kbloom_core core;
-	uint32_t flags = (f->flags & KBLOOM_CREATE_COUNTING ? KBLOOM_CORE_COUNTING : 0) |
-			 (f->flags & KBLOOM_CREATE_BLOCKED ? KBLOOM_CORE_BLOCKED : 0) |
-			 (f->hash_scheme == KBLOOM_HASH_SIPHASH ? KBLOOM_CORE_SIPHASH : 0);
 
-	kbloom_core_init(&core, NULL, f->bits, f->hashes, flags, f->seed);
+	kbloom_core_init(&core, NULL, f->bits, f->hashes, core_flags(f),
+			 f->seed);
 	return kbloom_core_fingerprint(&core, f->generations, f->window_ms);
 }
 
@@ -991,21 +956,15 @@ static int fake_collect(int fd, struct kbloom_blocks *b)
 	}
 	old_flags = f.flags;
 	nb = nblocks(&f);
-	m = load_marks(name, &f);
-	if (!m) {
-		err = ENOMEM;
-		goto out;
-	}
 	/* The first COLLECT starts tracking and reports every non-zero block. */
 	if (!TRACKING(&f) || (b->flags & KBLOOM_COLLECT_ALL && !b->cursor)) {
 		f.flags |= KBLOOM_CREATE_TRACK_CHANGES;
 		track(name, &f, NULL, payload);
-		free(m);
-		m = load_marks(name, &f);
-		if (!m) {
-			err = ENOMEM;
-			goto out;
-		}
+	}
+	m = load_marks(name, &f);
+	if (!m) {
+		err = ENOMEM;
+		goto out;
 	}
 	end = (uint64_t)ngens(&f) * nb;
 	for (pos = b->cursor; pos < end && done < b->count; pos++) {
@@ -1137,12 +1096,8 @@ out:
 static void core_of(const struct fake_filter *f, unsigned char *payload,
 		    uint32_t g, struct kbloom_core *c)
 {
-	u32 flags = (f->flags & KBLOOM_CREATE_COUNTING ? KBLOOM_CORE_COUNTING : 0) |
-		    (f->flags & KBLOOM_CREATE_BLOCKED ? KBLOOM_CORE_BLOCKED : 0) |
-		    (f->hash_scheme == KBLOOM_HASH_SIPHASH ? KBLOOM_CORE_SIPHASH : 0);
-
 	kbloom_core_init(c, (unsigned long *)(payload + g * gen_bytes(f)),
-			 f->bits, f->hashes, flags, f->seed);
+			 f->bits, f->hashes, core_flags(f), f->seed);
 }
 
 /*
@@ -1200,7 +1155,7 @@ static int apply_key(struct fake_filter *f, unsigned char *payload,
 /* FAKEDEV_KEYS: the key commands, one or a batch, for real. */
 static int fake_apply_keys(int fd, unsigned long req, void *arg)
 {
-	bool batch = _IOC_NR(req) >= 0x20, r;
+	bool batch = BATCH_CMD(req), r;
 	struct kbloom_batch *b = arg;
 	struct kbloom_key *k = arg;
 	const char *name = target_name(fd, arg);
@@ -1269,7 +1224,7 @@ static int fake_open(int fd, struct kbloom_open *o)
 	struct fake_filter f;
 	int err, h;
 
-	if (!(env_u64("FAKEDEV_FEATURES", ALL_FEATURES) & KBLOOM_FEATURE_HANDLE))
+	if (!has_feature(KBLOOM_FEATURE_HANDLE))
 		return ENOTTY;
 	err = load_filter(o->name, &f, &payload);
 	free(payload);
@@ -1316,9 +1271,9 @@ static const struct {
 
 static int dispatch(int fd, unsigned long req, void *arg)
 {
-	if (getenv("FAKEDEV_KEYS") && _IOC_NR(req) >= 0x10 &&
-	    _IOC_NR(req) <= 0x23)
-		return fake_apply_keys(fd, req, arg);
+	if (KEY_CMD(req))
+		return getenv("FAKEDEV_KEYS") ? fake_apply_keys(fd, req, arg) :
+						fake_keys(req, arg);
 	switch (req) {
 	case KBLOOM_IOC_VERSION:
 		return fake_version(arg);
@@ -1340,26 +1295,12 @@ static int dispatch(int fd, unsigned long req, void *arg)
 		return fake_export(arg);
 	case KBLOOM_IOC_IMPORT:
 		return fake_import(arg);
-	case KBLOOM_IOC_ADD:
-	case KBLOOM_IOC_QUERY:
-	case KBLOOM_IOC_TEST_AND_ADD:
-	case KBLOOM_IOC_REMOVE:
-		return fake_key(arg);
-	case KBLOOM_IOC_ADD_BATCH:
-	case KBLOOM_IOC_QUERY_BATCH:
-	case KBLOOM_IOC_TEST_AND_ADD_BATCH:
-	case KBLOOM_IOC_REMOVE_BATCH:
-		return fake_keys(arg);
 	case KBLOOM_IOC_COLLECT:
-		if (!(env_u64("FAKEDEV_FEATURES", ALL_FEATURES) &
-		      KBLOOM_FEATURE_CHANGES))
-			return ENOTTY;
-		return fake_collect(fd, arg);
 	case KBLOOM_IOC_APPLY:
-		if (!(env_u64("FAKEDEV_FEATURES", ALL_FEATURES) &
-		      KBLOOM_FEATURE_CHANGES))
+		if (!has_feature(KBLOOM_FEATURE_CHANGES))
 			return ENOTTY;
-		return fake_apply(fd, arg);
+		return req == KBLOOM_IOC_COLLECT ? fake_collect(fd, arg) :
+						   fake_apply(fd, arg);
 	default:
 		return ENOTTY;
 	}
@@ -1390,7 +1331,7 @@ static void log_call(const char *cmd, bool rw, unsigned long req, void *arg)
 		fake_log("%s %s hash_scheme=%u seed_hi=%x,%x age_ms=%u", cmd,
 			 rw ? "rw" : "ro", ki->hash_scheme, ki->seed_hi[0],
 			 ki->seed_hi[1], ki->age_ms);
-	else if (_IOC_NR(req) >= 0x10 && _IOC_NR(req) <= 0x23)
+	else if (KEY_CMD(req))
 		/* The key commands: by name, or nameless on a handle. */
 		fake_log("%s %s name=%.*s", cmd, rw ? "rw" : "ro",
 			 KBLOOM_NAME_MAX, (const char *)arg);

@@ -13,12 +13,14 @@
 #   --siphash                 hash scheme 2, with a 128-bit seed
 #   --compress                zlib-deflate the payload
 #   --fill N                  set N pseudo-random positions (counters to 1..15)
+#   --ones                    set every bit (a full plain filter)
 #   --field NAME=VALUE        override a header field, CRC recomputed
 #   --pad                     set the first padding bit past m
 #   --zlib-garbage            a compressed payload that is not zlib
 #   --zlib-extra N            compress N more zero bytes than the payload
 #   --zlib-short N            compress N fewer bytes than the payload
 #   --zlib-tail N             N junk bytes after the zlib stream (in stored)
+#   --zlib-cut N              cut N bytes off the end of the zlib stream
 #   --flip OFFSET             flip a byte after the CRC was computed
 #   --append N                N junk bytes after the image
 #   --truncate N              keep only the first N bytes
@@ -69,12 +71,14 @@ def main():
     ap.add_argument("--siphash", action="store_true")
     ap.add_argument("--compress", action="store_true")
     ap.add_argument("--fill", type=int, default=0)
+    ap.add_argument("--ones", action="store_true")
     ap.add_argument("--field", action="append", default=[])
     ap.add_argument("--pad", action="store_true")
     ap.add_argument("--zlib-garbage", action="store_true")
     ap.add_argument("--zlib-extra", type=int, default=0)
     ap.add_argument("--zlib-short", type=int, default=0)
     ap.add_argument("--zlib-tail", type=int, default=0)
+    ap.add_argument("--zlib-cut", type=int, default=0)
     ap.add_argument("--flip", type=int, action="append", default=[])
     ap.add_argument("--append", type=int, default=0)
     ap.add_argument("--truncate", type=int)
@@ -98,6 +102,8 @@ def main():
             payload[i // 2] |= v << (4 * (i % 2))
         else:
             payload[i // 8] |= 1 << (i % 8)
+    for i in range(a.bits if a.ones else 0):
+        payload[i // 8] |= 1 << (i % 8)
     if a.pad:
         i = a.bits * width
         payload[i // 8] |= 1 << (i % 8)
@@ -111,7 +117,8 @@ def main():
             src += bytes(a.zlib_extra)
         if a.zlib_short:
             src = src[:-a.zlib_short]
-        stored = zlib.compress(src) + b"\x55" * a.zlib_tail
+        stored = zlib.compress(src)
+        stored = stored[:len(stored) - a.zlib_cut] + b"\x55" * a.zlib_tail
         if a.zlib_garbage:
             stored = bytes(rnd.randrange(256) for _ in range(len(stored)))
 

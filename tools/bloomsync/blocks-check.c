@@ -13,17 +13,7 @@
  * Usage: blocks-check DEVICE
  * Prints "ok N - ..." or "not ok N - ..." per check, then "P passed, F failed".
  */
-#define _GNU_SOURCE
-#include <errno.h>
-#include <fcntl.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/ioctl.h>
-#include <unistd.h>
-
-#include <linux/kbloom.h>
+#include "../include/kbloom_util.h"
 
 #define BITS	1000	/* two blocks, the second with padding past m */
 
@@ -36,56 +26,35 @@ static void check(int ok, const char *what)
 	printf("%sok %d - %s\n", ok ? "" : "not ", n, what);
 }
 
-static void name_of(char dst[KBLOOM_NAME_MAX], const char *name)
-{
-	memset(dst, 0, KBLOOM_NAME_MAX);
-	snprintf(dst, KBLOOM_NAME_MAX, "%s", name);
-}
-
 static int create(const char *name, uint32_t flags, const char *like)
 {
-	struct kbloom_create c;
-
-	memset(&c, 0, sizeof(c));
-	name_of(c.name, name);
-	c.flags = flags;
-	if (like) {
-		c.flags |= KBLOOM_CREATE_LIKE;
-		name_of(c.like, like);
-	} else {
-		c.bits = BITS;
-		c.hashes = 3;
-	}
-	return ioctl(fd, KBLOOM_IOC_CREATE, &c) ? errno : 0;
-}
-
-static void destroy(const char *name)
-{
-	struct kbloom_name a;
-
-	memset(&a, 0, sizeof(a));
-	name_of(a.name, name);
-	ioctl(fd, KBLOOM_IOC_DESTROY, &a);
+	if (like)
+		return kb_create_like(fd, name, like, flags, 0, NULL);
+	return kb_create_ex(fd, name, BITS, 3, flags, NULL, NULL);
 }
 
 static void add(const char *name, const char *key)
 {
-	struct kbloom_key k;
-
-	memset(&k, 0, sizeof(k));
-	name_of(k.name, name);
-	k.key = (__u64)(uintptr_t)key;
-	k.len = strlen(key);
-	ioctl(fd, KBLOOM_IOC_ADD, &k);
+	kb_skey(fd, KBLOOM_IOC_ADD, name, key, NULL);
 }
 
 static uint64_t bits_set(const char *name)
 {
 	struct kbloom_info i;
 
-	memset(&i, 0, sizeof(i));
-	name_of(i.name, name);
-	return ioctl(fd, KBLOOM_IOC_INFO, &i) ? (uint64_t)-1 : i.bits_set;
+	return kb_info(fd, name, &i) ? (uint64_t)-1 : i.bits_set;
+}
+
+/* The filters this makes, destroyed before and after. */
+static void destroy_all(void)
+{
+	static const char *const names[] = {
+		"bchk-a", "bchk-b", "bchk-c", "bchk-n", "bchk-w"
+	};
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(names); i++)
+		destroy_quiet(fd, names[i]);
 }
 
 static int collect(const char *name, uint32_t flags, uint64_t cursor,
@@ -93,12 +62,12 @@ static int collect(const char *name, uint32_t flags, uint64_t cursor,
 		   struct kbloom_blocks *out)
 {
 	memset(out, 0, sizeof(*out));
-	name_of(out->name, name);
+	set_name(out->name, name);
 	out->blocks = (__u64)(uintptr_t)b;
 	out->count = count;
 	out->flags = flags;
 	out->cursor = cursor;
-	return ioctl(fd, KBLOOM_IOC_COLLECT, out) ? errno : 0;
+	return ioc(fd, KBLOOM_IOC_COLLECT, out);
 }
 
 /* A whole pass, one block a call: the blocks, or -1 on an error. */
@@ -126,19 +95,27 @@ static int apply(const char *name, struct kbloom_block *b, uint32_t count,
 		 uint64_t *set)
 {
 	struct kbloom_blocks a;
+	int err;
 
 	memset(&a, 0, sizeof(a));
-	name_of(a.name, name);
+	set_name(a.name, name);
 	a.blocks = (__u64)(uintptr_t)b;
 	a.count = count;
 	a.rotations = rotations;
 	a.fingerprint = fp;
 	a.max_set = max_set;
-	if (ioctl(fd, KBLOOM_IOC_APPLY, &a))
-		return errno;
-	if (set)
+	err = ioc(fd, KBLOOM_IOC_APPLY, &a);
+	if (!err && set)
 		*set = a.set;
-	return 0;
+	return err;
+}
+
+/* @bad, two good blocks with one bad field, refused; then @good again. */
+static void bad_entry(struct kbloom_block *bad, const struct kbloom_block *good,
+		      uint64_t fp, const char *what)
+{
+	check(apply("bchk-b", bad, 2, 0, fp, 0, NULL) == EINVAL, what);
+	memcpy(bad, good, 2 * sizeof(*bad));
 }
 
 int main(int argc, char **argv)
@@ -161,10 +138,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	check(v.features & KBLOOM_FEATURE_CHANGES, "KBLOOM_FEATURE_CHANGES");
-	destroy("bchk-a");
-	destroy("bchk-b");
-	destroy("bchk-c");
-	destroy("bchk-n");
+	destroy_all();
 
 	check(!create("bchk-a", KBLOOM_CREATE_TRACK_CHANGES, NULL),
 	      "CREATE with KBLOOM_CREATE_TRACK_CHANGES");
@@ -196,20 +170,13 @@ int main(int argc, char **argv)
 	      "APPLY with rotations a plain filter never had: -ESTALE");
 	memcpy(bad, b, sizeof(bad));
 	bad[1].index = 2;
-	check(apply("bchk-b", bad, 2, 0, fp, 0, NULL) == EINVAL,
-	      "an index past the filter: -EINVAL");
-	memcpy(bad, b, sizeof(bad));
+	bad_entry(bad, b, fp, "an index past the filter: -EINVAL");
 	bad[1].data[61] |= 0x01;	/* bit 1000 */
-	check(apply("bchk-b", bad, 2, 0, fp, 0, NULL) == EINVAL,
-	      "a bit past m: -EINVAL");
-	memcpy(bad, b, sizeof(bad));
+	bad_entry(bad, b, fp, "a bit past m: -EINVAL");
 	bad[1].reserved = 1;
-	check(apply("bchk-b", bad, 2, 0, fp, 0, NULL) == EINVAL,
-	      "a reserved field: -EINVAL");
-	memcpy(bad, b, sizeof(bad));
+	bad_entry(bad, b, fp, "a reserved field: -EINVAL");
 	bad[1].generation = 1;
-	check(apply("bchk-b", bad, 2, 0, fp, 0, NULL) == EINVAL,
-	      "a generation a plain filter has not: -EINVAL");
+	bad_entry(bad, b, fp, "a generation a plain filter has not: -EINVAL");
 	check(bits_set("bchk-b") == 0,
 	      "the refused calls changed nothing, good entries before the bad one included");
 	check(apply("bchk-b", b, 0, 0, fp, 0, NULL) == EINVAL,
@@ -226,10 +193,7 @@ int main(int argc, char **argv)
 	err = apply("bchk-b", b, 2, 0, fp, before, &set);
 	check(!err && set == before && bits_set("bchk-b") == before,
 	      "APPLY: sets exactly the source's bits (max_set at the limit)");
-	memset(&m, 0, sizeof(m));
-	name_of(m.dst, "bchk-a");
-	name_of(m.src, "bchk-b");
-	check(!ioctl(fd, KBLOOM_IOC_COMPARE, &m) &&
+	check(!kb_merge(fd, KBLOOM_IOC_COMPARE, "bchk-a", "bchk-b", &m) &&
 	      m.bits_union == m.bits_dst && m.bits_inter == m.bits_src &&
 	      m.bits_dst == m.bits_src, "COMPARE: the two filters are equal");
 	check(!apply("bchk-b", b, 2, 0, fp, 0, &set) && set == 0,
@@ -252,13 +216,11 @@ int main(int argc, char **argv)
 	      "COLLECT with an unknown flag: -EINVAL");
 
 	/* A windowed filter rotated by hand: generations and rotations. */
-	destroy("bchk-w");
 	{
 		struct kbloom_create c;
-		struct kbloom_name rot;
 
 		memset(&c, 0, sizeof(c));
-		name_of(c.name, "bchk-w");
+		set_name(c.name, "bchk-w");
 		c.bits = BITS;
 		c.hashes = 3;
 		c.generations = 2;
@@ -269,9 +231,7 @@ int main(int argc, char **argv)
 		got = pass("bchk-w", 0, b, 8, &fp);
 		check(got >= 1 && !b[0].generation,
 		      "its changes are in generation 0");
-		memset(&rot, 0, sizeof(rot));
-		name_of(rot.name, "bchk-w");
-		check(!ioctl(fd, KBLOOM_IOC_ROTATE, &rot), "ROTATE");
+		check(!kb_name_cmd(fd, KBLOOM_IOC_ROTATE, "bchk-w"), "ROTATE");
 		check(apply("bchk-w", b, got, 0, fp, 0, NULL) == ESTALE,
 		      "APPLY relative to the rotations before: -ESTALE");
 		for (i = 0; i < got; i++)
@@ -280,13 +240,8 @@ int main(int argc, char **argv)
 		      "mapped again (now generation 1): applies, nothing new");
 		check(!collect("bchk-w", 0, 0, b, 8, &r) && r.rotations == 1,
 		      "COLLECT reports the rotations");
-		destroy("bchk-w");
 	}
-
-	destroy("bchk-a");
-	destroy("bchk-b");
-	destroy("bchk-c");
-	destroy("bchk-n");
+	destroy_all();
 	printf("1..%d\n%d passed, %d failed\n", n, n - failed, failed);
 	return failed ? 1 : 0;
 }

@@ -83,6 +83,15 @@ else
 	result 1 "blocks-check.c builds"
 fi
 
+# check DESC COMMAND...: ok if COMMAND succeeds.
+check() {
+	local desc=$1
+
+	shift
+	"$@"
+	result $? "$desc"
+}
+
 # henv HOST: hostenv=(env ...), the environment of HOST's fake device.
 henv() {
 	mkdir -p "$tmp/$1/state" "$tmp/$1/run"
@@ -115,6 +124,20 @@ bs() {
 	hostenv "$h" "$BLOOMSYNC" -s "$url" --host "$h" -d "$tmp/$h/dev" \
 		--state-dir "$tmp/$h/run" "$@" >"$tmp/out" 2>"$tmp/err"
 	rc=$?
+	return "$rc"
+}
+
+# says RC DESC PATTERN COMMAND...: COMMAND (bloomsync, or bs) exits RC,
+# saying PATTERN (grep) on stdout if RC is 0, else on stderr.
+says() {
+	local want=$1 desc=$2 pat=$3 st stream=err
+
+	shift 3
+	"$@" >"$tmp/out" 2>"$tmp/err"
+	st=$?
+	[ "$want" = 0 ] && stream=out
+	[ "$st" = "$want" ] && grep -q -- "$pat" "$tmp/$stream"
+	result $? "$desc"
 }
 
 # daemon HOST NAME ARGS...: bloomsync run NAME in the background.
@@ -164,6 +187,16 @@ lacks() {
 	[ $? = 1 ]
 }
 
+# nats_py PORT ARGS...: the Python script on stdin, with s a socket to
+# the server on PORT (its INFO line read) and f its reader.
+nats_py() {
+	python3 -c 'import socket, sys
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+f = s.makefile("rb")
+f.readline()
+exec(sys.stdin.read())' "$@"
+}
+
 start_nats() {
 	"$NATS_SERVER" -js -a 127.0.0.1 -p "$port" -sd "$tmp/js" >>"$tmp/nats.log" 2>&1 &
 	nats_pid=$!
@@ -196,6 +229,21 @@ same_payloads() {
 		[ -n "$a" ] && [ "$a" = "$b" ] && [ "$b" = "$c" ]
 }
 
+# fleet NAME HOSTS ARGS...: template NAME, of a filter created on A with
+# ARGS (then destroyed there), joined by each of HOSTS.
+fleet() {
+	local name=$1 hosts=$2 h
+
+	shift 2
+	bc A create "$name" "$@"
+	bs A template put "$name"
+	bc A destroy "$name"
+	for h in $hosts; do
+		bs "$h" join "$name"
+		[ "$rc" = 0 ] || echo "# join $name on $h: $(cat "$tmp/err")"
+	done
+}
+
 # published HOST NAME: the publisher's last sequence number.
 published() {
 	sed -n 's/^publish seq \([0-9]*\) .*/\1/p' "$tmp/$1/run/$2.state" 2>/dev/null
@@ -213,26 +261,16 @@ published_after() {
 
 "$BLOOMSYNC" --help >"$tmp/out" 2>&1
 result $? "--help"
-grep -q "template" "$tmp/out"
-result $? "--help lists the commands"
-"$BLOOMSYNC" frobnicate >/dev/null 2>"$tmp/err"
-[ $? = 2 ] && grep -q "unknown command 'frobnicate'" "$tmp/err"
-result $? "an unknown command is named (exit 2)"
-"$BLOOMSYNC" --host 'a b' status x >/dev/null 2>"$tmp/err"
-[ $? = 2 ] && grep -q "host 'a b'" "$tmp/err"
-result $? "a bad --host is refused"
+check "--help lists the commands" grep -q "template" "$tmp/out"
+says 2 "an unknown command is named (exit 2)" "unknown command 'frobnicate'" "$BLOOMSYNC" frobnicate
+says 2 "a bad --host is refused" "host 'a b'" "$BLOOMSYNC" --host 'a b' status x
 "$BLOOMSYNC" --host h join >/dev/null 2>&1
 result $(($? != 2)) "join needs a name (exit 2)"
-"$BLOOMSYNC" --host h run f --interval 0 >/dev/null 2>"$tmp/err"
-[ $? = 2 ] && grep -q -- "--interval" "$tmp/err"
-result $? "--interval 0 is refused"
-"$BLOOMSYNC" --host h --state-dir "$tmp/none" status f >/dev/null 2>"$tmp/err"
-[ $? = 2 ] && grep -q "filter 'f': no state" "$tmp/err"
-result $? "status without a daemon names the filter (exit 2)"
+says 2 "--interval 0 is refused" "--interval" "$BLOOMSYNC" --host h run f --interval 0
+says 2 "status without a daemon names the filter (exit 2)" \
+	"filter 'f': no state" "$BLOOMSYNC" --host h --state-dir "$tmp/none" status f
 
-bs A template put f
-[ "$rc" = 2 ] && grep -q "127.0.0.1:$port" "$tmp/err"
-result $? "no server: the server is named (exit 2)"
+says 2 "no server: the server is named (exit 2)" "127.0.0.1:$port" bs A template put f
 
 start_nats
 result $? "nats-server -js starts on port $port"
@@ -242,12 +280,8 @@ result $? "nats-server -js starts on port $port"
 bc A create f --capacity 10000 --fpr 0.01
 bs A template put f
 result "$rc" "template put f"
-bs A template put f
-[ "$rc" = 0 ] && grep -q "identical" "$tmp/out"
-result $? "putting the same template again is fine"
-bs B template show f
-[ "$rc" = 0 ] && grep -q "95851 bits, 7 hashes" "$tmp/out"
-result $? "template show from another host"
+says 0 "putting the same template again is fine" "identical" bs A template put f
+says 0 "template show from another host" "95851 bits, 7 hashes" bs B template show f
 bs B -j template show f
 python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); sys.exit(d["bits"] != 95851)' "$tmp/out"
 result $? "template show -j"
@@ -262,26 +296,19 @@ bs X join f
 	grep -q "bits 191702 != 95851" "$tmp/err"
 result $? "join refuses a local filter of another shape, naming the field"
 bc Y create f --capacity 10000 --fpr 0.01
-bs Y join f
-[ "$rc" = 2 ] && grep -q "differs from template 'f' (filter != template): seed$" "$tmp/err"
-result $? "join refuses a local filter of the same size and another seed: 'seed'"
+says 2 "join refuses a local filter of the same size and another seed: 'seed'" \
+	"differs from template 'f' (filter != template): seed$" bs Y join f
 bc Z create cnt --capacity 1000 --fpr 0.01 --counting
-bs Z template put cnt
-[ "$rc" = 2 ] && grep -q "filter 'cnt': a counting filter" "$tmp/err"
-result $? "a counting filter cannot be a template"
-bs Z join nosuch
-[ "$rc" = 2 ] && grep -q "template 'nosuch': no such template" "$tmp/err"
-result $? "join of a template nobody put"
+says 2 "a counting filter cannot be a template" \
+	"filter 'cnt': a counting filter" bs Z template put cnt
+says 2 "join of a template nobody put" "template 'nosuch': no such template" bs Z join nosuch
 
 bs A join f
 [ "$rc" = 0 ] && grep -q "filter 'f': matches" "$tmp/out" && grep -q "filter 'f.fleet': created" "$tmp/out"
 result $? "join on the template's host makes the fleet filter"
-bs B join f
-[ "$rc" = 0 ] && grep -q "filter 'f': created" "$tmp/out"
-result $? "join on another host makes both filters"
+says 0 "join on another host makes both filters" "filter 'f': created" bs B join f
 bc B show f
-grep -q "95851" "$tmp/out"
-result $? "the joined filter has the template's shape"
+check "the joined filter has the template's shape" grep -q "95851" "$tmp/out"
 bs B join f
 result "$rc" "join again is a no-op"
 
@@ -289,25 +316,18 @@ result "$rc" "join again is a no-op"
 bc A create bad --capacity 1000 --fpr 0.01
 bc A add bad in-the-template
 bc A save bad "$tmp/bad.img"
-python3 - "$port" "$tmp/bad.img" <<'EOF' >"$tmp/kv.out" 2>&1
-import socket, sys
-s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
-f = s.makefile("rb")
-f.readline()
+nats_py "$port" "$tmp/bad.img" <<'EOF' >"$tmp/kv.out" 2>&1
 d = open(sys.argv[2], "rb").read()
 s.sendall(b'CONNECT {"verbose":false}\r\nSUB _INBOX.t 1\r\n' +
           b"PUB $KV.kbloom-templates.bad _INBOX.t %d\r\n%s\r\n" % (len(d), d))
 print(f.readline().decode().strip())
 EOF
-bs C join bad
-[ "$rc" = 2 ] && grep -q "template 'bad': [0-9]* bits set: a template's payload is all zero" "$tmp/err"
-result $? "join refuses a template whose payload has bits set"
+says 2 "join refuses a template whose payload has bits set" \
+	"template 'bad': [0-9]* bits set: a template's payload is all zero" bs C join bad
 bc C info bad
-[ "$rc" != 0 ]
-result $? "and makes no filter from it"
-bs A template put bad
-[ "$rc" = 2 ] && grep -q "template 'bad': [0-9]* bits set" "$tmp/err"
-result $? "template put does not call a template with bits set identical"
+check "and makes no filter from it" [ "$rc" != 0 ]
+says 2 "template put does not call a template with bits set identical" \
+	"template 'bad': [0-9]* bits set" bs A template put bad
 
 # ---- a key travels --------------------------------------------------------
 
@@ -317,15 +337,11 @@ bc A add f alpha beta
 t0=$SECONDS
 wait_for 5 has B f.fleet alpha beta
 result $? "a key added on A is in B's fleet filter (within $((SECONDS - t0))s)"
-has A f.fleet alpha beta
-result $? "and in A's own fleet filter"
-lacks B f.fleet gamma
-result $? "a key nobody added is not"
-lacks B f alpha
-result $? "B's local filter holds only B's keys"
+check "and in A's own fleet filter" has A f.fleet alpha beta
+check "a key nobody added is not" lacks B f.fleet gamma
+check "B's local filter holds only B's keys" lacks B f alpha
 bc B add f gamma
-wait_for 5 has A f.fleet gamma
-result $? "and back: B's key reaches A"
+check "and back: B's key reaches A" wait_for 5 has A f.fleet gamma
 
 wait_for 3 grep -qs "^peer A .* synced 1" "$tmp/B/run/f.state"
 bs B status f
@@ -350,14 +366,11 @@ for i in $(seq 1 200); do echo "off$i"; done >"$tmp/keys"
 bc A add f --file "$tmp/keys"
 bc A add f late1
 sleep 0.5
-lacks B f.fleet late1
-result $? "B is offline: it does not have A's new keys"
+check "B is offline: it does not have A's new keys" lacks B f.fleet late1
 daemon B f
-wait_for 5 has B f.fleet late1
-result $? "B restarted catches up from the stream"
+check "B restarted catches up from the stream" wait_for 5 has B f.fleet late1
 hostenv B "$BLOOMCTL" -d "$tmp/B/dev" query f.fleet --count --file "$tmp/keys" >"$tmp/out" 2>&1
-grep -q "present 200," "$tmp/out"
-result $? "all 200 keys added while B was away"
+check "all 200 keys added while B was away" grep -q "present 200," "$tmp/out"
 
 # ---- the server restarts --------------------------------------------------
 
@@ -366,13 +379,10 @@ bc A add f during-outage
 sleep 1
 start_nats
 result $? "nats-server restarts on its store"
-wait_for 10 has B f.fleet during-outage
-result $? "a key added while the server was down reaches B after it is back"
+check "a key added while the server was down reaches B after it is back" wait_for 10 has B f.fleet during-outage
 bc A add f after-restart
-wait_for 5 has B f.fleet after-restart
-result $? "sync resumes after the restart"
-grep -q "reconnected" "$tmp/B/f.log"
-result $? "B logged the reconnection"
+check "sync resumes after the restart" wait_for 5 has B f.fleet after-restart
+check "B logged the reconnection" grep -q "reconnected" "$tmp/B/f.log"
 
 # ---- a poisoned update ----------------------------------------------------
 
@@ -396,34 +406,27 @@ EOF
 bc E load --replace f "$tmp/e.img"
 result "$rc" "host E's filter is all ones"
 daemon E f
-wait_for 5 grep -qs "refused .* from host E" "$tmp/B/f.log"
-result $? "B refuses E's all-ones blocks and logs it"
+check "B refuses E's all-ones blocks and logs it" wait_for 5 grep -qs "refused .* from host E" "$tmp/B/f.log"
 grep "refused" "$tmp/B/f.log" | grep -q "max-fill 50%"
 result $? "the log names the limit"
 bc B -j show f.fleet
 python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); sys.exit(not 0 < d["bits_set"] < d["bits"] / 2)' "$tmp/out"
 result $? "B's fleet filter stays under half full"
-lacks B f.fleet never-added-anywhere
-result $? "and still answers no to a key nobody added"
-wait_for 3 grep -qs "^peer E .* refused [1-9]" "$tmp/B/run/f.state"
-result $? "status counts E's refused blocks"
+check "and still answers no to a key nobody added" lacks B f.fleet never-added-anywhere
+check "status counts E's refused blocks" wait_for 3 grep -qs "^peer E .* refused [1-9]" "$tmp/B/run/f.state"
 grep -qs "^peer E .* synced 0 " "$tmp/B/run/f.state"
 result $? "and shows E out of sync: its blocks are missing from the fleet filter"
 bc A add f after-poison
-wait_for 5 has B f.fleet after-poison
-result $? "A's keys still reach B"
+check "A's keys still reach B" wait_for 5 has B f.fleet after-poison
 stop_daemon E f
 
 # ---- snapshots that are not the fleet filter's ----------------------------
 
 bc X create other --capacity 100000 --fpr 0.01
 bc X save other "$tmp/x.img"
-python3 - "$port" "$tmp/x.img" "$tmp/e.img" <<'EOF' >"$tmp/snap.out" 2>&1
+nats_py "$port" "$tmp/x.img" "$tmp/e.img" <<'EOF' >"$tmp/snap.out" 2>&1
 # Raw snapshot messages (Documentation/bloomsync.md, "Messages").
-import os, socket, struct, sys
-s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
-f = s.makefile("rb")
-f.readline()
+import os, struct
 s.sendall(b'CONNECT {"verbose":false,"headers":true,"no_responders":true}\r\nSUB _INBOX.t 1\r\n')
 def pub(host, seq, count, chunks, body):
     hb = host.encode() + b"\0" * (-len(host) % 8)
@@ -468,14 +471,10 @@ result $? "a host name with a newline is refused, not logged"
 stop_daemon B f
 before=$(published A f)
 bc A add f gap-key
-wait_for 5 published_after A f "$before"
-result $? "A published gap-key"
-python3 - "$port" "kbloom.f.A" >"$tmp/del.out" 2>&1 <<'EOF'
+check "A published gap-key" wait_for 5 published_after A f "$before"
+nats_py "$port" "kbloom.f.A" >"$tmp/del.out" 2>&1 <<'EOF'
 # Raw NATS protocol: delete the last message on a subject from the stream.
-import json, socket, sys
-s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
-f = s.makefile("rb")
-f.readline()
+import json
 s.sendall(b'CONNECT {"verbose":false,"headers":true,"no_responders":true}\r\nSUB _INBOX.t 1\r\n')
 def req(subject, payload):
     data = json.dumps(payload).encode()
@@ -501,24 +500,18 @@ before=$(published A f)
 bc A add f after-gap
 wait_for 5 published_after A f "$before"
 daemon B f
-wait_for 8 has B f.fleet gap-key after-gap
-result $? "B gets the lost key from a snapshot A sent for the gap"
-grep -q "host A: gap" "$tmp/B/f.log"
-result $? "B logged the gap"
-grep -q "a peer asked for a snapshot" "$tmp/A/f.log"
-result $? "A was asked for the snapshot (not the 60 s schedule)"
+check "B gets the lost key from a snapshot A sent for the gap" wait_for 8 has B f.fleet gap-key after-gap
+check "B logged the gap" grep -q "host A: gap" "$tmp/B/f.log"
+check "A was asked for the snapshot (not the 60 s schedule)" grep -q "a peer asked for a snapshot" "$tmp/A/f.log"
 wait_for 3 grep -qs "^peer A .* synced 1 .* gaps [1-9]" "$tmp/B/run/f.state"
 result $? "B is in sync again and counts the gap"
 
 # ---- a host that starts over at sequence 1 --------------------------------
 
 stop_daemon A f
-python3 - "$port" >"$tmp/purge.out" 2>&1 <<'EOF'
+nats_py "$port" >"$tmp/purge.out" 2>&1 <<'EOF'
 # Raw NATS protocol: purge host A's subject (as if it expired).
-import json, socket, sys
-s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
-f = s.makefile("rb")
-f.readline()
+import json
 d = json.dumps({"filter": "kbloom.f.A"}).encode()
 s.sendall(b'CONNECT {"verbose":false}\r\nSUB _INBOX.t 1\r\n' +
           b"PUB $JS.API.STREAM.PURGE.KBLOOM _INBOX.t %d\r\n%s\r\n" % (len(d), d))
@@ -531,20 +524,12 @@ EOF
 result $? "host A's subject is purged"
 daemon A f
 bc A add f after-purge
-wait_for 8 has B f.fleet after-purge
-result $? "B takes A's messages after A started over at sequence 1"
-grep -q "host A: started over at sequence 1" "$tmp/B/f.log"
-result $? "B logged that A started over"
+check "B takes A's messages after A started over at sequence 1" wait_for 8 has B f.fleet after-purge
+check "B logged that A started over" grep -q "host A: started over at sequence 1" "$tmp/B/f.log"
 
 # ---- three hosts converge -------------------------------------------------
 
-bc A create conv --capacity 20000 --fpr 0.01
-bs A template put conv
-bc A destroy conv
-for h in A B C; do
-	bs $h join conv
-	[ "$rc" = 0 ] || echo "# join conv on $h: $(cat "$tmp/err")"
-done
+fleet conv "A B C" --capacity 20000 --fpr 0.01
 for h in A B C; do daemon $h conv; done
 for h in A B C; do
 	for i in $(seq 1 1500); do echo "$h-burst-$i"; done >"$tmp/$h.keys"
@@ -552,8 +537,7 @@ done
 for h in A B C; do
 	bc $h add conv --file "$tmp/$h.keys" &
 done
-wait_for 10 same_payloads
-result $? "three hosts' fleet filters are byte-identical after a burst"
+check "three hosts' fleet filters are byte-identical after a burst" wait_for 10 same_payloads
 ok=0
 for h in A B C; do
 	for o in A B C; do
@@ -573,11 +557,7 @@ for h in A B; do stop_daemon $h conv; done
 
 # ---- a windowed fleet forgets on schedule ---------------------------------
 
-bc A create win --capacity 1000 --fpr 0.01 --window 2s --generations 2
-bs A template put win
-bc A destroy win
-bs A join win
-bs B join win
+fleet win "A B" --capacity 1000 --fpr 0.01 --window 2s --generations 2
 tb=$(date +%s%3N)
 bc B -j show win.fleet
 ta=$(date +%s%3N)
@@ -595,8 +575,7 @@ daemon B win
 sleep 0.5
 bc A add win fleeting
 t0=$(date +%s%N)
-wait_for 3 has B win.fleet fleeting
-result $? "a key added on A to a windowed filter reaches B"
+check "a key added on A to a windowed filter reaches B" wait_for 3 has B win.fleet fleeting
 wait_for 5 lacks B win.fleet fleeting
 gone=$((($(date +%s%N) - t0) / 1000000))
 [ "$gone" -ge 900 ] && [ "$gone" -le 3500 ]
@@ -604,34 +583,26 @@ result $? "B forgets it between W (G-1)/G and W after the add (${gone} ms)"
 lacks A win.fleet fleeting && lacks A win fleeting
 result $? "A forgot it too"
 sleep 1
-lacks B win.fleet fleeting
-result $? "it does not come back"
+check "it does not come back" lacks B win.fleet fleeting
 bc A add win again
-wait_for 3 has B win.fleet again
-result $? "a new key in a later generation still travels"
+check "a new key in a later generation still travels" wait_for 3 has B win.fleet again
 
 # A windowed filter's snapshot: B comes back to a key that only A's
 # latest snapshot holds (the delta that carried it is before it), in the
 # generation of its epoch, and forgets it on schedule. W = 6 s, G = 2.
 for h in A B; do stop_daemon $h win; done
-bc A create win6 --capacity 1000 --fpr 0.01 --window 6s --generations 2
-bs A template put win6
-bc A destroy win6
-bs A join win6
-bs B join win6
+fleet win6 "A B" --capacity 1000 --fpr 0.01 --window 6s --generations 2
 daemon A win6
 wait_for 3 grep -qs "^publish seq 1 " "$tmp/A/run/win6.state"
 bc A add win6 in-snapshot
 t0=$(date +%s%N)
-wait_for 3 grep -qs "^publish seq 2 .* deltas 1 " "$tmp/A/run/win6.state"
-result $? "A published the key in a delta"
+check "A published the key in a delta" wait_for 3 grep -qs "^publish seq 2 .* deltas 1 " "$tmp/A/run/win6.state"
 stop_daemon A win6
 daemon A win6
 wait_for 3 grep -qs "^publish seq 3 .* snapshots 1 " "$tmp/A/run/win6.state"
 result $? "A restarted and published a snapshot of the windowed filter"
 daemon B win6
-wait_for 3 has B win6.fleet in-snapshot
-result $? "B, started after it, has the key from the snapshot alone"
+check "B, started after it, has the key from the snapshot alone" wait_for 3 has B win6.fleet in-snapshot
 wait_for 3 grep -qs "^peer A seq 3 synced 1 .* snapshots 1 " "$tmp/B/run/win6.state"
 result $? "B took A's snapshot and nothing before it"
 wait_for 8 lacks B win6.fleet in-snapshot
@@ -664,14 +635,9 @@ daemon B perm
 url="nats://A:pa@127.0.0.1:$port2"
 daemon A perm
 bc A add perm permitted
-wait_for 5 has B perm.fleet permitted
-result $? "with the example's permissions, A's key reaches B"
-python3 - "$port2" <<'EOF' >"$tmp/perm.out" 2>&1
+check "with the example's permissions, A's key reaches B" wait_for 5 has B perm.fleet permitted
+nats_py "$port2" <<'EOF' >"$tmp/perm.out" 2>&1
 # Host A, by the raw protocol, publishing on host B's subject.
-import socket, sys
-s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
-f = s.makefile("rb")
-f.readline()
 s.sendall(b'CONNECT {"verbose":false,"user":"A","pass":"pa"}\r\nPUB kbloom.perm.B 1\r\nx\r\n'
           b'PUB $KV.kbloom-templates.perm 1\r\nx\r\nPING\r\n')
 while True:

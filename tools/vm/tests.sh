@@ -119,7 +119,6 @@ run_bloomctl() {
 	check_exit 0 "bloomctl create by capacity and fpr" $b create e2e --capacity 100000 --fpr 0.01
 	check_exit 0 "bloomctl create by bits and hashes" $b create e2e2 --bits 1000000 --hashes 7
 	check_exit 2 "bloomctl create duplicate fails" $b create e2e --bits 1000 --hashes 3
-	if has "e2e" /tmp/err; then ok "duplicate error names the filter"; else not_ok "duplicate error names the filter"; fi
 	check_exit 0 "bloomctl add KEY..." $b add e2e alpha beta gamma
 	check_exit 0 "bloomctl query present keys exits 0" $b query e2e alpha beta
 	if has "alpha maybe" /tmp/out; then ok "query prints 'KEY maybe'"; else not_ok "query prints 'KEY maybe'"; fi
@@ -138,7 +137,6 @@ run_bloomctl() {
 	fi
 	check_exit 0 "bloomctl --hex keys" $b add e2e --hex 00ff10 deadbeef
 	check_exit 0 "bloomctl query --hex" $b query e2e --hex 00ff10 deadbeef
-	check_exit 2 "bloomctl --hex rejects odd digits" $b query e2e --hex abc
 	check_exit 0 "bloomctl -j show" $b -j show e2e
 	for k in name bits hashes capacity bits_set adds queries hits memory_bytes fill_ratio estimated_fpr; do
 		has "\"$k\"" /tmp/out || { not_ok "show JSON has $k"; continue; }
@@ -150,14 +148,8 @@ run_bloomctl() {
 	if has e2e2 /tmp/out; then ok "list shows filters"; else not_ok "list shows filters"; fi
 	check_exit 0 "bloomctl -j list" $b -j list
 	check_exit 2 "bloomctl query unknown filter" $b query nosuch x
-	if has nosuch /tmp/err; then ok "missing filter is named on stderr"; else not_ok "missing filter is named on stderr"; fi
-	check_exit 2 "bloomctl rejects malformed size" $b create bad --bits 12abc --hashes 3
-	check_exit 2 "bloomctl rejects unknown option" $b list --frobnicate
-	check_exit 2 "bloomctl rejects bad fpr" $b create bad --capacity 10 --fpr 1.5
 	check_exit 0 "bloomctl clear" $b clear e2e
 	check_exit 1 "cleared filter forgets keys" $b query e2e alpha
-	check_exit 0 "bloomctl calc" $b -j calc --capacity 1000000 --fpr 0.01
-	if has '"hashes": *7' /tmp/out; then ok "calc: 1% gives k=7"; else not_ok "calc: 1% gives k=7"; fi
 	if [ -x /bin/bloomctl32 ]; then
 		check_exit 0 "32-bit bloomctl add" bloomctl32 add e2e2 from32
 		check_exit 0 "32-bit bloomctl query" bloomctl32 query e2e2 from32 1 2 3
@@ -188,9 +180,6 @@ run_setops() {
 	check_exit 1 "removing an absent key is refused (exit 1)" $b remove cnt once
 	if has "once absent" /tmp/out; then ok "refused remove prints 'absent'"; else not_ok "refused remove prints 'absent'"; fi
 	check "refused remove changes nothing" [ "$(cat /sys/kernel/bloom/filters/cnt/bits_set)" = "$before" ]
-	$b create plain --bits 65536 --hashes 4 >/dev/null
-	check_exit 2 "remove on a plain filter is an error" $b remove plain x
-	if has "counting" /tmp/err; then ok "error says the filter is not counting"; else not_ok "error says the filter is not counting"; fi
 
 	# Union and estimates: A has keys 1..20000, B (made --like A) keys
 	# 10001..30000: union 30000, intersection 10000.
@@ -220,32 +209,22 @@ run_setops() {
 	check_exit 0 "merge B into A" $b merge sa sb
 	check_exit 0 "after merge A has every key of B" sh -c "$b query sa --count < /tmp/kb"
 	check_exit 0 "after merge A keeps its own keys" sh -c "$b query sa --count < /tmp/ka"
-	$b create other --capacity 30000 --fpr 0.01 >/dev/null
-	check_exit 2 "merge of filters with different seeds is refused" $b merge sa other
-	if has "seed" /tmp/err; then ok "refusal names the seed"; else not_ok "refusal names the seed"; fi
-	check_exit 2 "merge of filters of different sizes is refused" $b merge sa plain
-	if has "bits differ" /tmp/err; then ok "refusal names the bits"; else not_ok "refusal names the bits"; fi
-	for f in cnt plain sa sb other; do $b destroy $f; done
+	for f in cnt sa sb; do $b destroy $f; done
 }
 
-# Save and load: round trip, compression, and corrupt files that must
-# leave the existing filter byte-for-byte unchanged.
+# Save and load on the module: round trip, --replace, a corrupt file that
+# must leave the existing filter byte-for-byte unchanged, a save during
+# adds (compression and every check of an image: test-native.sh).
 run_images() {
 	b=bloomctl
 	seq 1 20000 > /tmp/k1
 	$b create img --capacity 20000 --fpr 0.01 >/dev/null
 	$b add img < /tmp/k1
 	check_exit 0 "save" $b save img /tmp/img.img
-	check "image file is mode 0600" [ "$(stat -c %a /tmp/img.img)" = 600 ]
 	check_exit 0 "load under a new name" $b load img2 /tmp/img.img
 	check_exit 0 "loaded filter has every key" sh -c "$b query img2 --count < /tmp/k1"
 	check "loaded filter has the same bits_set" [ "$(cat /sys/kernel/bloom/filters/img/bits_set)" = "$(cat /sys/kernel/bloom/filters/img2/bits_set)" ]
 	check_exit 0 "loaded filter merges with the original (same seed)" $b merge img2 img
-	check_exit 0 "save --compress" $b save img /tmp/imgz.img --compress
-	echo "# image sizes: plain $(stat -c %s /tmp/img.img) bytes, compressed $(stat -c %s /tmp/imgz.img) bytes"
-	check_exit 0 "load a compressed image" $b load img3 /tmp/imgz.img
-	check_exit 0 "compressed round trip has every key" sh -c "$b query img3 --count < /tmp/k1"
-	check_exit 2 "load onto an existing name without --replace fails" $b load img2 /tmp/img.img
 
 	# --replace swaps contents: img2 becomes a filter of other keys.
 	seq 50001 51000 > /tmp/k2
@@ -256,31 +235,18 @@ run_images() {
 	check_exit 0 "replaced filter has the new keys" sh -c "$b query img2 --count < /tmp/k2"
 	check_exit 1 "replaced filter lost the old keys" $b query img2 1 2 3
 
-	# A small image, corrupted every way; the target must not change.
+	# A corrupt image (each corruption is refused by bloomctl before the
+	# device is opened: tools/bloomctl/test-native.sh); the target must
+	# not change, and no filter is created.
 	$b create small --bits 1024 --hashes 3 >/dev/null
 	$b add small a b c
-	$b save small /tmp/small.img
 	$b save small /tmp/small.before
-	size=$(stat -c %s /tmp/small.img)
-	bad=0 o=0
-	while [ $o -lt "$size" ]; do
-		head -c $o /tmp/small.img > /tmp/cut.img
-		if $b load small /tmp/cut.img --replace 2>/dev/null; then bad=$((bad + 1)); fi
-		if $b load cut /tmp/cut.img 2>/dev/null; then bad=$((bad + 1)); $b destroy cut; fi
-		o=$((o + 1))
-	done
-	check "truncated at each of $size byte offsets: refused" [ $bad -eq 0 ]
-	corrupt() { # DESCRIPTION OFFSET BYTE
-		cp /tmp/small.img /tmp/bad.img
-		printf '%b' "\\0$(printf %o "$3")" | dd of=/tmp/bad.img bs=1 seek="$2" conv=notrunc 2>/dev/null
-		check_exit 2 "corrupt image refused: $1" $b load small /tmp/bad.img --replace
-	}
-	corrupt "bad magic" 0 0
-	corrupt "flipped payload byte (CRC)" $((size - 1)) 255
-	cp /tmp/small.img /tmp/bad.img; echo garbage >> /tmp/bad.img
-	check_exit 2 "corrupt image refused: trailing garbage" $b load small /tmp/bad.img --replace
+	cp /tmp/small.before /tmp/bad.img
+	echo garbage >> /tmp/bad.img
+	check_exit 2 "corrupt image refused" $b load small /tmp/bad.img --replace
+	check_exit 2 "corrupt image refused as a new filter" $b load cut /tmp/bad.img
 	$b save small /tmp/small.after
-	check "after every refused load the filter is byte-for-byte unchanged" cmp -s /tmp/small.before /tmp/small.after
+	check "after a refused load the filter is byte-for-byte unchanged" cmp -s /tmp/small.before /tmp/small.after
 	check "no filter was created by a refused load" [ ! -e /sys/kernel/bloom/filters/cut ]
 
 	# A save taken while keys are being added has every key added before.
@@ -291,7 +257,7 @@ run_images() {
 	wait $adder
 	check_exit 0 "save during adds loads" $b load busy /tmp/busy.img
 	check_exit 0 "it has every key added before the save began" sh -c "$b query busy --count < /tmp/k1"
-	for f in img img2 img3 other small busy; do $b destroy $f; done
+	for f in img img2 other small busy; do $b destroy $f; done
 	rm -f /tmp/*.img /tmp/k1 /tmp/k2 /tmp/k3
 }
 
