@@ -70,6 +70,19 @@ static __maybe_unused void cleanup(struct __test_metadata *_metadata,
 		EXPECT_OK(err, "cleanup: destroy %s", name);
 }
 
+/* cleanup() of each of @n names. */
+static __maybe_unused void cleanup_names(struct __test_metadata *_metadata,
+					 const char *const *names, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		cleanup(_metadata, names[i]);
+}
+
+/* cleanup() of every name of the array @names. */
+#define cleanup_all(names) cleanup_names(_metadata, names, ARRAY_SIZE(names))
+
 /* Number of filters, or -1 (after failing the case) if LIST failed. */
 static __maybe_unused long count_filters(struct __test_metadata *_metadata)
 {

@@ -25,11 +25,8 @@ FIXTURE(changes) {
 
 FIXTURE_SETUP(changes)
 {
-	size_t i;
-
 	st_open(_metadata);
-	for (i = 0; i < ARRAY_SIZE(changes_all); i++)
-		cleanup(_metadata, changes_all[i]);
+	cleanup_all(changes_all);
 	self->blocks = calloc(4 * CHG_BLOCKS, sizeof(*self->blocks));
 	self->pa = malloc(4 * CHG_BYTES);
 	self->pb = malloc(4 * CHG_BYTES);
@@ -38,10 +35,7 @@ FIXTURE_SETUP(changes)
 
 FIXTURE_TEARDOWN(changes)
 {
-	size_t i;
-
-	for (i = 0; i < ARRAY_SIZE(changes_all); i++)
-		cleanup(_metadata, changes_all[i]);
+	cleanup_all(changes_all);
 	free(self->blocks);
 	free(self->pa);
 	free(self->pb);

@@ -597,19 +597,13 @@ FIXTURE(image) {
 /* The cases create their filters: what they hold is part of the test. */
 FIXTURE_SETUP(image)
 {
-	size_t i;
-
 	st_open(_metadata);
-	for (i = 0; i < ARRAY_SIZE(image_all); i++)
-		cleanup(_metadata, image_all[i]);
+	cleanup_all(image_all);
 }
 
 FIXTURE_TEARDOWN(image)
 {
-	size_t i;
-
-	for (i = 0; i < ARRAY_SIZE(image_all); i++)
-		cleanup(_metadata, image_all[i]);
+	cleanup_all(image_all);
 	st_close();
 }
 
@@ -702,11 +696,8 @@ FIXTURE(image_made) {
 
 FIXTURE_SETUP(image_made)
 {
-	size_t i;
-
 	st_open(_metadata);
-	for (i = 0; i < ARRAY_SIZE(image_all); i++)
-		cleanup(_metadata, image_all[i]);
+	cleanup_all(image_all);
 	image_plain(_metadata, &self->p);
 	image_counting(_metadata, &self->c);
 	/* Without the plain export there is nothing to break or guard. */
@@ -715,12 +706,9 @@ FIXTURE_SETUP(image_made)
 
 FIXTURE_TEARDOWN(image_made)
 {
-	size_t i;
-
 	img_free(&self->p);
 	img_free(&self->c);
-	for (i = 0; i < ARRAY_SIZE(image_all); i++)
-		cleanup(_metadata, image_all[i]);
+	cleanup_all(image_all);
 	st_close();
 }
 
@@ -762,11 +750,9 @@ FIXTURE(image_fields) {
 FIXTURE_SETUP(image_fields)
 {
 	struct kbloom_create c;
-	size_t i;
 
 	st_open(_metadata);
-	for (i = 0; i < ARRAY_SIZE(image_fields_all); i++)
-		cleanup(_metadata, image_fields_all[i]);
+	cleanup_all(image_fields_all);
 	ASSERT_EQ(0, kb_create(g_fd, IMG_CAP, 0, 0, 1000, 10000000, &c));
 	ASSERT_TRUE(img_take(_metadata, IMG_CAP, &self->cap, "image"));
 	ASSERT_EQ(1000ULL, self->cap.im.capacity);
@@ -788,15 +774,12 @@ FIXTURE_SETUP(image_fields)
 
 FIXTURE_TEARDOWN(image_fields)
 {
-	size_t i;
-
 	img_free(&self->cap);
 	img_free(&self->jh);
 	img_free(&self->sh);
 	keyset_free(&self->ks);
 	free(self->zero);
-	for (i = 0; i < ARRAY_SIZE(image_fields_all); i++)
-		cleanup(_metadata, image_fields_all[i]);
+	cleanup_all(image_fields_all);
 	st_close();
 }
 

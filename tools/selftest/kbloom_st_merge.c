@@ -70,11 +70,8 @@ FIXTURE(merge) {
 
 FIXTURE_SETUP(merge)
 {
-	size_t i;
-
 	st_open(_metadata);
-	for (i = 0; i < ARRAY_SIZE(merge_all); i++)
-		cleanup(_metadata, merge_all[i]);
+	cleanup_all(merge_all);
 	ASSERT_EQ(0, kb_create(g_fd, MRG_A, 100000, 5, 0, 0, NULL)) {
 		TH_LOG("merge: create %s", MRG_A);
 	}
@@ -86,10 +83,7 @@ FIXTURE_SETUP(merge)
 
 FIXTURE_TEARDOWN(merge)
 {
-	size_t i;
-
-	for (i = 0; i < ARRAY_SIZE(merge_all); i++)
-		cleanup(_metadata, merge_all[i]);
+	cleanup_all(merge_all);
 	st_close();
 }
 
