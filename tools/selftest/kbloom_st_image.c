@@ -278,7 +278,7 @@ static void image_counting(struct __test_metadata *_metadata, struct img *c)
 {
 	struct kbloom_info info, iq;
 	struct kbloom_image im;
-	u64 want = payload_size(IMG_CBITS, true), i, nz = 0, sat = 0;
+	u64 want = payload_size(IMG_CBITS, true), nz, sat;
 	u32 res, j;
 	int err, first;
 	char key[16];
@@ -304,12 +304,8 @@ static void image_counting(struct __test_metadata *_metadata, struct img *c)
 		   "image: counting EXPORT flags");
 	EXPECT_COND(c->im.bits == IMG_CBITS && c->im.hashes == 4, "differs",
 		    "image: counting EXPORT bits, hashes");
-	for (i = 0; i < IMG_CBITS && c->len == want; i++) {
-		unsigned int v = (c->buf[i / 2] >> (4 * (i % 2))) & 0xf;
-
-		nz += v != 0;
-		sat += v == KBLOOM_COUNTER_MAX;
-	}
+	nz = img_nonzero(c);
+	sat = img_saturated(c);
 	EXPECT_U64(nz, info.bits_set,
 		   "image: non-zero counters in the payload == INFO bits_set");
 	EXPECT_U64(sat, info.saturated,
