@@ -110,6 +110,23 @@ static __maybe_unused int query_one(struct __test_metadata *_metadata,
 	return res == 1;
 }
 
+/*
+ * A key command (@cmd) on @len bytes at @key in @name through @fd
+ * succeeds and answers @want; @fmt says what that shows.
+ */
+#define EXPECT_KEY(fd, cmd, name, key, len, want, fmt, ...) ({		\
+	u32 __kb_res;							\
+	int __kb_e = kb_key(fd, cmd, name, key, len, &__kb_res);	\
+									\
+	EXPECT_OK(__kb_e, fmt, ##__VA_ARGS__) &&			\
+	EXPECT_U64(__kb_res, want, fmt, ##__VA_ARGS__);			\
+})
+
+/* EXPECT_KEY() of the string @key. */
+#define EXPECT_SKEY(fd, cmd, name, key, want, fmt, ...)		\
+	EXPECT_KEY(fd, cmd, name, key, (u32)strlen(key), want, fmt,	\
+		   ##__VA_ARGS__)
+
 /* REMOVE @key @n times on @name; returns how many did not answer 1. */
 static __maybe_unused u32 remove_n(const char *name, const char *key, u32 n,
 				   int *first)

@@ -180,7 +180,6 @@ TEST_F(create, size_limits)
 TEST_F(create, duplicate_name)
 {
 	struct kbloom_info info;
-	u32 res;
 	int err;
 
 	err = kb_create(g_fd, "create_dup", 1 << 16, 7, 0, 0, NULL);
@@ -194,9 +193,7 @@ TEST_F(create, duplicate_name)
 				NULL);
 		EXPECT_ERRNO(err, EEXIST,
 			     "create: duplicate name, by capacity");
-		err = kb_skey(g_fd, KBLOOM_IOC_QUERY, "create_dup", "dupkey",
-			      &res);
-		EXPECT_COND(err == 0 && res == 1, "key lost",
+		EXPECT_SKEY(g_fd, KBLOOM_IOC_QUERY, "create_dup", "dupkey", 1,
 			    "create: duplicate create kept the existing keys");
 		err = kb_info(g_fd, "create_dup", &info);
 		EXPECT_COND(err == 0 && info.bits == 1 << 16 &&

@@ -91,18 +91,14 @@ TEST_F(handle, keys_without_name)
 	EXPECT_COND(flags >= 0 && (flags & FD_CLOEXEC), NULL,
 		    "the handle is close-on-exec");
 
-	err = kb_skey(h, KBLOOM_IOC_ADD, "", "alpha", &res);
-	if (EXPECT_OK(err, "ADD on the handle, no name"))
-		EXPECT_U64(res, 0, "ADD on the handle writes result 0");
-	err = kb_skey(g_fd, KBLOOM_IOC_QUERY, HANDLE_F, "alpha", &res);
-	if (EXPECT_OK(err, "QUERY by name"))
-		EXPECT_U64(res, 1, "a key added on the handle is in the named filter");
-	err = kb_skey(h, KBLOOM_IOC_TEST_AND_ADD, "", "alpha", &res);
-	if (EXPECT_OK(err, "TEST_AND_ADD on the handle"))
-		EXPECT_U64(res, 1, "TEST_AND_ADD on the handle: seen");
-	err = kb_skey(h, KBLOOM_IOC_QUERY, "", "beta", &res);
-	if (EXPECT_OK(err, "QUERY on the handle"))
-		EXPECT_U64(res, 0, "QUERY on the handle of an absent key");
+	EXPECT_SKEY(h, KBLOOM_IOC_ADD, "", "alpha", 0,
+		    "ADD on the handle writes result 0");
+	EXPECT_SKEY(g_fd, KBLOOM_IOC_QUERY, HANDLE_F, "alpha", 1,
+		    "a key added on the handle is in the named filter");
+	EXPECT_SKEY(h, KBLOOM_IOC_TEST_AND_ADD, "", "alpha", 1,
+		    "TEST_AND_ADD on the handle: seen");
+	EXPECT_SKEY(h, KBLOOM_IOC_QUERY, "", "beta", 0,
+		    "QUERY on the handle of an absent key");
 
 	err = kb_batch(h, KBLOOM_IOC_QUERY_BATCH, "", keys, lens, &results,
 		       sizeof(keys) - 1, 2, &b);
@@ -115,9 +111,8 @@ TEST_F(handle, keys_without_name)
 		       sizeof(keys) - 1, 2, &b);
 	if (EXPECT_OK(err, "ADD_BATCH on the handle"))
 		EXPECT_U64(b.done, 2, "ADD_BATCH on the handle: done");
-	err = kb_skey(g_fd, KBLOOM_IOC_QUERY, HANDLE_F, "zzz", &res);
-	if (EXPECT_OK(err, "QUERY by name of a key batched on the handle"))
-		EXPECT_U64(res, 1, "the batch on the handle went to the filter");
+	EXPECT_SKEY(g_fd, KBLOOM_IOC_QUERY, HANDLE_F, "zzz", 1,
+		    "the batch on the handle went to the filter");
 
 	/* A handle takes no name, not even its own filter's. */
 	err = kb_skey(h, KBLOOM_IOC_QUERY, HANDLE_F, "alpha", &res);
@@ -156,9 +151,8 @@ TEST_F(handle, read_only)
 	EXPECT_ERRNO(err, EBADF, "ADD on a read-only handle");
 	err = kb_skey(h, KBLOOM_IOC_TEST_AND_ADD, "", "alpha", &res);
 	EXPECT_ERRNO(err, EBADF, "TEST_AND_ADD on a read-only handle");
-	err = kb_skey(h, KBLOOM_IOC_QUERY, "", "alpha", &res);
-	if (EXPECT_OK(err, "QUERY on a read-only handle"))
-		EXPECT_U64(res, 0, "the refused ADD added nothing");
+	EXPECT_SKEY(h, KBLOOM_IOC_QUERY, "", "alpha", 0,
+		    "the refused ADD added nothing");
 	close(h);
 }
 
@@ -213,9 +207,8 @@ TEST_F(handle, destroyed)
 	ASSERT_EQ(0, kb_create(g_fd, HANDLE_F, 1 << 20, 7, 0, 0, NULL)) {
 		TH_LOG("handle: create " HANDLE_F " again");
 	}
-	err = kb_skey(g_fd, KBLOOM_IOC_QUERY, HANDLE_F, "before", &res);
-	if (EXPECT_OK(err, "QUERY by name in the new filter"))
-		EXPECT_U64(res, 0, "the new filter of the same name is empty");
+	EXPECT_SKEY(g_fd, KBLOOM_IOC_QUERY, HANDLE_F, "before", 0,
+		    "the new filter of the same name is empty");
 	err = kb_skey(h, KBLOOM_IOC_ADD, "", "after", &res);
 	EXPECT_ERRNO(err, ENOENT, "the old handle does not reach the new filter");
 	cleanup(_metadata, HANDLE_F);

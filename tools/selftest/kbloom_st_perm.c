@@ -15,7 +15,6 @@ static void perm_child(struct __test_metadata *_metadata, const void *arg)
 {
 	struct kbloom_info info;
 	int err, dfd, fd = g_fd;
-	u32 res;
 
 	(void)arg;
 	/* The node is 0600 root: only the inherited fd gets us in. */
@@ -38,9 +37,8 @@ static void perm_child(struct __test_metadata *_metadata, const void *arg)
 	err = kb_clear(fd, PERM_F);
 	EXPECT_ERRNO(err, EPERM, "perm: unprivileged CLEAR");
 
-	err = kb_skey(fd, KBLOOM_IOC_QUERY, PERM_F, "rootkey", &res);
-	if (EXPECT_OK(err, "perm: unprivileged QUERY"))
-		EXPECT_U64(res, 1, "perm: unprivileged QUERY sees root's key");
+	EXPECT_SKEY(fd, KBLOOM_IOC_QUERY, PERM_F, "rootkey", 1,
+		    "perm: unprivileged QUERY sees root's key");
 	err = kb_skey(fd, KBLOOM_IOC_ADD, PERM_F, "childkey", NULL);
 	EXPECT_OK(err, "perm: unprivileged ADD on the inherited fd");
 	err = kb_info(fd, PERM_F, &info);
@@ -86,7 +84,6 @@ TEST_F(perm, read_only_fd)
 	unsigned char bm[1];
 	long count;
 	int ro, err;
-	u32 res;
 
 	ro = open(DEV, O_RDONLY);
 	if (!EXPECT_COND(ro >= 0, strerror(errno), "perm: open %s O_RDONLY",
@@ -100,12 +97,10 @@ TEST_F(perm, read_only_fd)
 		EXPECT_U64(v.name_max, KBLOOM_NAME_MAX,
 			   "perm: read-only VERSION name_max");
 	}
-	err = kb_skey(ro, KBLOOM_IOC_QUERY, PERM_F, "rootkey", &res);
-	if (EXPECT_OK(err, "perm: QUERY on a read-only fd"))
-		EXPECT_U64(res, 1, "perm: read-only QUERY finds rootkey");
-	err = kb_skey(ro, KBLOOM_IOC_QUERY, PERM_F, "never", &res);
-	if (EXPECT_OK(err, "perm: QUERY of an absent key on a read-only fd"))
-		EXPECT_U64(res, 0, "perm: read-only QUERY of an absent key");
+	EXPECT_SKEY(ro, KBLOOM_IOC_QUERY, PERM_F, "rootkey", 1,
+		    "perm: read-only QUERY finds rootkey");
+	EXPECT_SKEY(ro, KBLOOM_IOC_QUERY, PERM_F, "never", 0,
+		    "perm: read-only QUERY of an absent key");
 	err = kb_batch(ro, KBLOOM_IOC_QUERY_BATCH, PERM_F, "rootkey",
 		       (u32[]){ 7 }, bm, 7, 1, &out);
 	if (EXPECT_OK(err, "perm: QUERY_BATCH on a read-only fd"))
@@ -162,11 +157,9 @@ TEST_F(perm, read_only_fd)
 	err = kb_batch(ro, KBLOOM_IOC_TEST_AND_ADD_BATCH, PERM_F, "rokey!",
 		       lens, bm, 6, 1, NULL);
 	EXPECT_ERRNO(err, EBADF, "perm: TEST_AND_ADD_BATCH on a read-only fd");
-	err = kb_skey(g_fd, KBLOOM_IOC_QUERY, PERM_F, "rokey", &res);
-	EXPECT_COND(err == 0 && res == 0, "a rejected add took effect",
+	EXPECT_SKEY(g_fd, KBLOOM_IOC_QUERY, PERM_F, "rokey", 0,
 		    "perm: rejected ADD/TEST_AND_ADD added nothing");
-	err = kb_skey(g_fd, KBLOOM_IOC_QUERY, PERM_F, "rokey!", &res);
-	EXPECT_COND(err == 0 && res == 0, "a rejected batch took effect",
+	EXPECT_SKEY(g_fd, KBLOOM_IOC_QUERY, PERM_F, "rokey!", 0,
 		    "perm: rejected batches added nothing");
 	close(ro);
 }
@@ -175,7 +168,6 @@ TEST_F(perm, unprivileged_caller)
 {
 	struct kbloom_info info;
 	int err;
-	u32 res;
 
 	if (!as_nobody(_metadata, perm_child, NULL, "perm"))
 		return;
@@ -183,11 +175,9 @@ TEST_F(perm, unprivileged_caller)
 	/* The child could neither destroy, clear nor create. */
 	err = kb_info(g_fd, PERM_F, &info);
 	EXPECT_OK(err, "perm: filter survived the unprivileged child");
-	err = kb_skey(g_fd, KBLOOM_IOC_QUERY, PERM_F, "rootkey", &res);
-	EXPECT_COND(err == 0 && res == 1, "rootkey gone",
+	EXPECT_SKEY(g_fd, KBLOOM_IOC_QUERY, PERM_F, "rootkey", 1,
 		    "perm: filter not cleared by the child");
-	err = kb_skey(g_fd, KBLOOM_IOC_QUERY, PERM_F, "childkey", &res);
-	EXPECT_COND(err == 0 && res == 1, "childkey absent",
+	EXPECT_SKEY(g_fd, KBLOOM_IOC_QUERY, PERM_F, "childkey", 1,
 		    "perm: the child's ADD is visible");
 	err = kb_info(g_fd, PERM_NEW, &info);
 	EXPECT_ERRNO(err, ENOENT, "perm: the child's CREATE made nothing");
@@ -229,7 +219,6 @@ TEST_F(perm, unprivileged_read_only_fd)
 	struct kbloom_info info;
 	long before = count_filters(_metadata);
 	int ro, err;
-	u32 res;
 
 	ro = open(DEV, O_RDONLY);
 	ASSERT_LE(0, ro);
@@ -240,8 +229,7 @@ TEST_F(perm, unprivileged_read_only_fd)
 	err = kb_info(g_fd, PERM_F, &info);
 	if (EXPECT_OK(err, "perm: %s survived", PERM_F))
 		EXPECT_U64(info.adds, 1, "perm: %s's adds unchanged", PERM_F);
-	err = kb_skey(g_fd, KBLOOM_IOC_QUERY, PERM_F, "rootkey", &res);
-	EXPECT_COND(err == 0 && res == 1, "rootkey gone",
+	EXPECT_SKEY(g_fd, KBLOOM_IOC_QUERY, PERM_F, "rootkey", 1,
 		    "perm: %s not cleared", PERM_F);
 }
 
