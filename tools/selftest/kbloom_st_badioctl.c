@@ -249,13 +249,11 @@ TEST_F(badioctl, unknown_commands)
 	};
 	u64 argbuf[512];	/* zeroed, big enough for any struct */
 	size_t i;
-	int err;
 
 	for (i = 0; i < ARRAY_SIZE(unknown); i++) {
 		memset(argbuf, 0, sizeof(argbuf));
-		err = ioc(g_fd, unknown[i].cmd, argbuf);
-		EXPECT_ERRNO(err, ENOTTY, "badioctl: unknown command %s",
-			     unknown[i].what);
+		EXPECT_ERRNO(ioc(g_fd, unknown[i].cmd, argbuf), ENOTTY,
+			     "badioctl: unknown command %s", unknown[i].what);
 	}
 }
 
@@ -274,8 +272,7 @@ TEST_F(badioctl, null_and_unmapped_arguments)
 	hole = unmapped_page(_metadata);
 	if (hole) {
 		for (i = 0; i < ARRAY_SIZE(all_cmds); i++) {
-			err = ioc(g_fd, all_cmds[i].cmd, hole);
-			EXPECT_ERRNO(err, EFAULT,
+			EXPECT_ERRNO(ioc(g_fd, all_cmds[i].cmd, hole), EFAULT,
 				     "badioctl: %s with an unmapped argument",
 				     all_cmds[i].name);
 		}
@@ -320,8 +317,7 @@ TEST_F(badioctl, create_flags_and_schemes)
 		EXPECT_ERRNO(err, EINVAL,
 			     "badioctl: create with flags 0x%x hash_scheme 0x%x",
 			     bad[i].flags, bad[i].scheme);
-		err = kb_info(g_fd, BAD_NEW, &info);
-		EXPECT_ERRNO(err, ENOENT,
+		EXPECT_ERRNO(kb_info(g_fd, BAD_NEW, &info), ENOENT,
 			     "badioctl: flags 0x%x hash_scheme 0x%x created nothing",
 			     bad[i].flags, bad[i].scheme);
 		cleanup(_metadata, BAD_NEW);
@@ -451,8 +447,7 @@ TEST_F(badioctl, list_faults)
 		memset(&l, 0, sizeof(l));
 		l.count = 1;
 		l.names = PTR(hole);
-		err = ioc(g_fd, KBLOOM_IOC_LIST, &l);
-		EXPECT_ERRNO(err, EFAULT,
+		EXPECT_ERRNO(ioc(g_fd, KBLOOM_IOC_LIST, &l), EFAULT,
 			     "badioctl: LIST names unmapped");
 	}
 }
@@ -476,20 +471,17 @@ TEST_F(badioctl, pointers_in_arguments)
 		err = kb_skey(g_fd, KBLOOM_IOC_ADD, BAD_CNT, "ptrkey",
 			      NULL);
 		EXPECT_OK(err, "badioctl: add ptrkey to %s", BAD_CNT);
-		err = kb_key(g_fd, KBLOOM_IOC_REMOVE, BAD_CNT, bufs[j],
-			     6, NULL);
-		EXPECT_ERRNO(err, EFAULT, "badioctl: REMOVE key %s",
-			     how[j]);
+		EXPECT_ERRNO(kb_key(g_fd, KBLOOM_IOC_REMOVE, BAD_CNT, bufs[j],
+				    6, NULL),
+			     EFAULT, "badioctl: REMOVE key %s", how[j]);
 		lens[0] = 6;
-		err = kb_batch(g_fd, KBLOOM_IOC_REMOVE_BATCH, BAD_CNT,
-			       bufs[j], lens, results, 6, 1, NULL);
-		EXPECT_ERRNO(err, EFAULT,
-			     "badioctl: REMOVE_BATCH keys %s", how[j]);
-		err = kb_batch(g_fd, KBLOOM_IOC_REMOVE_BATCH, BAD_CNT,
-			       "ptrkey", (u32 *)bufs[j], results, 6, 1,
-			       NULL);
-		EXPECT_ERRNO(err, EFAULT,
-			     "badioctl: REMOVE_BATCH lens %s", how[j]);
+		EXPECT_ERRNO(kb_batch(g_fd, KBLOOM_IOC_REMOVE_BATCH, BAD_CNT,
+				      bufs[j], lens, results, 6, 1, NULL),
+			     EFAULT, "badioctl: REMOVE_BATCH keys %s", how[j]);
+		EXPECT_ERRNO(kb_batch(g_fd, KBLOOM_IOC_REMOVE_BATCH, BAD_CNT,
+				      "ptrkey", (u32 *)bufs[j], results, 6, 1,
+				      NULL),
+			     EFAULT, "badioctl: REMOVE_BATCH lens %s", how[j]);
 		EXPECT_SKEY(g_fd, KBLOOM_IOC_QUERY, BAD_CNT, "ptrkey", 1,
 			    "badioctl: faulting REMOVE calls kept the key (%s)",
 			    how[j]);
@@ -510,10 +502,9 @@ TEST_F(badioctl, pointers_in_arguments)
 				     "badioctl: REMOVE_BATCH results unmapped");
 		}
 
-		err = kb_export(g_fd, BAD_F, bufs[j],
-				sizeof(bad_payload), &im);
-		EXPECT_ERRNO(err, EFAULT, "badioctl: EXPORT payload %s",
-			     how[j]);
+		EXPECT_ERRNO(kb_export(g_fd, BAD_F, bufs[j],
+				       sizeof(bad_payload), &im),
+			     EFAULT, "badioctl: EXPORT payload %s", how[j]);
 		/* IMPORT's payload NULL or unmapped: image_made.bad_inputs. */
 	}
 

@@ -22,11 +22,9 @@ static void check_info_basic(struct __test_metadata *_metadata,
 			     u64 capacity, u32 fpr)
 {
 	struct kbloom_info info;
-	int err;
 
 	memset(&info, 0xa5, sizeof(info));
-	err = kb_info(g_fd, name, &info);
-	if (!EXPECT_OK(err, "create: INFO %s", name))
+	if (!EXPECT_OK(kb_info(g_fd, name, &info), "create: INFO %s", name))
 		return;
 	EXPECT_U64(info.bits, bits, "create: INFO %s bits", name);
 	EXPECT_U64(info.hashes, hashes, "create: INFO %s hashes", name);
@@ -164,11 +162,10 @@ TEST_F(create, size_limits)
 		cleanup(_metadata, "create_bad");
 	}
 	for (i = 0; i < ARRAY_SIZE(good); i++) {
-		err = kb_create(g_fd, good[i].name, good[i].bits,
-				good[i].hashes, 0, 0, NULL);
-		if (EXPECT_OK(err, "create: bits %llu hashes %u",
-			      (unsigned long long)good[i].bits,
-			      good[i].hashes))
+		if (EXPECT_OK(kb_create(g_fd, good[i].name, good[i].bits,
+					good[i].hashes, 0, 0, NULL),
+			      "create: bits %llu hashes %u",
+			      (unsigned long long)good[i].bits, good[i].hashes))
 			check_info_basic(_metadata, good[i].name, good[i].bits,
 					 good[i].hashes, 0, 0);
 	}
@@ -189,10 +186,9 @@ TEST_F(create, duplicate_name)
 		EXPECT_OK(err, "create: add a key to create_dup");
 		err = kb_create(g_fd, "create_dup", 2048, 3, 0, 0, NULL);
 		EXPECT_ERRNO(err, EEXIST, "create: duplicate name");
-		err = kb_create(g_fd, "create_dup", 0, 0, 100, 10000000,
-				NULL);
-		EXPECT_ERRNO(err, EEXIST,
-			     "create: duplicate name, by capacity");
+		EXPECT_ERRNO(kb_create(g_fd, "create_dup", 0, 0, 100, 10000000,
+				       NULL),
+			     EEXIST, "create: duplicate name, by capacity");
 		EXPECT_SKEY(g_fd, KBLOOM_IOC_QUERY, "create_dup", "dupkey", 1,
 			    "create: duplicate create kept the existing keys");
 		err = kb_info(g_fd, "create_dup", &info);

@@ -373,7 +373,6 @@ TEST_F(faults, create_undo_spares_existing)
 	struct kbloom_info before, after;
 	struct img snap;
 	u32 res;
-	int err;
 
 	ASSERT_EQ(0, kb_create(g_fd, FLT_F, 1 << 16, 5, 0, 0, NULL));
 	ASSERT_EQ(0, kb_skey(g_fd, KBLOOM_IOC_ADD, FLT_F, "dup-a", NULL));
@@ -384,8 +383,7 @@ TEST_F(faults, create_undo_spares_existing)
 	c->bits = 2048;
 	c->hashes = 3;
 	ASSERT_EQ(0, mprotect(c, 4096, PROT_READ));
-	err = ioc(g_fd, KBLOOM_IOC_CREATE, c);
-	EXPECT_ERRNO2(err, EFAULT, EEXIST,
+	EXPECT_ERRNO2(ioc(g_fd, KBLOOM_IOC_CREATE, c), EFAULT, EEXIST,
 		      "CREATE over an existing name, structure read-only");
 	ASSERT_EQ(0, kb_info(g_fd, FLT_F, &after)) {
 		TH_LOG("the existing filter was destroyed");

@@ -83,8 +83,7 @@ TEST_F(handle, keys_without_name)
 	int h, err, flags;
 	u32 res;
 
-	err = kb_open_handle(g_fd, HANDLE_F, &h);
-	if (!EXPECT_OK(err, "OPEN " HANDLE_F))
+	if (!EXPECT_OK(kb_open_handle(g_fd, HANDLE_F, &h), "OPEN " HANDLE_F))
 		return;
 	EXPECT_COND(h >= 0 && h != g_fd, NULL, "OPEN returns a new fd (%d)", h);
 	flags = fcntl(h, F_GETFD);
@@ -123,8 +122,7 @@ TEST_F(handle, keys_without_name)
 	err = kb_skey(h, KBLOOM_IOC_REMOVE, "", "alpha", &res);
 	EXPECT_ERRNO(err, EOPNOTSUPP, "REMOVE on a handle of a plain filter");
 	/* Only the key commands. */
-	err = kb_destroy(h, HANDLE_F);
-	EXPECT_ERRNO(err, ENOTTY, "DESTROY on a handle");
+	EXPECT_ERRNO(kb_destroy(h, HANDLE_F), ENOTTY, "DESTROY on a handle");
 	err = kb_create(h, "handle_g", 1 << 10, 3, 0, 0, NULL);
 	EXPECT_ERRNO(err, ENOTTY, "CREATE on a handle");
 	err = kb_open_handle(h, HANDLE_F, &flags);
@@ -174,8 +172,7 @@ TEST_F(handle, destroyed)
 
 	err = sysfs_read_u64("/sys/module/kbloom/refcnt", &refcnt0);
 	EXPECT_OK(err, "read the module's refcnt");
-	err = kb_open_handle(g_fd, HANDLE_F, &h);
-	if (!EXPECT_OK(err, "OPEN " HANDLE_F))
+	if (!EXPECT_OK(kb_open_handle(g_fd, HANDLE_F, &h), "OPEN " HANDLE_F))
 		return;
 	err = sysfs_read_u64("/sys/module/kbloom/refcnt", &refcnt1);
 	if (EXPECT_OK(err, "read the module's refcnt"))

@@ -319,8 +319,7 @@ static void image_counting(struct __test_metadata *_metadata, struct img *c)
 	err = kb_import(g_fd, &c->im, IMG_CQ, 0);
 	if (!EXPECT_OK(err, "image: IMPORT counting as %s", IMG_CQ))
 		return;
-	err = kb_info(g_fd, IMG_CQ, &iq);
-	if (EXPECT_OK(err, "image: INFO %s", IMG_CQ))
+	if (EXPECT_OK(kb_info(g_fd, IMG_CQ, &iq), "image: INFO %s", IMG_CQ))
 		EXPECT_COND(iq.flags == KBLOOM_CREATE_COUNTING &&
 			    iq.bits_set == info.bits_set &&
 			    iq.saturated == info.saturated, "differs",
@@ -537,9 +536,8 @@ static void image_replace(struct __test_metadata *_metadata)
 		   "image: after REPLACE every Y key present");
 	EXPECT_U64((u64)ks_hits(_metadata, g_fd, IMG_R, &xs, 0, 1000), 0,
 		   "image: after REPLACE every X key absent");
-	err = kb_merge(g_fd, KBLOOM_IOC_MERGE, IMG_R, IMG_S, &m);
-	if (EXPECT_OK(err, "image: MERGE %s <- %s after REPLACE", IMG_R,
-		      IMG_S))
+	if (EXPECT_OK(kb_merge(g_fd, KBLOOM_IOC_MERGE, IMG_R, IMG_S, &m),
+		      "image: MERGE %s <- %s after REPLACE", IMG_R, IMG_S))
 		EXPECT_U64(m.mismatch, 0, "image: REPLACE took S's seed too");
 	EXPECT_COND(img_same(_metadata, IMG_S, &iy), "changed",
 		    "image: the exported filter S is unchanged");
@@ -547,8 +545,7 @@ static void image_replace(struct __test_metadata *_metadata)
 	/* Failed replaces leave R byte for byte as it was. */
 	im = ix.im;
 	im.payload_len += 8;
-	err = kb_import(g_fd, &im, IMG_R, KBLOOM_IMPORT_REPLACE);
-	EXPECT_ERRNO(err, EINVAL,
+	EXPECT_ERRNO(kb_import(g_fd, &im, IMG_R, KBLOOM_IMPORT_REPLACE), EINVAL,
 		     "image: IMPORT REPLACE with payload_len 8 over");
 	EXPECT_COND(img_same(_metadata, IMG_R, &iy), "changed",
 		    "image: the failed REPLACE (size) left R intact");

@@ -95,8 +95,7 @@ TEST_F(merge, like_copies_the_parameters)
 	EXPECT_COND(self->c.bits == 100000 && self->c.hashes == 5,
 		    "not the source's",
 		    "merge: LIKE wrote back bits 100000 hashes 5");
-	err = kb_info(g_fd, MRG_A, &ia);
-	EXPECT_OK(err, "merge: INFO %s", MRG_A);
+	EXPECT_OK(kb_info(g_fd, MRG_A, &ia), "merge: INFO %s", MRG_A);
 	err = kb_info(g_fd, MRG_B, &ib);
 	if (EXPECT_OK(err, "merge: INFO %s", MRG_B)) {
 		EXPECT_COND(ib.bits == ia.bits && ib.hashes == ia.hashes &&
@@ -122,10 +121,8 @@ TEST_F(merge, union)
 	    !ks_add(_metadata, MRG_A, &s1, 0, MRG_KEYS, "merge") ||
 	    !ks_add(_metadata, MRG_B, &s2, 0, MRG_KEYS, "merge"))
 		goto out;
-	err = kb_info(g_fd, MRG_A, &ia);
-	EXPECT_OK(err, "merge: INFO %s before", MRG_A);
-	err = kb_info(g_fd, MRG_B, &ib);
-	EXPECT_OK(err, "merge: INFO %s before", MRG_B);
+	EXPECT_OK(kb_info(g_fd, MRG_A, &ia), "merge: INFO %s before", MRG_A);
+	EXPECT_OK(kb_info(g_fd, MRG_B, &ib), "merge: INFO %s before", MRG_B);
 
 	err = kb_merge(g_fd, KBLOOM_IOC_MERGE, MRG_A, MRG_B, &m);
 	if (EXPECT_OK(err, "merge: MERGE %s <- %s", MRG_A, MRG_B))
@@ -309,11 +306,9 @@ TEST_F(merge, counting)
 	/* 10 + 10 adds of one key: the sum saturates at 15. */
 	EXPECT_U64(add_n(MRG_C, "ck", 10) + add_n(MRG_E, "ck", 10), 0,
 		   "merge: ADD ck 10 times to each counting filter");
-	err = kb_info(g_fd, MRG_C, &ic);
-	if (EXPECT_OK(err, "merge: INFO %s", MRG_C))
+	if (EXPECT_OK(kb_info(g_fd, MRG_C, &ic), "merge: INFO %s", MRG_C))
 		EXPECT_U64(ic.saturated, 0, "merge: 10 adds do not saturate");
-	err = kb_info(g_fd, MRG_E, &ie);
-	EXPECT_OK(err, "merge: INFO %s", MRG_E);
+	EXPECT_OK(kb_info(g_fd, MRG_E, &ie), "merge: INFO %s", MRG_E);
 	err = kb_merge(g_fd, KBLOOM_IOC_MERGE, MRG_C, MRG_E, &m);
 	if (EXPECT_OK(err, "merge: MERGE counting %s <- %s", MRG_C, MRG_E))
 		EXPECT_U64(m.mismatch, 0, "merge: counting MERGE mismatch 0");

@@ -24,9 +24,8 @@ static void perm_child(struct __test_metadata *_metadata, const void *arg)
 	if (dfd >= 0)
 		close(dfd);
 	dfd = open(DEV, O_RDONLY);
-	err = dfd < 0 ? errno : 0;
-	EXPECT_ERRNO(err, EACCES, "perm: unprivileged open(O_RDONLY) of %s",
-		     DEV);
+	EXPECT_ERRNO(dfd < 0 ? errno : 0, EACCES,
+		     "perm: unprivileged open(O_RDONLY) of %s", DEV);
 	if (dfd >= 0)
 		close(dfd);
 
@@ -34,15 +33,13 @@ static void perm_child(struct __test_metadata *_metadata, const void *arg)
 	EXPECT_ERRNO(err, EPERM, "perm: unprivileged CREATE");
 	err = kb_destroy(fd, PERM_F);
 	EXPECT_ERRNO(err, EPERM, "perm: unprivileged DESTROY");
-	err = kb_clear(fd, PERM_F);
-	EXPECT_ERRNO(err, EPERM, "perm: unprivileged CLEAR");
+	EXPECT_ERRNO(kb_clear(fd, PERM_F), EPERM, "perm: unprivileged CLEAR");
 
 	EXPECT_SKEY(fd, KBLOOM_IOC_QUERY, PERM_F, "rootkey", 1,
 		    "perm: unprivileged QUERY sees root's key");
 	err = kb_skey(fd, KBLOOM_IOC_ADD, PERM_F, "childkey", NULL);
 	EXPECT_OK(err, "perm: unprivileged ADD on the inherited fd");
-	err = kb_info(fd, PERM_F, &info);
-	EXPECT_OK(err, "perm: unprivileged INFO");
+	EXPECT_OK(kb_info(fd, PERM_F, &info), "perm: unprivileged INFO");
 }
 
 /* PERM_F holding "rootkey", created as root; no PERM_NEW. */
@@ -200,8 +197,7 @@ static void perm_ro_child(struct __test_metadata *_metadata, const void *arg)
 	EXPECT_ERRNO(err, EBADF, "perm: unprivileged DESTROY, read-only fd");
 	err = kb_clear(*ro, PERM_F);
 	EXPECT_ERRNO(err, EBADF, "perm: unprivileged CLEAR, read-only fd");
-	err = kb_export(*ro, PERM_F, buf, sizeof(buf), &im);
-	EXPECT_ERRNO(err, EPERM,
+	EXPECT_ERRNO(kb_export(*ro, PERM_F, buf, sizeof(buf), &im), EPERM,
 		     "perm: unprivileged EXPORT, read-only fd (needs only the capability)");
 	err = kb_merge(*ro, KBLOOM_IOC_MERGE, PERM_F, PERM_F, NULL);
 	EXPECT_ERRNO(err, EBADF, "perm: unprivileged MERGE, read-only fd");
