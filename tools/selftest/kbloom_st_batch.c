@@ -215,9 +215,7 @@ FIXTURE_SETUP(batch_errors)
 {
 	st_open(_metadata);
 	cleanup(_metadata, BATCH_ERR);
-	ASSERT_EQ(0, kb_create(g_fd, BATCH_ERR, 1 << 20, 7, 0, 0, NULL)) {
-		TH_LOG("batch: create %s", BATCH_ERR);
-	}
+	ASSERT_EQ(0, kb_create(g_fd, BATCH_ERR, 1 << 20, 7, 0, 0, NULL));
 }
 
 FIXTURE_TEARDOWN(batch_errors)

@@ -30,9 +30,7 @@ FIXTURE_SETUP(counting)
 	cleanup(_metadata, CNT_F);
 	cleanup(_metadata, CNT_PLAIN);
 	ASSERT_EQ(0, kb_create_ex(g_fd, CNT_F, CNT_BITS, CNT_HASHES,
-				  KBLOOM_CREATE_COUNTING, NULL, &self->c)) {
-		TH_LOG("counting: create counting %s", CNT_F);
-	}
+				  KBLOOM_CREATE_COUNTING, NULL, &self->c));
 }
 
 FIXTURE_TEARDOWN(counting)

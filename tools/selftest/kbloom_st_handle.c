@@ -17,9 +17,7 @@ FIXTURE_SETUP(handle)
 {
 	st_open(_metadata);
 	cleanup(_metadata, HANDLE_F);
-	ASSERT_EQ(0, kb_create(g_fd, HANDLE_F, 1 << 20, 7, 0, 0, NULL)) {
-		TH_LOG("handle: create " HANDLE_F);
-	}
+	ASSERT_EQ(0, kb_create(g_fd, HANDLE_F, 1 << 20, 7, 0, 0, NULL));
 }
 
 FIXTURE_TEARDOWN(handle)
@@ -201,9 +199,7 @@ TEST_F(handle, destroyed)
 	EXPECT_ERRNO(err, ENOENT, "QUERY_BATCH on the handle of a destroyed filter");
 
 	/* The same name again: another filter, which the handle is not. */
-	ASSERT_EQ(0, kb_create(g_fd, HANDLE_F, 1 << 20, 7, 0, 0, NULL)) {
-		TH_LOG("handle: create " HANDLE_F " again");
-	}
+	ASSERT_EQ(0, kb_create(g_fd, HANDLE_F, 1 << 20, 7, 0, 0, NULL));
 	EXPECT_SKEY(g_fd, KBLOOM_IOC_QUERY, HANDLE_F, "before", 0,
 		    "the new filter of the same name is empty");
 	err = kb_skey(h, KBLOOM_IOC_ADD, "", "after", &res);

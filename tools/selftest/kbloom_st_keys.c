@@ -16,9 +16,7 @@ FIXTURE_SETUP(keys)
 {
 	st_open(_metadata);
 	cleanup(_metadata, KEYS_F);
-	ASSERT_EQ(0, kb_create(g_fd, KEYS_F, 1 << 20, 7, 0, 0, NULL)) {
-		TH_LOG("keys: create " KEYS_F);
-	}
+	ASSERT_EQ(0, kb_create(g_fd, KEYS_F, 1 << 20, 7, 0, 0, NULL));
 }
 
 FIXTURE_TEARDOWN(keys)

@@ -72,13 +72,9 @@ FIXTURE_SETUP(merge)
 {
 	st_open(_metadata);
 	cleanup_all(merge_all);
-	ASSERT_EQ(0, kb_create(g_fd, MRG_A, 100000, 5, 0, 0, NULL)) {
-		TH_LOG("merge: create %s", MRG_A);
-	}
+	ASSERT_EQ(0, kb_create(g_fd, MRG_A, 100000, 5, 0, 0, NULL));
 	ASSERT_EQ(0, kb_create_ex(g_fd, MRG_B, 0, 0, KBLOOM_CREATE_LIKE,
-				  MRG_A, &self->c)) {
-		TH_LOG("merge: create %s like %s", MRG_B, MRG_A);
-	}
+				  MRG_A, &self->c));
 }
 
 FIXTURE_TEARDOWN(merge)

@@ -54,9 +54,7 @@ FIXTURE_SETUP(perm)
 	ASSERT_EQ(0U, geteuid()) {
 		TH_LOG("perm: not running as root");
 	}
-	ASSERT_EQ(0, kb_create(g_fd, PERM_F, 1 << 20, 7, 0, 0, NULL)) {
-		TH_LOG("perm: create %s", PERM_F);
-	}
+	ASSERT_EQ(0, kb_create(g_fd, PERM_F, 1 << 20, 7, 0, 0, NULL));
 	EXPECT_OK(kb_skey(g_fd, KBLOOM_IOC_ADD, PERM_F, "rootkey", NULL),
 		  "perm: add rootkey");
 }

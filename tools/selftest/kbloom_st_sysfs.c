@@ -38,9 +38,7 @@ FIXTURE_SETUP(sysfs)
 
 	st_open(_metadata);
 	cleanup(_metadata, SYSFS_F);
-	ASSERT_EQ(0, kb_create(g_fd, SYSFS_F, 100000, 5, 0, 0, NULL)) {
-		TH_LOG("sysfs: create %s", SYSFS_F);
-	}
+	ASSERT_EQ(0, kb_create(g_fd, SYSFS_F, 100000, 5, 0, 0, NULL));
 	ASSERT_TRUE(keyset_gen(_metadata, &ks, 1000, 3, 0, 32));
 	err = kb_batch(g_fd, KBLOOM_IOC_ADD_BATCH, SYSFS_F, ks.keys, ks.lens,
 		       NULL, ks.bytes, ks.count, &out);
