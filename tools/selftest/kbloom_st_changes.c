@@ -84,19 +84,20 @@ static int kb_apply(int fd, const char *name, const struct kbloom_block *blocks,
 }
 
 /*
- * A whole COLLECT pass of @name into @blocks (room for @room), @per blocks
- * a call; the number collected, or -1 (reported). @last: the last call's.
+ * A whole COLLECT pass of @name into @blocks (room for 4 * CHG_BLOCKS),
+ * @per blocks a call; the number collected, or -1 (reported). @last: the
+ * last call's.
  */
 static long collect_pass(struct __test_metadata *_metadata, const char *name,
-			 struct kbloom_block *blocks, u32 room, u32 per,
-			 u32 flags, struct kbloom_blocks *last)
+			 struct kbloom_block *blocks, u32 per, u32 flags,
+			 struct kbloom_blocks *last)
 {
 	struct kbloom_blocks b = { 0 };
 	u64 cursor = 0;
 	u32 n = 0;
 
 	do {
-		if (!EXPECT_COND(n + per <= room, "too many blocks",
+		if (!EXPECT_COND(n + per <= 4 * CHG_BLOCKS, "too many blocks",
 				 "COLLECT pass of %s", name) ||
 		    !EXPECT_OK(kb_collect(g_fd, name, blocks + n, per, flags,
 					  cursor, &b),
@@ -160,8 +161,7 @@ TEST_F(changes, collections_make_a_copy)
 	long n;
 
 	changes_pair(_metadata, CHG_BITS, &ks, 400);
-	n = collect_pass(_metadata, CHG_A, self->blocks, 4 * CHG_BLOCKS,
-			 CHG_BLOCKS, 0, &last);
+	n = collect_pass(_metadata, CHG_A, self->blocks, CHG_BLOCKS, 0, &last);
 	ASSERT_LT(0, n);
 	ASSERT_EQ(0, kb_export(g_fd, CHG_A, self->pa, CHG_BYTES, NULL));
 	EXPECT_U64(n, nonzero_blocks(self->pa, CHG_BYTES),
@@ -177,18 +177,17 @@ TEST_F(changes, collections_make_a_copy)
 	same_payload(_metadata, self, CHG_A, CHG_B, CHG_BYTES);
 
 	/* Nothing changed since: nothing to collect. */
-	EXPECT_U64(collect_pass(_metadata, CHG_A, self->blocks, 4 * CHG_BLOCKS,
-				CHG_BLOCKS, 0, NULL), 0,
-		   "a second collection with no add between");
+	EXPECT_U64(collect_pass(_metadata, CHG_A, self->blocks, CHG_BLOCKS, 0,
+				NULL),
+		   0, "a second collection with no add between");
 	/* Keys already there change no bit, and mark nothing. */
 	ASSERT_TRUE(ks_add(_metadata, CHG_A, &ks, 0, 400, "again"));
-	EXPECT_U64(collect_pass(_metadata, CHG_A, self->blocks, 4 * CHG_BLOCKS,
-				CHG_BLOCKS, 0, NULL), 0,
-		   "adds of keys already present");
+	EXPECT_U64(collect_pass(_metadata, CHG_A, self->blocks, CHG_BLOCKS, 0,
+				NULL),
+		   0, "adds of keys already present");
 	/* One new key: at most k = 4 blocks. */
 	EXPECT_EQ(0, kb_skey(g_fd, KBLOOM_IOC_ADD, CHG_A, "one more", NULL));
-	n = collect_pass(_metadata, CHG_A, self->blocks, 4 * CHG_BLOCKS, 8, 0,
-			 &last);
+	n = collect_pass(_metadata, CHG_A, self->blocks, 8, 0, &last);
 	EXPECT_RANGE(n, 1, 4, "blocks one new key marks");
 	ASSERT_EQ(0, kb_apply(g_fd, CHG_B, self->blocks, n, last.fingerprint,
 			      0, 0, NULL));
@@ -211,8 +210,7 @@ TEST_F(changes, tracking_starts_on_first_collection)
 	ASSERT_EQ(0, kb_info(g_fd, CHG_A, &info));
 	EXPECT_EQ(0U, info.flags & KBLOOM_CREATE_TRACK_CHANGES);
 	/* Three blocks a call: a pass of many calls. */
-	n = collect_pass(_metadata, CHG_A, self->blocks, 4 * CHG_BLOCKS, 3, 0,
-			 NULL);
+	n = collect_pass(_metadata, CHG_A, self->blocks, 3, 0, NULL);
 	ASSERT_EQ(0, kb_export(g_fd, CHG_A, self->pa, CHG_BYTES, &im));
 	EXPECT_U64(n, nonzero_blocks(self->pa, CHG_BYTES),
 		   "keys added before tracking are collected");
@@ -225,18 +223,18 @@ TEST_F(changes, tracking_starts_on_first_collection)
 	/* An image of a tracking filter makes one, all of it marked. */
 	im.payload = PTR(self->pa);
 	ASSERT_EQ(0, kb_import(g_fd, &im, CHG_C, 0));
-	EXPECT_U64(collect_pass(_metadata, CHG_C, self->blocks, 4 * CHG_BLOCKS,
-				CHG_BLOCKS, 0, NULL), n,
-		   "an imported tracking filter's first collection");
+	EXPECT_U64(collect_pass(_metadata, CHG_C, self->blocks, CHG_BLOCKS, 0,
+				NULL),
+		   n, "an imported tracking filter's first collection");
 	/* Replaced contents keep tracking, and are all news. */
 	ASSERT_EQ(0, kb_import(g_fd, &im, CHG_A, KBLOOM_IMPORT_REPLACE));
-	EXPECT_U64(collect_pass(_metadata, CHG_A, self->blocks, 4 * CHG_BLOCKS,
-				CHG_BLOCKS, 0, NULL), n,
-		   "a replaced tracking filter's next collection");
+	EXPECT_U64(collect_pass(_metadata, CHG_A, self->blocks, CHG_BLOCKS, 0,
+				NULL),
+		   n, "a replaced tracking filter's next collection");
 	/* KBLOOM_COLLECT_ALL: a snapshot, whatever the marks. */
-	EXPECT_U64(collect_pass(_metadata, CHG_A, self->blocks, 4 * CHG_BLOCKS,
-				CHG_BLOCKS, KBLOOM_COLLECT_ALL, NULL), n,
-		   "COLLECT_ALL");
+	EXPECT_U64(collect_pass(_metadata, CHG_A, self->blocks, CHG_BLOCKS,
+				KBLOOM_COLLECT_ALL, NULL),
+		   n, "COLLECT_ALL");
 	/* Replaced by counting contents, it stops: counters do not track. */
 	ASSERT_EQ(0, kb_destroy(g_fd, CHG_C));
 	ASSERT_EQ(0, kb_create_ex(g_fd, CHG_C, CHG_BITS, 4,
@@ -365,8 +363,7 @@ TEST_F(changes, unwritable_collection_is_collected_again)
 	EXPECT_EQ(EFAULT, kb_collect(g_fd, CHG_A, two, CHG_BLOCKS, 0, 0, &b));
 	EXPECT_EQ(EFAULT, kb_collect(g_fd, CHG_A, unmapped_page(_metadata),
 				     CHG_BLOCKS, 0, 0, &b));
-	n = collect_pass(_metadata, CHG_A, self->blocks, 4 * CHG_BLOCKS,
-			 CHG_BLOCKS, 0, &b);
+	n = collect_pass(_metadata, CHG_A, self->blocks, CHG_BLOCKS, 0, &b);
 	ASSERT_EQ(0, kb_export(g_fd, CHG_A, self->pa, CHG_BYTES, NULL));
 	EXPECT_U64(n, nonzero_blocks(self->pa, CHG_BYTES),
 		   "blocks after two failed collections");
@@ -390,7 +387,7 @@ TEST_F(changes, apply_refuses_bad_lists_whole)
 	long n;
 
 	changes_pair(_metadata, bits, &ks, 30);
-	n = collect_pass(_metadata, CHG_A, bl, 4 * CHG_BLOCKS, 8, 0, &b);
+	n = collect_pass(_metadata, CHG_A, bl, 8, 0, &b);
 	ASSERT_EQ(2, n);
 	fp = b.fingerprint;
 	ASSERT_EQ(0, kb_export(g_fd, CHG_B, self->pb, 4 * CHG_BYTES, NULL));
@@ -513,8 +510,7 @@ TEST_F(changes, arguments_and_access)
 		TH_LOG("an unprivileged COLLECT or APPLY was not EPERM");
 	}
 	/* Nobody's attempt took no block away. */
-	EXPECT_LT(0, collect_pass(_metadata, CHG_A, bl, 4 * CHG_BLOCKS, 8, 0,
-				  NULL));
+	EXPECT_LT(0, collect_pass(_metadata, CHG_A, bl, 8, 0, NULL));
 
 	/* On a handle: no name. */
 	memset(&o, 0, sizeof(o));
