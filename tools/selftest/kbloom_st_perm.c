@@ -70,11 +70,10 @@ FIXTURE_TEARDOWN(perm)
 TEST_F(perm, read_only_fd)
 {
 	char (*names)[KBLOOM_NAME_MAX] = NULL;
-	u32 lens[1] = { 6 }, i, found = 0;
+	u32 lens[1] = { 6 }, i, n, found = 0;
 	struct kbloom_batch out;
 	struct kbloom_info info;
 	struct kbloom_version v;
-	struct kbloom_list l;
 	struct img rw = { 0 }, g = { 0 };
 	unsigned char bm[1];
 	long count;
@@ -124,21 +123,11 @@ TEST_F(perm, read_only_fd)
 
 	/* LIST on a read-only fd: every filter. */
 	count = count_filters(_metadata);
-	names = calloc((size_t)(count > 0 ? count : 0) + 8, KBLOOM_NAME_MAX);
-	if (count > 0 && EXPECT_COND(names != NULL, "out of memory",
-				     "perm: alloc")) {
-		memset(&l, 0, sizeof(l));
-		l.names = PTR(names);
-		l.count = (u32)count + 8;
-		err = ioc(ro, KBLOOM_IOC_LIST, &l);
-		if (EXPECT_OK(err, "perm: LIST on a read-only fd")) {
-			EXPECT_U64(l.count, (u64)count,
-				   "perm: read-only LIST count");
-			for (i = 0; i < l.count && i < (u32)count + 8; i++)
-				found += !strcmp(names[i], PERM_F);
-			EXPECT_U64(found, 1, "perm: read-only LIST names %s",
-				   PERM_F);
-		}
+	if (EXPECT_OK(kb_list(ro, &names, &n), "perm: LIST on a read-only fd")) {
+		EXPECT_U64(n, (u64)count, "perm: read-only LIST count");
+		for (i = 0; i < n; i++)
+			found += !strcmp(names[i], PERM_F);
+		EXPECT_U64(found, 1, "perm: read-only LIST names %s", PERM_F);
 	}
 	free(names);
 
