@@ -35,23 +35,13 @@ static void merge_create_fails(struct __test_metadata *_metadata, u64 bits,
 			       u32 hashes, u64 cap, u32 fpr, u32 flags,
 			       const char *like, int want, const char *what)
 {
-	struct kbloom_create c;
 	struct kbloom_info info;
-	int err;
 
-	memset(&c, 0, sizeof(c));
-	set_name(c.name, MRG_BAD);
-	c.bits = bits;
-	c.hashes = hashes;
-	c.capacity = cap;
-	c.fpr_ppb = fpr;
-	c.flags = flags;
-	if (like)
-		set_name(c.like, like);
-	err = ioc(g_fd, KBLOOM_IOC_CREATE, &c);
-	EXPECT_ERRNO(err, want, "merge: create %s", what);
-	err = kb_info(g_fd, MRG_BAD, &info);
-	EXPECT_ERRNO(err, ENOENT, "merge: create %s made nothing", what);
+	EXPECT_ERRNO(kb_create_all(g_fd, MRG_BAD, bits, hashes, cap, fpr, flags,
+				   like, 0, NULL),
+		     want, "merge: create %s", what);
+	EXPECT_ERRNO(kb_info(g_fd, MRG_BAD, &info), ENOENT,
+		     "merge: create %s made nothing", what);
 	cleanup(_metadata, MRG_BAD);
 }
 
