@@ -28,157 +28,112 @@
  * The ABI promise is that i386 and x86_64 see identical layouts, so that
  * compat_ptr_ioctl() suffices. Pin every size and offset here: both builds
  * compile this, so a layout drift on either breaks the build, not the VM.
+ * Within each _Static_assert, AT(f, n): field f of struct LAYOUT is at
+ * offset n; SZ(f, n): it is n bytes.
  */
-#define ASSERT_SIZE(t, n) \
-	_Static_assert(sizeof(struct t) == (n), "sizeof(struct " #t ")")
-#define ASSERT_OFF(t, f, n) \
-	_Static_assert(offsetof(struct t, f) == (n), "offsetof(" #t ", " #f ")")
-#define ASSERT_FSIZE(t, f, n) \
-	_Static_assert(sizeof(((struct t *)0)->f) == (n), "sizeof(" #t "." #f ")")
+#define AT(f, n)	(offsetof(struct LAYOUT, f) == (n))
+#define SZ(f, n)	(sizeof(((struct LAYOUT *)0)->f) == (n))
 
-ASSERT_SIZE(kbloom_version, 80);
-ASSERT_OFF(kbloom_version, api_version, 0);
-ASSERT_OFF(kbloom_version, hash_scheme, 4);
-ASSERT_OFF(kbloom_version, features, 8);
-ASSERT_OFF(kbloom_version, min_bits, 16);
-ASSERT_OFF(kbloom_version, max_bits, 24);
-ASSERT_OFF(kbloom_version, max_hashes, 32);
-ASSERT_OFF(kbloom_version, max_key_len, 36);
-ASSERT_OFF(kbloom_version, max_batch, 40);
-ASSERT_OFF(kbloom_version, name_max, 44);
-ASSERT_OFF(kbloom_version, default_hash_scheme, 48);
-ASSERT_OFF(kbloom_version, max_generations, 52);
-ASSERT_OFF(kbloom_version, reserved, 56);
-ASSERT_FSIZE(kbloom_version, reserved, 24);
+#define LAYOUT kbloom_version
+_Static_assert(sizeof(struct LAYOUT) == 80 &&
+	       AT(api_version, 0) && AT(hash_scheme, 4) && AT(features, 8) &&
+	       AT(min_bits, 16) && AT(max_bits, 24) && AT(max_hashes, 32) &&
+	       AT(max_key_len, 36) && AT(max_batch, 40) && AT(name_max, 44) &&
+	       AT(default_hash_scheme, 48) && AT(max_generations, 52) &&
+	       AT(reserved, 56) && SZ(reserved, 24),
+	       "struct kbloom_version layout");
+#undef LAYOUT
 
-ASSERT_SIZE(kbloom_create, 120);
-ASSERT_OFF(kbloom_create, name, 0);
-ASSERT_FSIZE(kbloom_create, name, KBLOOM_NAME_MAX);
-ASSERT_OFF(kbloom_create, bits, 32);
-ASSERT_OFF(kbloom_create, hashes, 40);
-ASSERT_OFF(kbloom_create, fpr_ppb, 44);
-ASSERT_OFF(kbloom_create, capacity, 48);
-ASSERT_OFF(kbloom_create, flags, 56);
-ASSERT_OFF(kbloom_create, hash_scheme, 60);
-ASSERT_OFF(kbloom_create, like, 64);
-ASSERT_FSIZE(kbloom_create, like, KBLOOM_NAME_MAX);
-ASSERT_OFF(kbloom_create, window_ms, 96);
-ASSERT_OFF(kbloom_create, generations, 100);
-ASSERT_OFF(kbloom_create, reserved, 104);
-ASSERT_FSIZE(kbloom_create, reserved, 16);
-/* The argument before windows, still accepted under its own number. */
+#define LAYOUT kbloom_create
+_Static_assert(sizeof(struct LAYOUT) == 120 &&
+	       AT(name, 0) && SZ(name, KBLOOM_NAME_MAX) && AT(bits, 32) &&
+	       AT(hashes, 40) && AT(fpr_ppb, 44) && AT(capacity, 48) &&
+	       AT(flags, 56) && AT(hash_scheme, 60) && AT(like, 64) &&
+	       SZ(like, KBLOOM_NAME_MAX) && AT(window_ms, 96) &&
+	       AT(generations, 100) && AT(reserved, 104) && SZ(reserved, 16),
+	       "struct kbloom_create layout");
+#undef LAYOUT
 
-ASSERT_SIZE(kbloom_open, 56);
-ASSERT_OFF(kbloom_open, name, 0);
-ASSERT_OFF(kbloom_open, flags, 32);
-ASSERT_OFF(kbloom_open, fd, 36);
-ASSERT_OFF(kbloom_open, reserved, 40);
+#define LAYOUT kbloom_open
+_Static_assert(sizeof(struct LAYOUT) == 56 &&
+	       AT(name, 0) && AT(flags, 32) && AT(fd, 36) && AT(reserved, 40),
+	       "struct kbloom_open layout");
+#undef LAYOUT
 
-ASSERT_SIZE(kbloom_name, 48);
-ASSERT_OFF(kbloom_name, name, 0);
-ASSERT_OFF(kbloom_name, reserved, 32);
-ASSERT_FSIZE(kbloom_name, reserved, 16);
+#define LAYOUT kbloom_name
+_Static_assert(sizeof(struct LAYOUT) == 48 &&
+	       AT(name, 0) && AT(reserved, 32) && SZ(reserved, 16),
+	       "struct kbloom_name layout");
+#undef LAYOUT
 
-ASSERT_SIZE(kbloom_info, 136);
-ASSERT_OFF(kbloom_info, name, 0);
-ASSERT_OFF(kbloom_info, bits, 32);
-ASSERT_OFF(kbloom_info, hashes, 40);
-ASSERT_OFF(kbloom_info, flags, 44);
-ASSERT_OFF(kbloom_info, capacity, 48);
-ASSERT_OFF(kbloom_info, fpr_ppb, 56);
-ASSERT_OFF(kbloom_info, hash_scheme, 60);
-ASSERT_OFF(kbloom_info, bits_set, 64);
-ASSERT_OFF(kbloom_info, adds, 72);
-ASSERT_OFF(kbloom_info, queries, 80);
-ASSERT_OFF(kbloom_info, hits, 88);
-ASSERT_OFF(kbloom_info, memory_bytes, 96);
-ASSERT_OFF(kbloom_info, saturated, 104);
-ASSERT_OFF(kbloom_info, window_ms, 112);
-ASSERT_OFF(kbloom_info, generations, 116);
-ASSERT_OFF(kbloom_info, rotations, 120);
-ASSERT_OFF(kbloom_info, newest_age_ms, 128);
+#define LAYOUT kbloom_info
+_Static_assert(sizeof(struct LAYOUT) == 136 &&
+	       AT(name, 0) && AT(bits, 32) && AT(hashes, 40) && AT(flags, 44) &&
+	       AT(capacity, 48) && AT(fpr_ppb, 56) && AT(hash_scheme, 60) &&
+	       AT(bits_set, 64) && AT(adds, 72) && AT(queries, 80) &&
+	       AT(hits, 88) && AT(memory_bytes, 96) && AT(saturated, 104) &&
+	       AT(window_ms, 112) && AT(generations, 116) &&
+	       AT(rotations, 120) && AT(newest_age_ms, 128),
+	       "struct kbloom_info layout");
+#undef LAYOUT
 
-ASSERT_SIZE(kbloom_list, 16);
-ASSERT_OFF(kbloom_list, names, 0);
-ASSERT_OFF(kbloom_list, count, 8);
-ASSERT_OFF(kbloom_list, reserved, 12);
+#define LAYOUT kbloom_list
+_Static_assert(sizeof(struct LAYOUT) == 16 &&
+	       AT(names, 0) && AT(count, 8) && AT(reserved, 12),
+	       "struct kbloom_list layout");
+#undef LAYOUT
 
-ASSERT_SIZE(kbloom_key, 64);
-ASSERT_OFF(kbloom_key, name, 0);
-ASSERT_OFF(kbloom_key, key, 32);
-ASSERT_OFF(kbloom_key, len, 40);
-ASSERT_OFF(kbloom_key, result, 44);
-ASSERT_OFF(kbloom_key, reserved, 48);
-ASSERT_FSIZE(kbloom_key, reserved, 16);
+#define LAYOUT kbloom_key
+_Static_assert(sizeof(struct LAYOUT) == 64 &&
+	       AT(name, 0) && AT(key, 32) && AT(len, 40) && AT(result, 44) &&
+	       AT(reserved, 48) && SZ(reserved, 16),
+	       "struct kbloom_key layout");
+#undef LAYOUT
 
-ASSERT_SIZE(kbloom_batch, 96);
-ASSERT_OFF(kbloom_batch, name, 0);
-ASSERT_OFF(kbloom_batch, keys, 32);
-ASSERT_OFF(kbloom_batch, lens, 40);
-ASSERT_OFF(kbloom_batch, results, 48);
-ASSERT_OFF(kbloom_batch, keys_bytes, 56);
-ASSERT_OFF(kbloom_batch, count, 64);
-ASSERT_OFF(kbloom_batch, done, 68);
-ASSERT_OFF(kbloom_batch, hits, 72);
-ASSERT_OFF(kbloom_batch, reserved0, 76);
-ASSERT_OFF(kbloom_batch, reserved, 80);
-ASSERT_FSIZE(kbloom_batch, reserved, 16);
+#define LAYOUT kbloom_batch
+_Static_assert(sizeof(struct LAYOUT) == 96 &&
+	       AT(name, 0) && AT(keys, 32) && AT(lens, 40) && AT(results, 48) &&
+	       AT(keys_bytes, 56) && AT(count, 64) && AT(done, 68) &&
+	       AT(hits, 72) && AT(reserved0, 76) && AT(reserved, 80) &&
+	       SZ(reserved, 16), "struct kbloom_batch layout");
+#undef LAYOUT
 
-ASSERT_SIZE(kbloom_merge, 120);
-ASSERT_OFF(kbloom_merge, dst, 0);
-ASSERT_FSIZE(kbloom_merge, dst, KBLOOM_NAME_MAX);
-ASSERT_OFF(kbloom_merge, src, 32);
-ASSERT_FSIZE(kbloom_merge, src, KBLOOM_NAME_MAX);
-ASSERT_OFF(kbloom_merge, bits_dst, 64);
-ASSERT_OFF(kbloom_merge, bits_src, 72);
-ASSERT_OFF(kbloom_merge, bits_union, 80);
-ASSERT_OFF(kbloom_merge, bits_inter, 88);
-ASSERT_OFF(kbloom_merge, mismatch, 96);
-ASSERT_OFF(kbloom_merge, reserved0, 100);
-ASSERT_OFF(kbloom_merge, reserved, 104);
-ASSERT_FSIZE(kbloom_merge, reserved, 16);
+#define LAYOUT kbloom_merge
+_Static_assert(sizeof(struct LAYOUT) == 120 &&
+	       AT(dst, 0) && SZ(dst, KBLOOM_NAME_MAX) && AT(src, 32) &&
+	       SZ(src, KBLOOM_NAME_MAX) && AT(bits_dst, 64) &&
+	       AT(bits_src, 72) && AT(bits_union, 80) && AT(bits_inter, 88) &&
+	       AT(mismatch, 96) && AT(reserved0, 100) && AT(reserved, 104) &&
+	       SZ(reserved, 16), "struct kbloom_merge layout");
+#undef LAYOUT
 
-ASSERT_SIZE(kbloom_image, 120);
-ASSERT_OFF(kbloom_image, name, 0);
-ASSERT_FSIZE(kbloom_image, name, KBLOOM_NAME_MAX);
-ASSERT_OFF(kbloom_image, bits, 32);
-ASSERT_OFF(kbloom_image, hashes, 40);
-ASSERT_OFF(kbloom_image, flags, 44);
-ASSERT_OFF(kbloom_image, seed, 48);
-ASSERT_FSIZE(kbloom_image, seed, 8);
-ASSERT_OFF(kbloom_image, adds, 56);
-ASSERT_OFF(kbloom_image, capacity, 64);
-ASSERT_OFF(kbloom_image, fpr_ppb, 72);
-ASSERT_OFF(kbloom_image, hash_scheme, 76);
-ASSERT_OFF(kbloom_image, payload, 80);
-ASSERT_OFF(kbloom_image, payload_len, 88);
-ASSERT_OFF(kbloom_image, import_flags, 96);
-ASSERT_OFF(kbloom_image, age_ms, 100);
-ASSERT_OFF(kbloom_image, seed_hi, 104);
-ASSERT_FSIZE(kbloom_image, seed_hi, 8);
-ASSERT_OFF(kbloom_image, generations, 112);
-ASSERT_OFF(kbloom_image, window_ms, 116);
+#define LAYOUT kbloom_image
+_Static_assert(sizeof(struct LAYOUT) == 120 &&
+	       AT(name, 0) && SZ(name, KBLOOM_NAME_MAX) && AT(bits, 32) &&
+	       AT(hashes, 40) && AT(flags, 44) && AT(seed, 48) && SZ(seed, 8) &&
+	       AT(adds, 56) && AT(capacity, 64) && AT(fpr_ppb, 72) &&
+	       AT(hash_scheme, 76) && AT(payload, 80) && AT(payload_len, 88) &&
+	       AT(import_flags, 96) && AT(age_ms, 100) && AT(seed_hi, 104) &&
+	       SZ(seed_hi, 8) && AT(generations, 112) && AT(window_ms, 116),
+	       "struct kbloom_image layout");
+#undef LAYOUT
 
-ASSERT_SIZE(kbloom_block, 80);
-ASSERT_OFF(kbloom_block, index, 0);
-ASSERT_OFF(kbloom_block, generation, 8);
-ASSERT_OFF(kbloom_block, reserved, 12);
-ASSERT_OFF(kbloom_block, data, 16);
+#define LAYOUT kbloom_block
+_Static_assert(sizeof(struct LAYOUT) == 80 &&
+	       AT(index, 0) && AT(generation, 8) && AT(reserved, 12) &&
+	       AT(data, 16), "struct kbloom_block layout");
+#undef LAYOUT
 
-ASSERT_SIZE(kbloom_blocks, 120);
-ASSERT_OFF(kbloom_blocks, name, 0);
-ASSERT_OFF(kbloom_blocks, blocks, 32);
-ASSERT_OFF(kbloom_blocks, count, 40);
-ASSERT_OFF(kbloom_blocks, done, 44);
-ASSERT_OFF(kbloom_blocks, flags, 48);
-ASSERT_OFF(kbloom_blocks, reserved0, 52);
-ASSERT_OFF(kbloom_blocks, cursor, 56);
-ASSERT_OFF(kbloom_blocks, rotations, 64);
-ASSERT_OFF(kbloom_blocks, age_ms, 72);
-ASSERT_OFF(kbloom_blocks, fingerprint, 80);
-ASSERT_OFF(kbloom_blocks, max_set, 88);
-ASSERT_OFF(kbloom_blocks, set, 96);
-ASSERT_OFF(kbloom_blocks, reserved, 104);
+#define LAYOUT kbloom_blocks
+_Static_assert(sizeof(struct LAYOUT) == 120 &&
+	       AT(name, 0) && AT(blocks, 32) && AT(count, 40) && AT(done, 44) &&
+	       AT(flags, 48) && AT(reserved0, 52) && AT(cursor, 56) &&
+	       AT(rotations, 64) && AT(age_ms, 72) && AT(fingerprint, 80) &&
+	       AT(max_set, 88) && AT(set, 96) && AT(reserved, 104),
+	       "struct kbloom_blocks layout");
+#undef LAYOUT
+#undef AT
+#undef SZ
 
 /* The command numbers themselves are ABI: the same on both builds. */
 _Static_assert(KBLOOM_IOC_VERSION == 0x8050BF00u, "VERSION number");

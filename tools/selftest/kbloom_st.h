@@ -70,6 +70,19 @@ static __maybe_unused void cleanup(struct __test_metadata *_metadata,
 		EXPECT_OK(err, "cleanup: destroy %s", name);
 }
 
+/* cleanup() of each of @n names. */
+static __maybe_unused void cleanup_names(struct __test_metadata *_metadata,
+					 const char *const *names, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		cleanup(_metadata, names[i]);
+}
+
+/* cleanup() of every name of the array @names. */
+#define cleanup_all(names) cleanup_names(_metadata, names, ARRAY_SIZE(names))
+
 /* Number of filters, or -1 (after failing the case) if LIST failed. */
 static __maybe_unused long count_filters(struct __test_metadata *_metadata)
 {
@@ -96,6 +109,23 @@ static __maybe_unused int query_one(struct __test_metadata *_metadata,
 	}
 	return res == 1;
 }
+
+/*
+ * A key command (@cmd) on @len bytes at @key in @name through @fd
+ * succeeds and answers @want; @fmt says what that shows.
+ */
+#define EXPECT_KEY(fd, cmd, name, key, len, want, fmt, ...) ({		\
+	u32 __kb_res;							\
+	int __kb_e = kb_key(fd, cmd, name, key, len, &__kb_res);	\
+									\
+	EXPECT_OK(__kb_e, fmt, ##__VA_ARGS__) &&			\
+	EXPECT_U64(__kb_res, want, fmt, ##__VA_ARGS__);			\
+})
+
+/* EXPECT_KEY() of the string @key. */
+#define EXPECT_SKEY(fd, cmd, name, key, want, fmt, ...)		\
+	EXPECT_KEY(fd, cmd, name, key, (u32)strlen(key), want, fmt,	\
+		   ##__VA_ARGS__)
 
 /* REMOVE @key @n times on @name; returns how many did not answer 1. */
 static __maybe_unused u32 remove_n(const char *name, const char *key, u32 n,

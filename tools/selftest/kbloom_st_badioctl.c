@@ -57,48 +57,35 @@ struct rsv_case {
 /* One byte of a char array (set to 'x'). */
 #define RSV_B(c, s, f, i) { KBLOOM_IOC_##c, #c, #f "[" #i "]", \
 			    offsetof(struct s, f) + (i), 1 }
+/* Both words of a reserved[2]; with reserved0 before them too. */
+#define RSV_2(c, s)	RSV_I(c, s, reserved, 0), RSV_I(c, s, reserved, 1)
+#define RSV_3(c, s)	RSV(c, s, reserved0), RSV_2(c, s)
 
 static const struct rsv_case rsv_cases[] = {
-	/* CREATE's reserved0 is hash_scheme now: see the hash_schemes case. */
-	/* @like must be all zero without KBLOOM_CREATE_LIKE. */
+	/*
+	 * CREATE's reserved0 is hash_scheme now (create_flags_and_schemes);
+	 * @like must be all zero without KBLOOM_CREATE_LIKE.
+	 */
 	RSV_B(CREATE, kbloom_create, like, 0),
 	RSV_B(CREATE, kbloom_create, like, 31),
-	RSV_I(DESTROY, kbloom_name, reserved, 0),
-	RSV_I(DESTROY, kbloom_name, reserved, 1),
-	RSV_I(CLEAR, kbloom_name, reserved, 0),
-	RSV_I(CLEAR, kbloom_name, reserved, 1),
+	RSV_2(DESTROY, kbloom_name),
+	RSV_2(CLEAR, kbloom_name),
 	/* INFO's outputs that were reserved must be 0 on input. */
 	RSV(INFO, kbloom_info, window_ms),
 	RSV(INFO, kbloom_info, generations),
 	RSV(INFO, kbloom_info, rotations),
 	RSV(INFO, kbloom_info, newest_age_ms),
 	RSV(LIST, kbloom_list, reserved),
-	RSV_I(ADD, kbloom_key, reserved, 0),
-	RSV_I(ADD, kbloom_key, reserved, 1),
-	RSV_I(QUERY, kbloom_key, reserved, 0),
-	RSV_I(QUERY, kbloom_key, reserved, 1),
-	RSV_I(TEST_AND_ADD, kbloom_key, reserved, 0),
-	RSV_I(TEST_AND_ADD, kbloom_key, reserved, 1),
-	RSV(ADD_BATCH, kbloom_batch, reserved0),
-	RSV_I(ADD_BATCH, kbloom_batch, reserved, 0),
-	RSV_I(ADD_BATCH, kbloom_batch, reserved, 1),
-	RSV(QUERY_BATCH, kbloom_batch, reserved0),
-	RSV_I(QUERY_BATCH, kbloom_batch, reserved, 0),
-	RSV_I(QUERY_BATCH, kbloom_batch, reserved, 1),
-	RSV(TEST_AND_ADD_BATCH, kbloom_batch, reserved0),
-	RSV_I(TEST_AND_ADD_BATCH, kbloom_batch, reserved, 0),
-	RSV_I(TEST_AND_ADD_BATCH, kbloom_batch, reserved, 1),
-	RSV_I(REMOVE, kbloom_key, reserved, 0),
-	RSV_I(REMOVE, kbloom_key, reserved, 1),
-	RSV(REMOVE_BATCH, kbloom_batch, reserved0),
-	RSV_I(REMOVE_BATCH, kbloom_batch, reserved, 0),
-	RSV_I(REMOVE_BATCH, kbloom_batch, reserved, 1),
-	RSV(MERGE, kbloom_merge, reserved0),
-	RSV_I(MERGE, kbloom_merge, reserved, 0),
-	RSV_I(MERGE, kbloom_merge, reserved, 1),
-	RSV(COMPARE, kbloom_merge, reserved0),
-	RSV_I(COMPARE, kbloom_merge, reserved, 0),
-	RSV_I(COMPARE, kbloom_merge, reserved, 1),
+	RSV_2(ADD, kbloom_key),
+	RSV_2(QUERY, kbloom_key),
+	RSV_2(TEST_AND_ADD, kbloom_key),
+	RSV_3(ADD_BATCH, kbloom_batch),
+	RSV_3(QUERY_BATCH, kbloom_batch),
+	RSV_3(TEST_AND_ADD_BATCH, kbloom_batch),
+	RSV_2(REMOVE, kbloom_key),
+	RSV_3(REMOVE_BATCH, kbloom_batch),
+	RSV_3(MERGE, kbloom_merge),
+	RSV_3(COMPARE, kbloom_merge),
 	/* EXPORT: import_flags must be 0 like a reserved field. */
 	RSV(EXPORT, kbloom_image, import_flags),
 	RSV(EXPORT, kbloom_image, age_ms),
@@ -262,13 +249,11 @@ TEST_F(badioctl, unknown_commands)
 	};
 	u64 argbuf[512];	/* zeroed, big enough for any struct */
 	size_t i;
-	int err;
 
 	for (i = 0; i < ARRAY_SIZE(unknown); i++) {
 		memset(argbuf, 0, sizeof(argbuf));
-		err = ioc(g_fd, unknown[i].cmd, argbuf);
-		EXPECT_ERRNO(err, ENOTTY, "badioctl: unknown command %s",
-			     unknown[i].what);
+		EXPECT_ERRNO(ioc(g_fd, unknown[i].cmd, argbuf), ENOTTY,
+			     "badioctl: unknown command %s", unknown[i].what);
 	}
 }
 
@@ -287,8 +272,7 @@ TEST_F(badioctl, null_and_unmapped_arguments)
 	hole = unmapped_page(_metadata);
 	if (hole) {
 		for (i = 0; i < ARRAY_SIZE(all_cmds); i++) {
-			err = ioc(g_fd, all_cmds[i].cmd, hole);
-			EXPECT_ERRNO(err, EFAULT,
+			EXPECT_ERRNO(ioc(g_fd, all_cmds[i].cmd, hole), EFAULT,
 				     "badioctl: %s with an unmapped argument",
 				     all_cmds[i].name);
 		}
@@ -299,40 +283,43 @@ TEST_F(badioctl, null_and_unmapped_arguments)
 		    "badioctl: filter intact after the EFAULT calls");
 }
 
-/* Unknown create flags. */
-TEST_F(badioctl, create_flags)
+/*
+ * Unknown create flags and hash schemes. 1 and 2 are COUNTING and LIKE
+ * now: see the merge area; 4 is ROTATE_AT_FILL, which needs a window; 8
+ * is BLOCKED, which needs whole blocks (1000 bits are not); 16 and 32 are
+ * BPF_READ and BPF_WRITE; 64 is TRACK_CHANGES (the changes area). Hash
+ * scheme 0 is the default.
+ */
+TEST_F(badioctl, create_flags_and_schemes)
 {
-	/*
-	 * 1 and 2 are COUNTING and LIKE now: see the merge area; 4 is
-	 * ROTATE_AT_FILL, which needs a window; 8 is BLOCKED, which needs
-	 * whole blocks (1000 bits are not); 16 and 32 are BPF_READ and
-	 * BPF_WRITE; 64 is TRACK_CHANGES (the changes area).
-	 */
-	static const u32 bad_flags[] = {
-		1u << 2, 0x80000000u, KBLOOM_CREATE_COUNTING | 1u << 2,
-		1u << 7, KBLOOM_CREATE_BLOCKED,
-		KBLOOM_CREATE_BLOCKED | KBLOOM_CREATE_COUNTING,
+	static const struct {
+		u32 flags, scheme;
+	} bad[] = {
+		{ 1u << 2, 0 },
+		{ 0x80000000u, 0 },
+		{ KBLOOM_CREATE_COUNTING | 1u << 2, 0 },
+		{ 1u << 7, 0 },
+		{ KBLOOM_CREATE_BLOCKED, 0 },
+		{ KBLOOM_CREATE_BLOCKED | KBLOOM_CREATE_COUNTING, 0 },
+		{ 0, 3 },
+		{ 0, 0x80000000u },
+		{ 0, 0xffffffffu },
 	};
+	struct kbloom_info info;
 	size_t i;
 	int err;
 
-	for (i = 0; i < ARRAY_SIZE(bad_flags); i++) {
-		struct kbloom_create c;
-		struct kbloom_info info;
+	for (i = 0; i < ARRAY_SIZE(bad); i++) {
+		u64 bits = bad[i].flags & KBLOOM_CREATE_BLOCKED ? 1000 : 1024;
 
-		memset(&c, 0, sizeof(c));
-		set_name(c.name, BAD_NEW);
-		c.bits = bad_flags[i] & KBLOOM_CREATE_BLOCKED ? 1000 : 1024;
-		c.hashes = 3;
-		c.flags = bad_flags[i];
-		err = ioc(g_fd, KBLOOM_IOC_CREATE, &c);
+		err = kb_create_all(g_fd, BAD_NEW, bits, 3, 0, 0, bad[i].flags,
+				    NULL, bad[i].scheme, NULL);
 		EXPECT_ERRNO(err, EINVAL,
-			     "badioctl: create with flags 0x%x",
-			     bad_flags[i]);
-		err = kb_info(g_fd, BAD_NEW, &info);
-		EXPECT_ERRNO(err, ENOENT,
-			     "badioctl: flags 0x%x created nothing",
-			     bad_flags[i]);
+			     "badioctl: create with flags 0x%x hash_scheme 0x%x",
+			     bad[i].flags, bad[i].scheme);
+		EXPECT_ERRNO(kb_info(g_fd, BAD_NEW, &info), ENOENT,
+			     "badioctl: flags 0x%x hash_scheme 0x%x created nothing",
+			     bad[i].flags, bad[i].scheme);
 		cleanup(_metadata, BAD_NEW);
 	}
 }
@@ -346,62 +333,23 @@ TEST_F(badioctl, create_blocked)
 	struct kbloom_create c;
 	struct kbloom_info info;
 
-	memset(&c, 0, sizeof(c));
-	set_name(c.name, BAD_NEW);
-	c.bits = 1024;
-	c.hashes = 3;
-	c.flags = KBLOOM_CREATE_BLOCKED;
-	ASSERT_EQ(0, ioc(g_fd, KBLOOM_IOC_CREATE, &c));
+	ASSERT_EQ(0, kb_create_ex(g_fd, BAD_NEW, 1024, 3,
+				  KBLOOM_CREATE_BLOCKED, NULL, &c));
 	EXPECT_EQ(KBLOOM_CREATE_BLOCKED, c.flags);
 	ASSERT_EQ(0, kb_info(g_fd, BAD_NEW, &info));
 	EXPECT_EQ(KBLOOM_CREATE_BLOCKED, info.flags);
 	cleanup(_metadata, BAD_NEW);
 
-	memset(&c, 0, sizeof(c));
-	set_name(c.name, BAD_NEW);
-	c.bits = 384;
-	c.hashes = 3;
-	c.flags = KBLOOM_CREATE_BLOCKED | KBLOOM_CREATE_COUNTING;
-	ASSERT_EQ(0, ioc(g_fd, KBLOOM_IOC_CREATE, &c));
+	ASSERT_EQ(0, kb_create_ex(g_fd, BAD_NEW, 384, 3,
+				  KBLOOM_CREATE_BLOCKED |
+				  KBLOOM_CREATE_COUNTING, NULL, NULL));
 	cleanup(_metadata, BAD_NEW);
 
-	memset(&c, 0, sizeof(c));
-	set_name(c.name, BAD_NEW);
-	c.capacity = 100000;
-	c.fpr_ppb = 10000000;
-	c.flags = KBLOOM_CREATE_BLOCKED;
-	ASSERT_EQ(0, ioc(g_fd, KBLOOM_IOC_CREATE, &c));
+	ASSERT_EQ(0, kb_create_all(g_fd, BAD_NEW, 0, 0, 100000, 10000000,
+				   KBLOOM_CREATE_BLOCKED, NULL, 0, &c));
 	EXPECT_EQ(0ULL, c.bits % 512);
 	EXPECT_EQ(6U, c.hashes);
 	cleanup(_metadata, BAD_NEW);
-}
-
-/* Unknown hash schemes (was reserved0; 0 is the default). */
-TEST_F(badioctl, hash_schemes)
-{
-	static const u32 bad_schemes[] = { 3, 0x80000000u, 0xffffffffu };
-	size_t i;
-	int err;
-
-	for (i = 0; i < ARRAY_SIZE(bad_schemes); i++) {
-		struct kbloom_create c;
-		struct kbloom_info info;
-
-		memset(&c, 0, sizeof(c));
-		set_name(c.name, BAD_NEW);
-		c.bits = 1024;
-		c.hashes = 3;
-		c.hash_scheme = bad_schemes[i];
-		err = ioc(g_fd, KBLOOM_IOC_CREATE, &c);
-		EXPECT_ERRNO(err, EINVAL,
-			     "badioctl: create with hash_scheme 0x%x",
-			     bad_schemes[i]);
-		err = kb_info(g_fd, BAD_NEW, &info);
-		EXPECT_ERRNO(err, ENOENT,
-			     "badioctl: hash_scheme 0x%x created nothing",
-			     bad_schemes[i]);
-		cleanup(_metadata, BAD_NEW);
-	}
 }
 
 /* Each reserved field in turn, in an otherwise valid call. */
@@ -499,22 +447,20 @@ TEST_F(badioctl, list_faults)
 		memset(&l, 0, sizeof(l));
 		l.count = 1;
 		l.names = PTR(hole);
-		err = ioc(g_fd, KBLOOM_IOC_LIST, &l);
-		EXPECT_ERRNO(err, EFAULT,
+		EXPECT_ERRNO(ioc(g_fd, KBLOOM_IOC_LIST, &l), EFAULT,
 			     "badioctl: LIST names unmapped");
 	}
 }
 
-/* Pointers inside the arguments of REMOVE, EXPORT and IMPORT. */
+/* Pointers inside the arguments of REMOVE and EXPORT. */
 TEST_F(badioctl, pointers_in_arguments)
 {
 	void *hole = unmapped_page(_metadata);
 	unsigned char *bufs[2] = { NULL, hole };
 	const char *how[2] = { "NULL", "unmapped" };
 	unsigned char results[8];
-	struct kbloom_info info;
 	struct kbloom_image im;
-	u32 lens[1], res32;
+	u32 lens[1];
 	long before;
 	size_t j;
 	int err;
@@ -525,23 +471,18 @@ TEST_F(badioctl, pointers_in_arguments)
 		err = kb_skey(g_fd, KBLOOM_IOC_ADD, BAD_CNT, "ptrkey",
 			      NULL);
 		EXPECT_OK(err, "badioctl: add ptrkey to %s", BAD_CNT);
-		err = kb_key(g_fd, KBLOOM_IOC_REMOVE, BAD_CNT, bufs[j],
-			     6, NULL);
-		EXPECT_ERRNO(err, EFAULT, "badioctl: REMOVE key %s",
-			     how[j]);
+		EXPECT_ERRNO(kb_key(g_fd, KBLOOM_IOC_REMOVE, BAD_CNT, bufs[j],
+				    6, NULL),
+			     EFAULT, "badioctl: REMOVE key %s", how[j]);
 		lens[0] = 6;
-		err = kb_batch(g_fd, KBLOOM_IOC_REMOVE_BATCH, BAD_CNT,
-			       bufs[j], lens, results, 6, 1, NULL);
-		EXPECT_ERRNO(err, EFAULT,
-			     "badioctl: REMOVE_BATCH keys %s", how[j]);
-		err = kb_batch(g_fd, KBLOOM_IOC_REMOVE_BATCH, BAD_CNT,
-			       "ptrkey", (u32 *)bufs[j], results, 6, 1,
-			       NULL);
-		EXPECT_ERRNO(err, EFAULT,
-			     "badioctl: REMOVE_BATCH lens %s", how[j]);
-		err = kb_skey(g_fd, KBLOOM_IOC_QUERY, BAD_CNT, "ptrkey",
-			      &res32);
-		EXPECT_COND(err == 0 && res32 == 1, "ptrkey removed",
+		EXPECT_ERRNO(kb_batch(g_fd, KBLOOM_IOC_REMOVE_BATCH, BAD_CNT,
+				      bufs[j], lens, results, 6, 1, NULL),
+			     EFAULT, "badioctl: REMOVE_BATCH keys %s", how[j]);
+		EXPECT_ERRNO(kb_batch(g_fd, KBLOOM_IOC_REMOVE_BATCH, BAD_CNT,
+				      "ptrkey", (u32 *)bufs[j], results, 6, 1,
+				      NULL),
+			     EFAULT, "badioctl: REMOVE_BATCH lens %s", how[j]);
+		EXPECT_SKEY(g_fd, KBLOOM_IOC_QUERY, BAD_CNT, "ptrkey", 1,
 			    "badioctl: faulting REMOVE calls kept the key (%s)",
 			    how[j]);
 		if (j == 1) {
@@ -561,20 +502,10 @@ TEST_F(badioctl, pointers_in_arguments)
 				     "badioctl: REMOVE_BATCH results unmapped");
 		}
 
-		err = kb_export(g_fd, BAD_F, bufs[j],
-				sizeof(bad_payload), &im);
-		EXPECT_ERRNO(err, EFAULT, "badioctl: EXPORT payload %s",
-			     how[j]);
-		im = bad_image;
-		set_name(im.name, BAD_NEW);
-		im.payload = PTR(bufs[j]);
-		err = ioc(g_fd, KBLOOM_IOC_IMPORT, &im);
-		EXPECT_ERRNO(err, EFAULT, "badioctl: IMPORT payload %s",
-			     how[j]);
-		err = kb_info(g_fd, BAD_NEW, &info);
-		EXPECT_ERRNO(err, ENOENT,
-			     "badioctl: faulting IMPORT created nothing (%s)",
-			     how[j]);
+		EXPECT_ERRNO(kb_export(g_fd, BAD_F, bufs[j],
+				       sizeof(bad_payload), &im),
+			     EFAULT, "badioctl: EXPORT payload %s", how[j]);
+		/* IMPORT's payload NULL or unmapped: image_made.bad_inputs. */
 	}
 
 	/* Unknown commands and bad pointers created nothing. */

@@ -56,9 +56,8 @@ TEST_F_TIMEOUT(batch, hundred_thousand_keys, 300)
 	char detail[160];
 	int err;
 
-	err = kb_create(g_fd, BATCH_F, 0, 0, BATCH_N, 10000000, &c);
-	if (!EXPECT_OK(err, "batch: create %s (capacity 100000, 1%%)",
-		       BATCH_F))
+	if (!EXPECT_OK(kb_create(g_fd, BATCH_F, 0, 0, BATCH_N, 10000000, &c),
+		       "batch: create %s (capacity 100000, 1%%)", BATCH_F))
 		return;
 	if (!keyset_gen(_metadata, &a, BATCH_N, 1, 0, 64) ||
 	    !keyset_gen(_metadata, &b, BATCH_N, 2, 1, 64))
@@ -216,9 +215,7 @@ FIXTURE_SETUP(batch_errors)
 {
 	st_open(_metadata);
 	cleanup(_metadata, BATCH_ERR);
-	ASSERT_EQ(0, kb_create(g_fd, BATCH_ERR, 1 << 20, 7, 0, 0, NULL)) {
-		TH_LOG("batch: create %s", BATCH_ERR);
-	}
+	ASSERT_EQ(0, kb_create(g_fd, BATCH_ERR, 1 << 20, 7, 0, 0, NULL));
 }
 
 FIXTURE_TEARDOWN(batch_errors)
@@ -257,16 +254,14 @@ TEST_F(batch_errors, count_and_size_limits)
 			mlens[i] = 1;
 			mkeys[i] = (unsigned char)i;
 		}
-		err = kb_batch(g_fd, KBLOOM_IOC_ADD_BATCH, BATCH_ERR, mkeys,
-			       mlens, mres, KBLOOM_BATCH_MAX + 1,
-			       KBLOOM_BATCH_MAX + 1, NULL);
-		EXPECT_ERRNO(err, E2BIG,
-			     "batch: ADD_BATCH count BATCH_MAX + 1");
-		err = kb_batch(g_fd, KBLOOM_IOC_QUERY_BATCH, BATCH_ERR, mkeys,
-			       mlens, mres, KBLOOM_BATCH_MAX + 1,
-			       KBLOOM_BATCH_MAX + 1, NULL);
-		EXPECT_ERRNO(err, E2BIG,
-			     "batch: QUERY_BATCH count BATCH_MAX + 1");
+		EXPECT_ERRNO(kb_batch(g_fd, KBLOOM_IOC_ADD_BATCH, BATCH_ERR,
+				      mkeys, mlens, mres, KBLOOM_BATCH_MAX + 1,
+				      KBLOOM_BATCH_MAX + 1, NULL),
+			     E2BIG, "batch: ADD_BATCH count BATCH_MAX + 1");
+		EXPECT_ERRNO(kb_batch(g_fd, KBLOOM_IOC_QUERY_BATCH, BATCH_ERR,
+				      mkeys, mlens, mres, KBLOOM_BATCH_MAX + 1,
+				      KBLOOM_BATCH_MAX + 1, NULL),
+			     E2BIG, "batch: QUERY_BATCH count BATCH_MAX + 1");
 		err = kb_batch(g_fd, KBLOOM_IOC_QUERY_BATCH, BATCH_ERR, mkeys,
 			       mlens, mres, KBLOOM_BATCH_MAX,
 			       KBLOOM_BATCH_MAX, &out);
@@ -275,10 +270,9 @@ TEST_F(batch_errors, count_and_size_limits)
 				   "batch: BATCH_MAX keys all done");
 	}
 	/* keys_bytes over the limit; the lengths themselves are fine. */
-	err = kb_batch(g_fd, KBLOOM_IOC_ADD_BATCH, BATCH_ERR, keys, lens, res,
-		       KBLOOM_BATCH_BYTES_MAX + 1, 1, NULL);
-	EXPECT_ERRNO(err, E2BIG,
-		     "batch: ADD_BATCH keys_bytes BATCH_BYTES_MAX + 1");
+	EXPECT_ERRNO(kb_batch(g_fd, KBLOOM_IOC_ADD_BATCH, BATCH_ERR, keys, lens,
+			      res, KBLOOM_BATCH_BYTES_MAX + 1, 1, NULL),
+		     E2BIG, "batch: ADD_BATCH keys_bytes BATCH_BYTES_MAX + 1");
 	err = kb_batch(g_fd, KBLOOM_IOC_QUERY_BATCH, BATCH_ERR, keys, lens,
 		       res, KBLOOM_BATCH_BYTES_MAX + 1, 1, NULL);
 	EXPECT_ERRNO(err, E2BIG,
@@ -356,10 +350,9 @@ TEST_F(batch_errors, partial_batches)
 
 	/* Index 7's length runs past keys_bytes. */
 	make_keys8(keys, lens, "ov", 10);
-	err = kb_batch(g_fd, KBLOOM_IOC_ADD_BATCH, BATCH_ERR, keys, lens, res,
-		       7 * 8 + 4, 10, &out);
-	if (EXPECT_ERRNO(err, EINVAL,
-			 "batch: length past keys_bytes at index 7"))
+	if (EXPECT_ERRNO(kb_batch(g_fd, KBLOOM_IOC_ADD_BATCH, BATCH_ERR, keys,
+				  lens, res, 7 * 8 + 4, 10, &out),
+			 EINVAL, "batch: length past keys_bytes at index 7"))
 		EXPECT_U64(out.done, 7, "batch: overrun: done == 7");
 	bad = 0;
 	for (i = 0; i < 7; i++)
@@ -396,10 +389,9 @@ TEST_F(batch_errors, bad_pointers)
 		err = kb_batch(g_fd, KBLOOM_IOC_ADD_BATCH, BATCH_ERR, hole,
 			       lens, res, sizeof(keys), 10, NULL);
 		EXPECT_ERRNO(err, EFAULT, "batch: ADD_BATCH keys unmapped");
-		err = kb_batch(g_fd, KBLOOM_IOC_QUERY_BATCH, BATCH_ERR, keys,
-			       lens, hole, sizeof(keys), 10, NULL);
-		EXPECT_ERRNO(err, EFAULT,
-			     "batch: QUERY_BATCH results unmapped");
+		EXPECT_ERRNO(kb_batch(g_fd, KBLOOM_IOC_QUERY_BATCH, BATCH_ERR,
+				      keys, lens, hole, sizeof(keys), 10, NULL),
+			     EFAULT, "batch: QUERY_BATCH results unmapped");
 		err = kb_batch(g_fd, KBLOOM_IOC_TEST_AND_ADD_BATCH, BATCH_ERR,
 			       keys, lens, hole, sizeof(keys), 10, NULL);
 		EXPECT_ERRNO(err, EFAULT,

@@ -25,11 +25,8 @@ FIXTURE(changes) {
 
 FIXTURE_SETUP(changes)
 {
-	size_t i;
-
 	st_open(_metadata);
-	for (i = 0; i < ARRAY_SIZE(changes_all); i++)
-		cleanup(_metadata, changes_all[i]);
+	cleanup_all(changes_all);
 	self->blocks = calloc(4 * CHG_BLOCKS, sizeof(*self->blocks));
 	self->pa = malloc(4 * CHG_BYTES);
 	self->pb = malloc(4 * CHG_BYTES);
@@ -38,10 +35,7 @@ FIXTURE_SETUP(changes)
 
 FIXTURE_TEARDOWN(changes)
 {
-	size_t i;
-
-	for (i = 0; i < ARRAY_SIZE(changes_all); i++)
-		cleanup(_metadata, changes_all[i]);
+	cleanup_all(changes_all);
 	free(self->blocks);
 	free(self->pa);
 	free(self->pb);
@@ -90,19 +84,20 @@ static int kb_apply(int fd, const char *name, const struct kbloom_block *blocks,
 }
 
 /*
- * A whole COLLECT pass of @name into @blocks (room for @room), @per blocks
- * a call; the number collected, or -1 (reported). @last: the last call's.
+ * A whole COLLECT pass of @name into @blocks (room for 4 * CHG_BLOCKS),
+ * @per blocks a call; the number collected, or -1 (reported). @last: the
+ * last call's.
  */
 static long collect_pass(struct __test_metadata *_metadata, const char *name,
-			 struct kbloom_block *blocks, u32 room, u32 per,
-			 u32 flags, struct kbloom_blocks *last)
+			 struct kbloom_block *blocks, u32 per, u32 flags,
+			 struct kbloom_blocks *last)
 {
 	struct kbloom_blocks b = { 0 };
 	u64 cursor = 0;
 	u32 n = 0;
 
 	do {
-		if (!EXPECT_COND(n + per <= room, "too many blocks",
+		if (!EXPECT_COND(n + per <= 4 * CHG_BLOCKS, "too many blocks",
 				 "COLLECT pass of %s", name) ||
 		    !EXPECT_OK(kb_collect(g_fd, name, blocks + n, per, flags,
 					  cursor, &b),
@@ -166,8 +161,7 @@ TEST_F(changes, collections_make_a_copy)
 	long n;
 
 	changes_pair(_metadata, CHG_BITS, &ks, 400);
-	n = collect_pass(_metadata, CHG_A, self->blocks, 4 * CHG_BLOCKS,
-			 CHG_BLOCKS, 0, &last);
+	n = collect_pass(_metadata, CHG_A, self->blocks, CHG_BLOCKS, 0, &last);
 	ASSERT_LT(0, n);
 	ASSERT_EQ(0, kb_export(g_fd, CHG_A, self->pa, CHG_BYTES, NULL));
 	EXPECT_U64(n, nonzero_blocks(self->pa, CHG_BYTES),
@@ -183,18 +177,17 @@ TEST_F(changes, collections_make_a_copy)
 	same_payload(_metadata, self, CHG_A, CHG_B, CHG_BYTES);
 
 	/* Nothing changed since: nothing to collect. */
-	EXPECT_U64(collect_pass(_metadata, CHG_A, self->blocks, 4 * CHG_BLOCKS,
-				CHG_BLOCKS, 0, NULL), 0,
-		   "a second collection with no add between");
+	EXPECT_U64(collect_pass(_metadata, CHG_A, self->blocks, CHG_BLOCKS, 0,
+				NULL),
+		   0, "a second collection with no add between");
 	/* Keys already there change no bit, and mark nothing. */
 	ASSERT_TRUE(ks_add(_metadata, CHG_A, &ks, 0, 400, "again"));
-	EXPECT_U64(collect_pass(_metadata, CHG_A, self->blocks, 4 * CHG_BLOCKS,
-				CHG_BLOCKS, 0, NULL), 0,
-		   "adds of keys already present");
+	EXPECT_U64(collect_pass(_metadata, CHG_A, self->blocks, CHG_BLOCKS, 0,
+				NULL),
+		   0, "adds of keys already present");
 	/* One new key: at most k = 4 blocks. */
 	EXPECT_EQ(0, kb_skey(g_fd, KBLOOM_IOC_ADD, CHG_A, "one more", NULL));
-	n = collect_pass(_metadata, CHG_A, self->blocks, 4 * CHG_BLOCKS, 8, 0,
-			 &last);
+	n = collect_pass(_metadata, CHG_A, self->blocks, 8, 0, &last);
 	EXPECT_RANGE(n, 1, 4, "blocks one new key marks");
 	ASSERT_EQ(0, kb_apply(g_fd, CHG_B, self->blocks, n, last.fingerprint,
 			      0, 0, NULL));
@@ -217,8 +210,7 @@ TEST_F(changes, tracking_starts_on_first_collection)
 	ASSERT_EQ(0, kb_info(g_fd, CHG_A, &info));
 	EXPECT_EQ(0U, info.flags & KBLOOM_CREATE_TRACK_CHANGES);
 	/* Three blocks a call: a pass of many calls. */
-	n = collect_pass(_metadata, CHG_A, self->blocks, 4 * CHG_BLOCKS, 3, 0,
-			 NULL);
+	n = collect_pass(_metadata, CHG_A, self->blocks, 3, 0, NULL);
 	ASSERT_EQ(0, kb_export(g_fd, CHG_A, self->pa, CHG_BYTES, &im));
 	EXPECT_U64(n, nonzero_blocks(self->pa, CHG_BYTES),
 		   "keys added before tracking are collected");
@@ -231,18 +223,18 @@ TEST_F(changes, tracking_starts_on_first_collection)
 	/* An image of a tracking filter makes one, all of it marked. */
 	im.payload = PTR(self->pa);
 	ASSERT_EQ(0, kb_import(g_fd, &im, CHG_C, 0));
-	EXPECT_U64(collect_pass(_metadata, CHG_C, self->blocks, 4 * CHG_BLOCKS,
-				CHG_BLOCKS, 0, NULL), n,
-		   "an imported tracking filter's first collection");
+	EXPECT_U64(collect_pass(_metadata, CHG_C, self->blocks, CHG_BLOCKS, 0,
+				NULL),
+		   n, "an imported tracking filter's first collection");
 	/* Replaced contents keep tracking, and are all news. */
 	ASSERT_EQ(0, kb_import(g_fd, &im, CHG_A, KBLOOM_IMPORT_REPLACE));
-	EXPECT_U64(collect_pass(_metadata, CHG_A, self->blocks, 4 * CHG_BLOCKS,
-				CHG_BLOCKS, 0, NULL), n,
-		   "a replaced tracking filter's next collection");
+	EXPECT_U64(collect_pass(_metadata, CHG_A, self->blocks, CHG_BLOCKS, 0,
+				NULL),
+		   n, "a replaced tracking filter's next collection");
 	/* KBLOOM_COLLECT_ALL: a snapshot, whatever the marks. */
-	EXPECT_U64(collect_pass(_metadata, CHG_A, self->blocks, 4 * CHG_BLOCKS,
-				CHG_BLOCKS, KBLOOM_COLLECT_ALL, NULL), n,
-		   "COLLECT_ALL");
+	EXPECT_U64(collect_pass(_metadata, CHG_A, self->blocks, CHG_BLOCKS,
+				KBLOOM_COLLECT_ALL, NULL),
+		   n, "COLLECT_ALL");
 	/* Replaced by counting contents, it stops: counters do not track. */
 	ASSERT_EQ(0, kb_destroy(g_fd, CHG_C));
 	ASSERT_EQ(0, kb_create_ex(g_fd, CHG_C, CHG_BITS, 4,
@@ -371,8 +363,7 @@ TEST_F(changes, unwritable_collection_is_collected_again)
 	EXPECT_EQ(EFAULT, kb_collect(g_fd, CHG_A, two, CHG_BLOCKS, 0, 0, &b));
 	EXPECT_EQ(EFAULT, kb_collect(g_fd, CHG_A, unmapped_page(_metadata),
 				     CHG_BLOCKS, 0, 0, &b));
-	n = collect_pass(_metadata, CHG_A, self->blocks, 4 * CHG_BLOCKS,
-			 CHG_BLOCKS, 0, &b);
+	n = collect_pass(_metadata, CHG_A, self->blocks, CHG_BLOCKS, 0, &b);
 	ASSERT_EQ(0, kb_export(g_fd, CHG_A, self->pa, CHG_BYTES, NULL));
 	EXPECT_U64(n, nonzero_blocks(self->pa, CHG_BYTES),
 		   "blocks after two failed collections");
@@ -396,7 +387,7 @@ TEST_F(changes, apply_refuses_bad_lists_whole)
 	long n;
 
 	changes_pair(_metadata, bits, &ks, 30);
-	n = collect_pass(_metadata, CHG_A, bl, 4 * CHG_BLOCKS, 8, 0, &b);
+	n = collect_pass(_metadata, CHG_A, bl, 8, 0, &b);
 	ASSERT_EQ(2, n);
 	fp = b.fingerprint;
 	ASSERT_EQ(0, kb_export(g_fd, CHG_B, self->pb, 4 * CHG_BYTES, NULL));
@@ -458,14 +449,21 @@ TEST_F(changes, apply_refuses_bad_lists_whole)
 	keyset_free(&ks);
 }
 
+/* As nobody, with the case's fd: COLLECT and APPLY are EPERM. */
+static void chg_nobody(struct __test_metadata *_metadata, const void *arg)
+{
+	struct kbloom_block *bl = (struct kbloom_block *)arg;
+
+	EXPECT_EQ(EPERM, kb_collect(g_fd, CHG_A, bl, 8, 0, 0, NULL));
+	EXPECT_EQ(EPERM, kb_apply(g_fd, CHG_A, bl, 1, 0, 0, 0, NULL));
+}
+
 TEST_F(changes, arguments_and_access)
 {
 	struct kbloom_block *bl = self->blocks;
 	struct kbloom_blocks b;
-	struct kbloom_open o;
 	struct keyset ks;
-	int rfd, status;
-	pid_t pid;
+	int rfd, h;
 
 	changes_pair(_metadata, CHG_BITS, &ks, 50);
 	memset(&b, 0, sizeof(b));
@@ -502,37 +500,19 @@ TEST_F(changes, arguments_and_access)
 	EXPECT_EQ(EBADF, kb_collect(rfd, CHG_A, bl, 8, 0, 0, NULL));
 	EXPECT_EQ(EBADF, kb_apply(rfd, CHG_A, bl, 1, 0, 0, 0, NULL));
 	close(rfd);
-	fflush(stdout);
-	pid = fork();
-	if (pid == 0) {
-		bool ok = !setgroups(0, NULL) &&
-			  !setresgid(NOBODY, NOBODY, NOBODY) &&
-			  !setresuid(NOBODY, NOBODY, NOBODY) &&
-			  kb_collect(g_fd, CHG_A, bl, 8, 0, 0, NULL) == EPERM &&
-			  kb_apply(g_fd, CHG_A, bl, 1, 0, 0, 0, NULL) == EPERM;
-
-		_exit(ok ? 0 : 1);
-	}
-	ASSERT_LT(0, pid);
-	ASSERT_EQ(pid, waitpid(pid, &status, 0));
-	EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status)) {
-		TH_LOG("an unprivileged COLLECT or APPLY was not EPERM");
-	}
+	as_nobody(_metadata, chg_nobody, bl, "changes");
 	/* Nobody's attempt took no block away. */
-	EXPECT_LT(0, collect_pass(_metadata, CHG_A, bl, 4 * CHG_BLOCKS, 8, 0,
-				  NULL));
+	EXPECT_LT(0, collect_pass(_metadata, CHG_A, bl, 8, 0, NULL));
 
 	/* On a handle: no name. */
-	memset(&o, 0, sizeof(o));
-	set_name(o.name, CHG_A);
-	ASSERT_EQ(0, ioc(g_fd, KBLOOM_IOC_OPEN, &o));
-	EXPECT_EQ(0, kb_skey(o.fd, KBLOOM_IOC_ADD, "", "handle key", NULL));
-	EXPECT_EQ(EINVAL, kb_collect(o.fd, CHG_A, bl, 8, 0, 0, NULL));
-	EXPECT_EQ(0, kb_collect(o.fd, NULL, bl, 8, 0, 0, &b));
+	ASSERT_EQ(0, kb_open_handle(g_fd, CHG_A, &h));
+	EXPECT_EQ(0, kb_skey(h, KBLOOM_IOC_ADD, "", "handle key", NULL));
+	EXPECT_EQ(EINVAL, kb_collect(h, CHG_A, bl, 8, 0, 0, NULL));
+	EXPECT_EQ(0, kb_collect(h, NULL, bl, 8, 0, 0, &b));
 	EXPECT_RANGE(b.done, 1, 4, "a handle's collection of one new key");
-	EXPECT_EQ(0, kb_apply(o.fd, NULL, bl, b.done, b.fingerprint, 0, 0,
+	EXPECT_EQ(0, kb_apply(h, NULL, bl, b.done, b.fingerprint, 0, 0,
 			      NULL));
-	close(o.fd);
+	close(h);
 	keyset_free(&ks);
 }
 

@@ -40,13 +40,9 @@ FIXTURE_SETUP(compare)
 	cleanup(_metadata, CMP_B);
 	cleanup(_metadata, CMP_EMPTY);
 	ASSERT_EQ(0, kb_create(g_fd, CMP_A, CMP_BITS, CMP_HASHES, 0, 0,
-			       NULL)) {
-		TH_LOG("compare: create %s", CMP_A);
-	}
+			       NULL));
 	ASSERT_EQ(0, kb_create_ex(g_fd, CMP_B, 0, 0, KBLOOM_CREATE_LIKE,
-				  CMP_A, NULL)) {
-		TH_LOG("compare: create %s like %s", CMP_B, CMP_A);
-	}
+				  CMP_A, NULL));
 	/* A: shared + own-A (20000); B: shared + own-B (20000). */
 	ok = keyset_tag(_metadata, &sh, "cs", CMP_N) &&
 	     keyset_tag(_metadata, &oa, "ca", CMP_N) &&

@@ -66,11 +66,8 @@ FIXTURE_VARIANT_ADD(faults_batch, remove) {
 
 FIXTURE_SETUP(faults_batch)
 {
-	size_t i;
-
 	st_open(_metadata);
-	for (i = 0; i < ARRAY_SIZE(faults_all); i++)
-		cleanup(_metadata, faults_all[i]);
+	cleanup_all(faults_all);
 	ASSERT_EQ(0, kb_create_ex(g_fd, FLT_F, 1 << 20, 4,
 				  KBLOOM_CREATE_COUNTING, NULL, NULL));
 	ASSERT_EQ(0, kb_create_like(g_fd, FLT_REF, FLT_F, 0, 0, NULL));
@@ -83,13 +80,10 @@ FIXTURE_SETUP(faults_batch)
 
 FIXTURE_TEARDOWN(faults_batch)
 {
-	size_t i;
-
 	if (self->map)
 		munmap(self->map, 2 * 4096);
 	keyset_free(&self->ks);
-	for (i = 0; i < ARRAY_SIZE(faults_all); i++)
-		cleanup(_metadata, faults_all[i]);
+	cleanup_all(faults_all);
 	st_close();
 }
 
@@ -316,23 +310,17 @@ FIXTURE(faults) {
 
 FIXTURE_SETUP(faults)
 {
-	size_t i;
-
 	st_open(_metadata);
-	for (i = 0; i < ARRAY_SIZE(faults_all); i++)
-		cleanup(_metadata, faults_all[i]);
+	cleanup_all(faults_all);
 	self->page = map_pages(_metadata, 1);
 	ASSERT_TRUE(self->page != NULL);
 }
 
 FIXTURE_TEARDOWN(faults)
 {
-	size_t i;
-
 	if (self->page)
 		munmap(self->page, 4096);
-	for (i = 0; i < ARRAY_SIZE(faults_all); i++)
-		cleanup(_metadata, faults_all[i]);
+	cleanup_all(faults_all);
 	st_close();
 }
 
@@ -385,7 +373,6 @@ TEST_F(faults, create_undo_spares_existing)
 	struct kbloom_info before, after;
 	struct img snap;
 	u32 res;
-	int err;
 
 	ASSERT_EQ(0, kb_create(g_fd, FLT_F, 1 << 16, 5, 0, 0, NULL));
 	ASSERT_EQ(0, kb_skey(g_fd, KBLOOM_IOC_ADD, FLT_F, "dup-a", NULL));
@@ -396,8 +383,7 @@ TEST_F(faults, create_undo_spares_existing)
 	c->bits = 2048;
 	c->hashes = 3;
 	ASSERT_EQ(0, mprotect(c, 4096, PROT_READ));
-	err = ioc(g_fd, KBLOOM_IOC_CREATE, c);
-	EXPECT_ERRNO2(err, EFAULT, EEXIST,
+	EXPECT_ERRNO2(ioc(g_fd, KBLOOM_IOC_CREATE, c), EFAULT, EEXIST,
 		      "CREATE over an existing name, structure read-only");
 	ASSERT_EQ(0, kb_info(g_fd, FLT_F, &after)) {
 		TH_LOG("the existing filter was destroyed");

@@ -17,9 +17,7 @@ FIXTURE_SETUP(handle)
 {
 	st_open(_metadata);
 	cleanup(_metadata, HANDLE_F);
-	ASSERT_EQ(0, kb_create(g_fd, HANDLE_F, 1 << 20, 7, 0, 0, NULL)) {
-		TH_LOG("handle: create " HANDLE_F);
-	}
+	ASSERT_EQ(0, kb_create(g_fd, HANDLE_F, 1 << 20, 7, 0, 0, NULL));
 }
 
 FIXTURE_TEARDOWN(handle)
@@ -83,26 +81,21 @@ TEST_F(handle, keys_without_name)
 	int h, err, flags;
 	u32 res;
 
-	err = kb_open_handle(g_fd, HANDLE_F, &h);
-	if (!EXPECT_OK(err, "OPEN " HANDLE_F))
+	if (!EXPECT_OK(kb_open_handle(g_fd, HANDLE_F, &h), "OPEN " HANDLE_F))
 		return;
 	EXPECT_COND(h >= 0 && h != g_fd, NULL, "OPEN returns a new fd (%d)", h);
 	flags = fcntl(h, F_GETFD);
 	EXPECT_COND(flags >= 0 && (flags & FD_CLOEXEC), NULL,
 		    "the handle is close-on-exec");
 
-	err = kb_skey(h, KBLOOM_IOC_ADD, "", "alpha", &res);
-	if (EXPECT_OK(err, "ADD on the handle, no name"))
-		EXPECT_U64(res, 0, "ADD on the handle writes result 0");
-	err = kb_skey(g_fd, KBLOOM_IOC_QUERY, HANDLE_F, "alpha", &res);
-	if (EXPECT_OK(err, "QUERY by name"))
-		EXPECT_U64(res, 1, "a key added on the handle is in the named filter");
-	err = kb_skey(h, KBLOOM_IOC_TEST_AND_ADD, "", "alpha", &res);
-	if (EXPECT_OK(err, "TEST_AND_ADD on the handle"))
-		EXPECT_U64(res, 1, "TEST_AND_ADD on the handle: seen");
-	err = kb_skey(h, KBLOOM_IOC_QUERY, "", "beta", &res);
-	if (EXPECT_OK(err, "QUERY on the handle"))
-		EXPECT_U64(res, 0, "QUERY on the handle of an absent key");
+	EXPECT_SKEY(h, KBLOOM_IOC_ADD, "", "alpha", 0,
+		    "ADD on the handle writes result 0");
+	EXPECT_SKEY(g_fd, KBLOOM_IOC_QUERY, HANDLE_F, "alpha", 1,
+		    "a key added on the handle is in the named filter");
+	EXPECT_SKEY(h, KBLOOM_IOC_TEST_AND_ADD, "", "alpha", 1,
+		    "TEST_AND_ADD on the handle: seen");
+	EXPECT_SKEY(h, KBLOOM_IOC_QUERY, "", "beta", 0,
+		    "QUERY on the handle of an absent key");
 
 	err = kb_batch(h, KBLOOM_IOC_QUERY_BATCH, "", keys, lens, &results,
 		       sizeof(keys) - 1, 2, &b);
@@ -115,9 +108,8 @@ TEST_F(handle, keys_without_name)
 		       sizeof(keys) - 1, 2, &b);
 	if (EXPECT_OK(err, "ADD_BATCH on the handle"))
 		EXPECT_U64(b.done, 2, "ADD_BATCH on the handle: done");
-	err = kb_skey(g_fd, KBLOOM_IOC_QUERY, HANDLE_F, "zzz", &res);
-	if (EXPECT_OK(err, "QUERY by name of a key batched on the handle"))
-		EXPECT_U64(res, 1, "the batch on the handle went to the filter");
+	EXPECT_SKEY(g_fd, KBLOOM_IOC_QUERY, HANDLE_F, "zzz", 1,
+		    "the batch on the handle went to the filter");
 
 	/* A handle takes no name, not even its own filter's. */
 	err = kb_skey(h, KBLOOM_IOC_QUERY, HANDLE_F, "alpha", &res);
@@ -128,8 +120,7 @@ TEST_F(handle, keys_without_name)
 	err = kb_skey(h, KBLOOM_IOC_REMOVE, "", "alpha", &res);
 	EXPECT_ERRNO(err, EOPNOTSUPP, "REMOVE on a handle of a plain filter");
 	/* Only the key commands. */
-	err = kb_destroy(h, HANDLE_F);
-	EXPECT_ERRNO(err, ENOTTY, "DESTROY on a handle");
+	EXPECT_ERRNO(kb_destroy(h, HANDLE_F), ENOTTY, "DESTROY on a handle");
 	err = kb_create(h, "handle_g", 1 << 10, 3, 0, 0, NULL);
 	EXPECT_ERRNO(err, ENOTTY, "CREATE on a handle");
 	err = kb_open_handle(h, HANDLE_F, &flags);
@@ -156,9 +147,8 @@ TEST_F(handle, read_only)
 	EXPECT_ERRNO(err, EBADF, "ADD on a read-only handle");
 	err = kb_skey(h, KBLOOM_IOC_TEST_AND_ADD, "", "alpha", &res);
 	EXPECT_ERRNO(err, EBADF, "TEST_AND_ADD on a read-only handle");
-	err = kb_skey(h, KBLOOM_IOC_QUERY, "", "alpha", &res);
-	if (EXPECT_OK(err, "QUERY on a read-only handle"))
-		EXPECT_U64(res, 0, "the refused ADD added nothing");
+	EXPECT_SKEY(h, KBLOOM_IOC_QUERY, "", "alpha", 0,
+		    "the refused ADD added nothing");
 	close(h);
 }
 
@@ -180,8 +170,7 @@ TEST_F(handle, destroyed)
 
 	err = sysfs_read_u64("/sys/module/kbloom/refcnt", &refcnt0);
 	EXPECT_OK(err, "read the module's refcnt");
-	err = kb_open_handle(g_fd, HANDLE_F, &h);
-	if (!EXPECT_OK(err, "OPEN " HANDLE_F))
+	if (!EXPECT_OK(kb_open_handle(g_fd, HANDLE_F, &h), "OPEN " HANDLE_F))
 		return;
 	err = sysfs_read_u64("/sys/module/kbloom/refcnt", &refcnt1);
 	if (EXPECT_OK(err, "read the module's refcnt"))
@@ -210,12 +199,9 @@ TEST_F(handle, destroyed)
 	EXPECT_ERRNO(err, ENOENT, "QUERY_BATCH on the handle of a destroyed filter");
 
 	/* The same name again: another filter, which the handle is not. */
-	ASSERT_EQ(0, kb_create(g_fd, HANDLE_F, 1 << 20, 7, 0, 0, NULL)) {
-		TH_LOG("handle: create " HANDLE_F " again");
-	}
-	err = kb_skey(g_fd, KBLOOM_IOC_QUERY, HANDLE_F, "before", &res);
-	if (EXPECT_OK(err, "QUERY by name in the new filter"))
-		EXPECT_U64(res, 0, "the new filter of the same name is empty");
+	ASSERT_EQ(0, kb_create(g_fd, HANDLE_F, 1 << 20, 7, 0, 0, NULL));
+	EXPECT_SKEY(g_fd, KBLOOM_IOC_QUERY, HANDLE_F, "before", 0,
+		    "the new filter of the same name is empty");
 	err = kb_skey(h, KBLOOM_IOC_ADD, "", "after", &res);
 	EXPECT_ERRNO(err, ENOENT, "the old handle does not reach the new filter");
 	cleanup(_metadata, HANDLE_F);

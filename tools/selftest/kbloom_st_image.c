@@ -278,7 +278,7 @@ static void image_counting(struct __test_metadata *_metadata, struct img *c)
 {
 	struct kbloom_info info, iq;
 	struct kbloom_image im;
-	u64 want = payload_size(IMG_CBITS, true), i, nz = 0, sat = 0;
+	u64 want = payload_size(IMG_CBITS, true), nz, sat;
 	u32 res, j;
 	int err, first;
 	char key[16];
@@ -304,12 +304,8 @@ static void image_counting(struct __test_metadata *_metadata, struct img *c)
 		   "image: counting EXPORT flags");
 	EXPECT_COND(c->im.bits == IMG_CBITS && c->im.hashes == 4, "differs",
 		    "image: counting EXPORT bits, hashes");
-	for (i = 0; i < IMG_CBITS && c->len == want; i++) {
-		unsigned int v = (c->buf[i / 2] >> (4 * (i % 2))) & 0xf;
-
-		nz += v != 0;
-		sat += v == KBLOOM_COUNTER_MAX;
-	}
+	nz = img_nonzero(c);
+	sat = img_saturated(c);
 	EXPECT_U64(nz, info.bits_set,
 		   "image: non-zero counters in the payload == INFO bits_set");
 	EXPECT_U64(sat, info.saturated,
@@ -323,19 +319,16 @@ static void image_counting(struct __test_metadata *_metadata, struct img *c)
 	err = kb_import(g_fd, &c->im, IMG_CQ, 0);
 	if (!EXPECT_OK(err, "image: IMPORT counting as %s", IMG_CQ))
 		return;
-	err = kb_info(g_fd, IMG_CQ, &iq);
-	if (EXPECT_OK(err, "image: INFO %s", IMG_CQ))
+	if (EXPECT_OK(kb_info(g_fd, IMG_CQ, &iq), "image: INFO %s", IMG_CQ))
 		EXPECT_COND(iq.flags == KBLOOM_CREATE_COUNTING &&
 			    iq.bits_set == info.bits_set &&
 			    iq.saturated == info.saturated, "differs",
 			    "image: imported counting filter: flags, bits_set, saturated");
 	EXPECT_COND(img_same(_metadata, IMG_CQ, c), "differs",
 		    "image: export of the counting import is identical");
-	err = kb_skey(g_fd, KBLOOM_IOC_REMOVE, IMG_CQ, "c7", &res);
-	if (EXPECT_OK(err, "image: REMOVE c7 from the import"))
-		EXPECT_U64(res, 1, "image: imported counters can be removed");
-	err = kb_skey(g_fd, KBLOOM_IOC_QUERY, IMG_CQ, "c7", &res);
-	EXPECT_COND(err == 0 && res == 0, "still present",
+	EXPECT_SKEY(g_fd, KBLOOM_IOC_REMOVE, IMG_CQ, "c7", 1,
+		    "image: imported counters can be removed");
+	EXPECT_SKEY(g_fd, KBLOOM_IOC_QUERY, IMG_CQ, "c7", 0,
 		    "image: c7 gone from the import after one remove");
 	EXPECT_U64(remove_n(IMG_CQ, "sat", 20, &first), 0,
 		   "image: REMOVE sat 20 times from the import");
@@ -543,9 +536,8 @@ static void image_replace(struct __test_metadata *_metadata)
 		   "image: after REPLACE every Y key present");
 	EXPECT_U64((u64)ks_hits(_metadata, g_fd, IMG_R, &xs, 0, 1000), 0,
 		   "image: after REPLACE every X key absent");
-	err = kb_merge(g_fd, KBLOOM_IOC_MERGE, IMG_R, IMG_S, &m);
-	if (EXPECT_OK(err, "image: MERGE %s <- %s after REPLACE", IMG_R,
-		      IMG_S))
+	if (EXPECT_OK(kb_merge(g_fd, KBLOOM_IOC_MERGE, IMG_R, IMG_S, &m),
+		      "image: MERGE %s <- %s after REPLACE", IMG_R, IMG_S))
 		EXPECT_U64(m.mismatch, 0, "image: REPLACE took S's seed too");
 	EXPECT_COND(img_same(_metadata, IMG_S, &iy), "changed",
 		    "image: the exported filter S is unchanged");
@@ -553,8 +545,7 @@ static void image_replace(struct __test_metadata *_metadata)
 	/* Failed replaces leave R byte for byte as it was. */
 	im = ix.im;
 	im.payload_len += 8;
-	err = kb_import(g_fd, &im, IMG_R, KBLOOM_IMPORT_REPLACE);
-	EXPECT_ERRNO(err, EINVAL,
+	EXPECT_ERRNO(kb_import(g_fd, &im, IMG_R, KBLOOM_IMPORT_REPLACE), EINVAL,
 		     "image: IMPORT REPLACE with payload_len 8 over");
 	EXPECT_COND(img_same(_metadata, IMG_R, &iy), "changed",
 		    "image: the failed REPLACE (size) left R intact");
@@ -597,19 +588,13 @@ FIXTURE(image) {
 /* The cases create their filters: what they hold is part of the test. */
 FIXTURE_SETUP(image)
 {
-	size_t i;
-
 	st_open(_metadata);
-	for (i = 0; i < ARRAY_SIZE(image_all); i++)
-		cleanup(_metadata, image_all[i]);
+	cleanup_all(image_all);
 }
 
 FIXTURE_TEARDOWN(image)
 {
-	size_t i;
-
-	for (i = 0; i < ARRAY_SIZE(image_all); i++)
-		cleanup(_metadata, image_all[i]);
+	cleanup_all(image_all);
 	st_close();
 }
 
@@ -702,11 +687,8 @@ FIXTURE(image_made) {
 
 FIXTURE_SETUP(image_made)
 {
-	size_t i;
-
 	st_open(_metadata);
-	for (i = 0; i < ARRAY_SIZE(image_all); i++)
-		cleanup(_metadata, image_all[i]);
+	cleanup_all(image_all);
 	image_plain(_metadata, &self->p);
 	image_counting(_metadata, &self->c);
 	/* Without the plain export there is nothing to break or guard. */
@@ -715,12 +697,9 @@ FIXTURE_SETUP(image_made)
 
 FIXTURE_TEARDOWN(image_made)
 {
-	size_t i;
-
 	img_free(&self->p);
 	img_free(&self->c);
-	for (i = 0; i < ARRAY_SIZE(image_all); i++)
-		cleanup(_metadata, image_all[i]);
+	cleanup_all(image_all);
 	st_close();
 }
 
@@ -762,11 +741,9 @@ FIXTURE(image_fields) {
 FIXTURE_SETUP(image_fields)
 {
 	struct kbloom_create c;
-	size_t i;
 
 	st_open(_metadata);
-	for (i = 0; i < ARRAY_SIZE(image_fields_all); i++)
-		cleanup(_metadata, image_fields_all[i]);
+	cleanup_all(image_fields_all);
 	ASSERT_EQ(0, kb_create(g_fd, IMG_CAP, 0, 0, 1000, 10000000, &c));
 	ASSERT_TRUE(img_take(_metadata, IMG_CAP, &self->cap, "image"));
 	ASSERT_EQ(1000ULL, self->cap.im.capacity);
@@ -788,15 +765,12 @@ FIXTURE_SETUP(image_fields)
 
 FIXTURE_TEARDOWN(image_fields)
 {
-	size_t i;
-
 	img_free(&self->cap);
 	img_free(&self->jh);
 	img_free(&self->sh);
 	keyset_free(&self->ks);
 	free(self->zero);
-	for (i = 0; i < ARRAY_SIZE(image_fields_all); i++)
-		cleanup(_metadata, image_fields_all[i]);
+	cleanup_all(image_fields_all);
 	st_close();
 }
 

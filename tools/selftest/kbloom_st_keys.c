@@ -16,9 +16,7 @@ FIXTURE_SETUP(keys)
 {
 	st_open(_metadata);
 	cleanup(_metadata, KEYS_F);
-	ASSERT_EQ(0, kb_create(g_fd, KEYS_F, 1 << 20, 7, 0, 0, NULL)) {
-		TH_LOG("keys: create " KEYS_F);
-	}
+	ASSERT_EQ(0, kb_create(g_fd, KEYS_F, 1 << 20, 7, 0, 0, NULL));
 }
 
 FIXTURE_TEARDOWN(keys)
@@ -42,39 +40,31 @@ TEST_F(keys, single_key_calls)
 	u64 adds = 0, queries = 0, hits = 0;
 	struct kbloom_info info;
 	unsigned char *big = NULL;
-	u32 res;
 	size_t i;
 	int err;
 
-	err = kb_skey(g_fd, KBLOOM_IOC_ADD, KEYS_F, "alpha", &res);
-	if (EXPECT_OK(err, "keys: ADD alpha"))
-		EXPECT_U64(res, 0, "keys: ADD writes result 0");
+	EXPECT_SKEY(g_fd, KBLOOM_IOC_ADD, KEYS_F, "alpha", 0,
+		    "keys: ADD writes result 0");
 	adds++;
-	err = kb_skey(g_fd, KBLOOM_IOC_QUERY, KEYS_F, "alpha", &res);
-	if (EXPECT_OK(err, "keys: QUERY alpha"))
-		EXPECT_U64(res, 1, "keys: QUERY of an added key is 1");
+	EXPECT_SKEY(g_fd, KBLOOM_IOC_QUERY, KEYS_F, "alpha", 1,
+		    "keys: QUERY of an added key is 1");
 	queries++;
 	hits++;
 	for (i = 0; i < ARRAY_SIZE(absent); i++) {
-		err = kb_skey(g_fd, KBLOOM_IOC_QUERY, KEYS_F, absent[i], &res);
-		if (EXPECT_OK(err, "keys: QUERY \"%s\"", absent[i]))
-			EXPECT_U64(res, 0, "keys: never-added \"%s\" is absent",
-				   absent[i]);
+		EXPECT_SKEY(g_fd, KBLOOM_IOC_QUERY, KEYS_F, absent[i], 0,
+			    "keys: never-added \"%s\" is absent", absent[i]);
 		queries++;
 	}
 
-	err = kb_skey(g_fd, KBLOOM_IOC_TEST_AND_ADD, KEYS_F, "delta", &res);
-	if (EXPECT_OK(err, "keys: TEST_AND_ADD delta (new)"))
-		EXPECT_U64(res, 0, "keys: TEST_AND_ADD of a new key is 0");
-	err = kb_skey(g_fd, KBLOOM_IOC_TEST_AND_ADD, KEYS_F, "delta", &res);
-	if (EXPECT_OK(err, "keys: TEST_AND_ADD delta (again)"))
-		EXPECT_U64(res, 1, "keys: TEST_AND_ADD the second time is 1");
+	EXPECT_SKEY(g_fd, KBLOOM_IOC_TEST_AND_ADD, KEYS_F, "delta", 0,
+		    "keys: TEST_AND_ADD of a new key is 0");
+	EXPECT_SKEY(g_fd, KBLOOM_IOC_TEST_AND_ADD, KEYS_F, "delta", 1,
+		    "keys: TEST_AND_ADD the second time is 1");
 	adds += 2;
 	queries += 2;
 	hits += 1;
-	err = kb_skey(g_fd, KBLOOM_IOC_QUERY, KEYS_F, "delta", &res);
-	if (EXPECT_OK(err, "keys: QUERY delta"))
-		EXPECT_U64(res, 1, "keys: TEST_AND_ADD added the key");
+	EXPECT_SKEY(g_fd, KBLOOM_IOC_QUERY, KEYS_F, "delta", 1,
+		    "keys: TEST_AND_ADD added the key");
 	queries++;
 	hits++;
 
@@ -86,39 +76,32 @@ TEST_F(keys, single_key_calls)
 	err = kb_key(g_fd, KBLOOM_IOC_ADD, KEYS_F, big, KBLOOM_KEY_MAX, NULL);
 	EXPECT_OK(err, "keys: ADD len KEY_MAX");
 	adds++;
-	err = kb_key(g_fd, KBLOOM_IOC_QUERY, KEYS_F, big, KBLOOM_KEY_MAX, &res);
-	if (EXPECT_OK(err, "keys: QUERY len KEY_MAX"))
-		EXPECT_U64(res, 1, "keys: KEY_MAX key present");
+	EXPECT_KEY(g_fd, KBLOOM_IOC_QUERY, KEYS_F, big, KBLOOM_KEY_MAX, 1,
+		   "keys: KEY_MAX key present");
 	queries++;
 	hits++;
 	/* The whole key is hashed: changing only its last byte matters. */
 	big[KBLOOM_KEY_MAX - 1] = 'K';
-	err = kb_key(g_fd, KBLOOM_IOC_QUERY, KEYS_F, big, KBLOOM_KEY_MAX, &res);
-	if (EXPECT_OK(err, "keys: QUERY KEY_MAX key, last byte changed"))
-		EXPECT_U64(res, 0, "keys: the last byte of a key is hashed");
+	EXPECT_KEY(g_fd, KBLOOM_IOC_QUERY, KEYS_F, big, KBLOOM_KEY_MAX, 0,
+		   "keys: the last byte of a key is hashed");
 	queries++;
-	err = kb_key(g_fd, KBLOOM_IOC_QUERY, KEYS_F, big, KBLOOM_KEY_MAX - 1,
-		     &res);
-	if (EXPECT_OK(err, "keys: QUERY KEY_MAX key minus its last byte"))
-		EXPECT_U64(res, 0, "keys: the length is part of the key");
+	EXPECT_KEY(g_fd, KBLOOM_IOC_QUERY, KEYS_F, big, KBLOOM_KEY_MAX - 1, 0,
+		   "keys: the length is part of the key");
 	queries++;
 
 	/* Binary keys: embedded NULs are part of the key. */
 	err = kb_key(g_fd, KBLOOM_IOC_ADD, KEYS_F, bin1, sizeof(bin1), NULL);
 	EXPECT_OK(err, "keys: ADD binary key a\\0b\\0");
 	adds++;
-	err = kb_key(g_fd, KBLOOM_IOC_QUERY, KEYS_F, bin1, sizeof(bin1), &res);
-	if (EXPECT_OK(err, "keys: QUERY a\\0b\\0"))
-		EXPECT_U64(res, 1, "keys: binary key present");
+	EXPECT_KEY(g_fd, KBLOOM_IOC_QUERY, KEYS_F, bin1, sizeof(bin1), 1,
+		   "keys: binary key present");
 	queries++;
 	hits++;
-	err = kb_key(g_fd, KBLOOM_IOC_QUERY, KEYS_F, bin2, sizeof(bin2), &res);
-	if (EXPECT_OK(err, "keys: QUERY a\\0c\\0"))
-		EXPECT_U64(res, 0, "keys: bytes after a NUL are hashed");
+	EXPECT_KEY(g_fd, KBLOOM_IOC_QUERY, KEYS_F, bin2, sizeof(bin2), 0,
+		   "keys: bytes after a NUL are hashed");
 	queries++;
-	err = kb_key(g_fd, KBLOOM_IOC_QUERY, KEYS_F, bin1, 1, &res);
-	if (EXPECT_OK(err, "keys: QUERY \"a\" (len 1)"))
-		EXPECT_U64(res, 0, "keys: key is not cut at the NUL");
+	EXPECT_KEY(g_fd, KBLOOM_IOC_QUERY, KEYS_F, bin1, 1, 0,
+		   "keys: key is not cut at the NUL");
 	queries++;
 
 	/* Statistics, then CLEAR. */
@@ -144,12 +127,10 @@ TEST_F(keys, single_key_calls)
 				    "size changed",
 				    "keys: CLEAR keeps bits, hashes");
 		}
-		err = kb_skey(g_fd, KBLOOM_IOC_QUERY, KEYS_F, "alpha", &res);
-		if (EXPECT_OK(err, "keys: QUERY alpha after CLEAR"))
-			EXPECT_U64(res, 0, "keys: CLEAR removed alpha");
-		err = kb_skey(g_fd, KBLOOM_IOC_QUERY, KEYS_F, "delta", &res);
-		if (EXPECT_OK(err, "keys: QUERY delta after CLEAR"))
-			EXPECT_U64(res, 0, "keys: CLEAR removed delta");
+		EXPECT_SKEY(g_fd, KBLOOM_IOC_QUERY, KEYS_F, "alpha", 0,
+			    "keys: CLEAR removed alpha");
+		EXPECT_SKEY(g_fd, KBLOOM_IOC_QUERY, KEYS_F, "delta", 0,
+			    "keys: CLEAR removed delta");
 		err = kb_info(g_fd, KEYS_F, &info);
 		if (EXPECT_OK(err, "keys: INFO after the post-CLEAR queries"))
 			EXPECT_COND(info.queries == 2 && info.hits == 0,

@@ -15,7 +15,6 @@ static void perm_child(struct __test_metadata *_metadata, const void *arg)
 {
 	struct kbloom_info info;
 	int err, dfd, fd = g_fd;
-	u32 res;
 
 	(void)arg;
 	/* The node is 0600 root: only the inherited fd gets us in. */
@@ -25,9 +24,8 @@ static void perm_child(struct __test_metadata *_metadata, const void *arg)
 	if (dfd >= 0)
 		close(dfd);
 	dfd = open(DEV, O_RDONLY);
-	err = dfd < 0 ? errno : 0;
-	EXPECT_ERRNO(err, EACCES, "perm: unprivileged open(O_RDONLY) of %s",
-		     DEV);
+	EXPECT_ERRNO(dfd < 0 ? errno : 0, EACCES,
+		     "perm: unprivileged open(O_RDONLY) of %s", DEV);
 	if (dfd >= 0)
 		close(dfd);
 
@@ -35,16 +33,13 @@ static void perm_child(struct __test_metadata *_metadata, const void *arg)
 	EXPECT_ERRNO(err, EPERM, "perm: unprivileged CREATE");
 	err = kb_destroy(fd, PERM_F);
 	EXPECT_ERRNO(err, EPERM, "perm: unprivileged DESTROY");
-	err = kb_clear(fd, PERM_F);
-	EXPECT_ERRNO(err, EPERM, "perm: unprivileged CLEAR");
+	EXPECT_ERRNO(kb_clear(fd, PERM_F), EPERM, "perm: unprivileged CLEAR");
 
-	err = kb_skey(fd, KBLOOM_IOC_QUERY, PERM_F, "rootkey", &res);
-	if (EXPECT_OK(err, "perm: unprivileged QUERY"))
-		EXPECT_U64(res, 1, "perm: unprivileged QUERY sees root's key");
+	EXPECT_SKEY(fd, KBLOOM_IOC_QUERY, PERM_F, "rootkey", 1,
+		    "perm: unprivileged QUERY sees root's key");
 	err = kb_skey(fd, KBLOOM_IOC_ADD, PERM_F, "childkey", NULL);
 	EXPECT_OK(err, "perm: unprivileged ADD on the inherited fd");
-	err = kb_info(fd, PERM_F, &info);
-	EXPECT_OK(err, "perm: unprivileged INFO");
+	EXPECT_OK(kb_info(fd, PERM_F, &info), "perm: unprivileged INFO");
 }
 
 /* PERM_F holding "rootkey", created as root; no PERM_NEW. */
@@ -59,9 +54,7 @@ FIXTURE_SETUP(perm)
 	ASSERT_EQ(0U, geteuid()) {
 		TH_LOG("perm: not running as root");
 	}
-	ASSERT_EQ(0, kb_create(g_fd, PERM_F, 1 << 20, 7, 0, 0, NULL)) {
-		TH_LOG("perm: create %s", PERM_F);
-	}
+	ASSERT_EQ(0, kb_create(g_fd, PERM_F, 1 << 20, 7, 0, 0, NULL));
 	EXPECT_OK(kb_skey(g_fd, KBLOOM_IOC_ADD, PERM_F, "rootkey", NULL),
 		  "perm: add rootkey");
 }
@@ -77,16 +70,14 @@ FIXTURE_TEARDOWN(perm)
 TEST_F(perm, read_only_fd)
 {
 	char (*names)[KBLOOM_NAME_MAX] = NULL;
-	u32 lens[1] = { 6 }, i, found = 0;
+	u32 lens[1] = { 6 }, i, n, found = 0;
 	struct kbloom_batch out;
 	struct kbloom_info info;
 	struct kbloom_version v;
-	struct kbloom_list l;
 	struct img rw = { 0 }, g = { 0 };
 	unsigned char bm[1];
 	long count;
 	int ro, err;
-	u32 res;
 
 	ro = open(DEV, O_RDONLY);
 	if (!EXPECT_COND(ro >= 0, strerror(errno), "perm: open %s O_RDONLY",
@@ -100,12 +91,10 @@ TEST_F(perm, read_only_fd)
 		EXPECT_U64(v.name_max, KBLOOM_NAME_MAX,
 			   "perm: read-only VERSION name_max");
 	}
-	err = kb_skey(ro, KBLOOM_IOC_QUERY, PERM_F, "rootkey", &res);
-	if (EXPECT_OK(err, "perm: QUERY on a read-only fd"))
-		EXPECT_U64(res, 1, "perm: read-only QUERY finds rootkey");
-	err = kb_skey(ro, KBLOOM_IOC_QUERY, PERM_F, "never", &res);
-	if (EXPECT_OK(err, "perm: QUERY of an absent key on a read-only fd"))
-		EXPECT_U64(res, 0, "perm: read-only QUERY of an absent key");
+	EXPECT_SKEY(ro, KBLOOM_IOC_QUERY, PERM_F, "rootkey", 1,
+		    "perm: read-only QUERY finds rootkey");
+	EXPECT_SKEY(ro, KBLOOM_IOC_QUERY, PERM_F, "never", 0,
+		    "perm: read-only QUERY of an absent key");
 	err = kb_batch(ro, KBLOOM_IOC_QUERY_BATCH, PERM_F, "rootkey",
 		       (u32[]){ 7 }, bm, 7, 1, &out);
 	if (EXPECT_OK(err, "perm: QUERY_BATCH on a read-only fd"))
@@ -134,21 +123,11 @@ TEST_F(perm, read_only_fd)
 
 	/* LIST on a read-only fd: every filter. */
 	count = count_filters(_metadata);
-	names = calloc((size_t)(count > 0 ? count : 0) + 8, KBLOOM_NAME_MAX);
-	if (count > 0 && EXPECT_COND(names != NULL, "out of memory",
-				     "perm: alloc")) {
-		memset(&l, 0, sizeof(l));
-		l.names = PTR(names);
-		l.count = (u32)count + 8;
-		err = ioc(ro, KBLOOM_IOC_LIST, &l);
-		if (EXPECT_OK(err, "perm: LIST on a read-only fd")) {
-			EXPECT_U64(l.count, (u64)count,
-				   "perm: read-only LIST count");
-			for (i = 0; i < l.count && i < (u32)count + 8; i++)
-				found += !strcmp(names[i], PERM_F);
-			EXPECT_U64(found, 1, "perm: read-only LIST names %s",
-				   PERM_F);
-		}
+	if (EXPECT_OK(kb_list(ro, &names, &n), "perm: LIST on a read-only fd")) {
+		EXPECT_U64(n, (u64)count, "perm: read-only LIST count");
+		for (i = 0; i < n; i++)
+			found += !strcmp(names[i], PERM_F);
+		EXPECT_U64(found, 1, "perm: read-only LIST names %s", PERM_F);
 	}
 	free(names);
 
@@ -162,11 +141,9 @@ TEST_F(perm, read_only_fd)
 	err = kb_batch(ro, KBLOOM_IOC_TEST_AND_ADD_BATCH, PERM_F, "rokey!",
 		       lens, bm, 6, 1, NULL);
 	EXPECT_ERRNO(err, EBADF, "perm: TEST_AND_ADD_BATCH on a read-only fd");
-	err = kb_skey(g_fd, KBLOOM_IOC_QUERY, PERM_F, "rokey", &res);
-	EXPECT_COND(err == 0 && res == 0, "a rejected add took effect",
+	EXPECT_SKEY(g_fd, KBLOOM_IOC_QUERY, PERM_F, "rokey", 0,
 		    "perm: rejected ADD/TEST_AND_ADD added nothing");
-	err = kb_skey(g_fd, KBLOOM_IOC_QUERY, PERM_F, "rokey!", &res);
-	EXPECT_COND(err == 0 && res == 0, "a rejected batch took effect",
+	EXPECT_SKEY(g_fd, KBLOOM_IOC_QUERY, PERM_F, "rokey!", 0,
 		    "perm: rejected batches added nothing");
 	close(ro);
 }
@@ -175,7 +152,6 @@ TEST_F(perm, unprivileged_caller)
 {
 	struct kbloom_info info;
 	int err;
-	u32 res;
 
 	if (!as_nobody(_metadata, perm_child, NULL, "perm"))
 		return;
@@ -183,11 +159,9 @@ TEST_F(perm, unprivileged_caller)
 	/* The child could neither destroy, clear nor create. */
 	err = kb_info(g_fd, PERM_F, &info);
 	EXPECT_OK(err, "perm: filter survived the unprivileged child");
-	err = kb_skey(g_fd, KBLOOM_IOC_QUERY, PERM_F, "rootkey", &res);
-	EXPECT_COND(err == 0 && res == 1, "rootkey gone",
+	EXPECT_SKEY(g_fd, KBLOOM_IOC_QUERY, PERM_F, "rootkey", 1,
 		    "perm: filter not cleared by the child");
-	err = kb_skey(g_fd, KBLOOM_IOC_QUERY, PERM_F, "childkey", &res);
-	EXPECT_COND(err == 0 && res == 1, "childkey absent",
+	EXPECT_SKEY(g_fd, KBLOOM_IOC_QUERY, PERM_F, "childkey", 1,
 		    "perm: the child's ADD is visible");
 	err = kb_info(g_fd, PERM_NEW, &info);
 	EXPECT_ERRNO(err, ENOENT, "perm: the child's CREATE made nothing");
@@ -210,8 +184,7 @@ static void perm_ro_child(struct __test_metadata *_metadata, const void *arg)
 	EXPECT_ERRNO(err, EBADF, "perm: unprivileged DESTROY, read-only fd");
 	err = kb_clear(*ro, PERM_F);
 	EXPECT_ERRNO(err, EBADF, "perm: unprivileged CLEAR, read-only fd");
-	err = kb_export(*ro, PERM_F, buf, sizeof(buf), &im);
-	EXPECT_ERRNO(err, EPERM,
+	EXPECT_ERRNO(kb_export(*ro, PERM_F, buf, sizeof(buf), &im), EPERM,
 		     "perm: unprivileged EXPORT, read-only fd (needs only the capability)");
 	err = kb_merge(*ro, KBLOOM_IOC_MERGE, PERM_F, PERM_F, NULL);
 	EXPECT_ERRNO(err, EBADF, "perm: unprivileged MERGE, read-only fd");
@@ -229,7 +202,6 @@ TEST_F(perm, unprivileged_read_only_fd)
 	struct kbloom_info info;
 	long before = count_filters(_metadata);
 	int ro, err;
-	u32 res;
 
 	ro = open(DEV, O_RDONLY);
 	ASSERT_LE(0, ro);
@@ -240,8 +212,7 @@ TEST_F(perm, unprivileged_read_only_fd)
 	err = kb_info(g_fd, PERM_F, &info);
 	if (EXPECT_OK(err, "perm: %s survived", PERM_F))
 		EXPECT_U64(info.adds, 1, "perm: %s's adds unchanged", PERM_F);
-	err = kb_skey(g_fd, KBLOOM_IOC_QUERY, PERM_F, "rootkey", &res);
-	EXPECT_COND(err == 0 && res == 1, "rootkey gone",
+	EXPECT_SKEY(g_fd, KBLOOM_IOC_QUERY, PERM_F, "rootkey", 1,
 		    "perm: %s not cleared", PERM_F);
 }
 

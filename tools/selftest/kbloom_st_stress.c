@@ -269,9 +269,7 @@ FIXTURE_SETUP(stress)
 	st_open(_metadata);
 	cleanup(_metadata, STRESS_F);
 	ASSERT_EQ(0, kb_create(g_fd, STRESS_F, STRESS_BITS, STRESS_HASHES, 0,
-			       0, NULL)) {
-		TH_LOG("stress: create %s", STRESS_F);
-	}
+			       0, NULL));
 	for (i = 0; i < STRESS_WORKERS; i++) {
 		self->w[i].id = i;
 		self->w[i].fd = open(DEV, O_RDWR);

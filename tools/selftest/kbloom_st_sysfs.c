@@ -38,9 +38,7 @@ FIXTURE_SETUP(sysfs)
 
 	st_open(_metadata);
 	cleanup(_metadata, SYSFS_F);
-	ASSERT_EQ(0, kb_create(g_fd, SYSFS_F, 100000, 5, 0, 0, NULL)) {
-		TH_LOG("sysfs: create %s", SYSFS_F);
-	}
+	ASSERT_EQ(0, kb_create(g_fd, SYSFS_F, 100000, 5, 0, 0, NULL));
 	ASSERT_TRUE(keyset_gen(_metadata, &ks, 1000, 3, 0, 32));
 	err = kb_batch(g_fd, KBLOOM_IOC_ADD_BATCH, SYSFS_F, ks.keys, ks.lens,
 		       NULL, ks.bytes, ks.count, &out);
@@ -143,11 +141,8 @@ FIXTURE(sysfs_counts) {
 
 FIXTURE_SETUP(sysfs_counts)
 {
-	size_t i;
-
 	st_open(_metadata);
-	for (i = 0; i < ARRAY_SIZE(sysfs_counted); i++)
-		cleanup(_metadata, sysfs_counted[i]);
+	cleanup_all(sysfs_counted);
 	ASSERT_EQ(0, kb_create(g_fd, SYSFS_P, 100003, 5, 0, 0, NULL));
 	ASSERT_EQ(0, kb_create_like(g_fd, SYSFS_P2, SYSFS_P, 0, 0, NULL));
 	ASSERT_EQ(0, kb_create_ex(g_fd, SYSFS_C, 10007, 4,
@@ -159,12 +154,9 @@ FIXTURE_SETUP(sysfs_counts)
 
 FIXTURE_TEARDOWN(sysfs_counts)
 {
-	size_t i;
-
 	keyset_free(&self->k1);
 	keyset_free(&self->k2);
-	for (i = 0; i < ARRAY_SIZE(sysfs_counted); i++)
-		cleanup(_metadata, sysfs_counted[i]);
+	cleanup_all(sysfs_counted);
 	st_close();
 }
 

@@ -40,19 +40,13 @@ FIXTURE(window) {
 
 FIXTURE_SETUP(window)
 {
-	size_t i;
-
 	st_open(_metadata);
-	for (i = 0; i < ARRAY_SIZE(window_all); i++)
-		cleanup(_metadata, window_all[i]);
+	cleanup_all(window_all);
 }
 
 FIXTURE_TEARDOWN(window)
 {
-	size_t i;
-
-	for (i = 0; i < ARRAY_SIZE(window_all); i++)
-		cleanup(_metadata, window_all[i]);
+	cleanup_all(window_all);
 	st_close();
 }
 
