@@ -21,7 +21,6 @@
 #include "kbloom_core.h"
 #include "../../include/uapi/linux/kbloom.h"
 #include "../../kmod/selftest/kbloom_test_util.h"
-#include "../../kmod/selftest/kbloom_vectors.h"
 
 /*
  * The whole-filter operations with their transition counts checked against
@@ -103,27 +102,6 @@ static bool fail(const char *fmt, ...)
 	return false;
 }
 
-/*
- * Deterministic key stream: key i of stream s, 8 to 23 bytes, distinct for
- * every (s, i) with i below 2^32: the first 8 bytes are i and s.
- */
-static u32 make_key(u8 *buf, u64 s, u64 i)
-{
-	u64 x = (s * 0x9e3779b97f4a7c15ULL) ^ (i * 0xbf58476d1ce4e5b9ULL);
-	u32 len = 8 + (u32)(i % 16), j, w;
-
-	for (j = 8; j < len; j++) {
-		x ^= x >> 31;
-		x *= 0x94d049bb133111ebULL;
-		buf[j] = (u8)(x >> 56);
-	}
-	w = (u32)i;
-	memcpy(buf, &w, 4);
-	w = (u32)s;
-	memcpy(buf + 4, &w, 4);
-	return len;
-}
-
 static struct kbloom_core *core_new_flags(u64 nbits, u32 nhashes, u32 flags,
 					   u32 s0, u32 s1)
 {
@@ -192,7 +170,7 @@ static bool hash_low_word_is_jhash(void)
 
 	for (i = 0; i < 20000; i++) {
 		len = 1 + i % 199;
-		make_key(key, i, i);
+		kbloom_test_key(key, i, i);
 		memset(key + 20, (int)i, sizeof(key) - 20);
 		seed[0] = i * 2654435761U;
 		seed[1] = 0;
@@ -221,23 +199,10 @@ static bool siphash_any_length_and_offset(void)
 
 static bool golden_vectors_match(void)
 {
-	u64 pos[KBLOOM_CORE_MAX_HASHES];
-	struct kbloom_core core;
-	size_t i, j;
+	int i = kbloom_test_vectors();
 
-	for (i = 0; i < sizeof(kbloom_vectors) / sizeof(kbloom_vectors[0]); i++) {
-		const struct kbloom_vector *v = &kbloom_vectors[i];
-
-		kbloom_core_init(&core, NULL, v->nbits, v->nhashes, v->flags,
-				 v->seed);
-		if (kbloom_core_hash(&core, v->key, v->len) != v->hash)
-			return fail("vector %zu: hash", i);
-		kbloom_core_positions(&core, v->key, v->len, pos);
-		for (j = 0; j < v->nhashes; j++)
-			if (pos[j] != v->pos[j])
-				return fail("vector %zu: position %zu", i, j);
-	}
-	return true;
+	return i < 0 || fail("vector %d, position %d (32: hash)", i / 64,
+			     i % 64);
 }
 
 static bool positions_in_range_and_step_nonzero(void)
@@ -255,7 +220,7 @@ static bool positions_in_range_and_step_nonzero(void)
 	for (mi = 0; mi < sizeof(ms) / sizeof(ms[0]); mi++) {
 		kbloom_core_init(&core, NULL, ms[mi], 32, 0, seed);
 		for (i = 0; i < 100000; i++) {
-			len = make_key(key, mi, i);
+			len = kbloom_test_key(key, mi, i);
 			kbloom_core_probe(&core, key, len, &p);
 			if (p.x >= ms[mi] || p.y == 0 || p.y >= ms[mi])
 				return fail("m %llu: probe out of range",
@@ -289,7 +254,7 @@ static bool every_bit_reachable_and_uniform(void)
 		kbloom_core_init(&core, NULL, ms[mi], 3, 0, seed);
 		n = ms[mi] * 1000;
 		for (i = 0; i < n; i++) {
-			len = make_key(key, 100 + mi, i);
+			len = kbloom_test_key(key, 100 + mi, i);
 			kbloom_core_positions(&core, key, len, pos);
 			hits[pos[0]]++;
 			hits[pos[1]]++;
@@ -326,9 +291,11 @@ static bool no_false_negatives(void)
 	for (s = 0; s < sizeof(sw) / sizeof(sw[0]); s++) {
 		core = core_new(sw[s].m, sw[s].k, (u32)s, 99);
 		for (i = 0; i < sw[s].n; i++)
-			kbloom_core_add(core, key, make_key(key, s, i), NULL);
+			kbloom_core_add(core, key, kbloom_test_key(key, s, i),
+					NULL);
 		for (i = 0; i < sw[s].n; i++) {
-			if (!kbloom_core_query(core, key, make_key(key, s, i))) {
+			if (!kbloom_core_query(core, key,
+					       kbloom_test_key(key, s, i))) {
 				core_free(core);
 				return fail("m %llu k %u: key %llu lost",
 					    (unsigned long long)sw[s].m,
@@ -361,9 +328,11 @@ static bool fpr_matches_theory(void)
 		k = kbloom_optimal_hashes(m, n);
 		core = core_new(m, k, 1000 + (u32)b, 7);
 		for (i = 0; i < n; i++)
-			kbloom_core_add(core, key, make_key(key, 1, i), NULL);
+			kbloom_core_add(core, key, kbloom_test_key(key, 1, i),
+					NULL);
 		for (fp = 0, i = 0; i < queries; i++)
-			fp += kbloom_core_query(core, key, make_key(key, 2, i));
+			fp += kbloom_core_query(core, key,
+						kbloom_test_key(key, 2, i));
 		core_free(core);
 		p = pow(1 - exp(-(double)k * n / m), k);
 		fixed = (double)kbloom_fpr_q32(m, k, n) / KBLOOM_Q32_ONE;
@@ -455,8 +424,8 @@ static bool blocked_positions_in_one_block(void)
 		core = core_new_flags(sw[s].m, sw[s].k, flags, (u32)s, 3);
 		hits = calloc(blocks, sizeof(*hits));
 		for (i = 0; i < 200 * blocks; i++) {
-			kbloom_core_positions(core, key, make_key(key, 40, i),
-					      pos);
+			kbloom_core_positions(core, key,
+					      kbloom_test_key(key, 40, i), pos);
 			base = pos[0] / cells * cells;
 			hits[base / cells]++;
 			for (j = 0; j < sw[s].k; j++) {
@@ -548,9 +517,11 @@ static bool blocked_fpr_matches_theory(void)
 		m = (n * sw[b].bpk + cells - 1) / cells * cells;
 		core = core_new_flags(m, k, flags, 2000 + (u32)b, 8);
 		for (i = 0; i < n; i++)
-			kbloom_core_add(core, key, make_key(key, 41, i), NULL);
+			kbloom_core_add(core, key, kbloom_test_key(key, 41, i),
+					NULL);
 		for (i = 0; i < n; i++)
-			if (!kbloom_core_query(core, key, make_key(key, 41, i)))
+			if (!kbloom_core_query(core, key,
+					       kbloom_test_key(key, 41, i)))
 				return fail("blocked m/n %u: key %llu lost",
 					    sw[b].bpk, (unsigned long long)i);
 		/* The fill rotate-at-fill watches for: about what it is. */
@@ -562,7 +533,8 @@ static bool blocked_fpr_matches_theory(void)
 				    (unsigned long long)kbloom_test_weight(core),
 				    (unsigned long long)fill);
 		for (fp = 0, i = 0; i < queries; i++)
-			fp += kbloom_core_query(core, key, make_key(key, 42, i));
+			fp += kbloom_core_query(core, key,
+						kbloom_test_key(key, 42, i));
 		own = blocked_own_rate(core);
 		core_free(core);
 		p = exact_fpr_blocked(m, k, n, (u32)cells, &var);
@@ -850,7 +822,7 @@ static bool test_and_add_reports_seen(void)
 	u64 i;
 
 	for (i = 0; i < 1000 && ok; i++) {
-		len = make_key(key, 3, i);
+		len = kbloom_test_key(key, 3, i);
 		if (kbloom_core_query(core, key, len))
 			ok = fail("new key %llu found before its add",
 				  (unsigned long long)i);
@@ -875,7 +847,7 @@ static bool clear_and_weight(void)
 	u32 len, j;
 
 	for (i = 0; i < 5000; i++) {
-		len = make_key(key, 4, i);
+		len = kbloom_test_key(key, 4, i);
 		kbloom_core_add(core, key, len, NULL);
 		kbloom_core_positions(core, key, len, pos);
 		for (j = 0; j < 5; j++)
@@ -891,7 +863,7 @@ static bool clear_and_weight(void)
 	if (ok && kbloom_test_weight(core))
 		ok = fail("weight after clear not 0");
 	for (i = 0; i < 5000 && ok; i++)
-		if (kbloom_core_query(core, key, make_key(key, 4, i)))
+		if (kbloom_core_query(core, key, kbloom_test_key(key, 4, i)))
 			ok = fail("key %llu found after clear",
 				  (unsigned long long)i);
 	free(seen);
@@ -914,11 +886,12 @@ static void *adder_fn(void *arg)
 	for (i = 0; i < 200000; i++) {
 		if (i % 2)
 			kbloom_core_add(a->core, key,
-					make_key(key, a->stream, i), &a->d);
+					kbloom_test_key(key, a->stream, i),
+					&a->d);
 		else
 			kbloom_core_test_and_add(a->core, key,
-						 make_key(key, a->stream, i),
-						 &a->d);
+						 kbloom_test_key(key, a->stream,
+								 i), &a->d);
 	}
 	return NULL;
 }
@@ -951,7 +924,7 @@ static bool concurrent_adds(u32 flags, u32 k)
 	for (i = 0; i < 4 && ok; i++)
 		for (j = 0; j < 200000 && ok; j++)
 			if (!kbloom_core_query(core, key,
-					      make_key(key, 50 + i, j)))
+					      kbloom_test_key(key, 50 + i, j)))
 				ok = fail("thread %d key %llu lost", i,
 					  (unsigned long long)j);
 	if (ok && set != kbloom_test_weight(core))
@@ -1033,7 +1006,7 @@ static void *lockstep_fn(void *arg)
 		__atomic_fetch_add(&ls->busy, 1, __ATOMIC_SEQ_CST);
 		for (i = 0; i < LOCKSTEP_KEYS; i++) {
 			kbloom_core_add(&ls->cores[r], key,
-					make_key(key, t->stream,
+					kbloom_test_key(key, t->stream,
 						 r * LOCKSTEP_KEYS + i), &d);
 			overlaps += __atomic_load_n(&ls->busy, __ATOMIC_SEQ_CST) ==
 				    ls->nthreads;
@@ -1086,7 +1059,7 @@ static bool lockstep_adds(u64 nbits, u32 flags)
 			for (n = 0; n < ls.nthreads; n++)
 				for (i = 0; i < LOCKSTEP_KEYS; i++)
 					lost += !kbloom_core_query(&ls.cores[r], key,
-							make_key(key, th[n].stream,
+							kbloom_test_key(key, th[n].stream,
 								 r * LOCKSTEP_KEYS + i));
 			twice += ls.claimed[r] !=
 				 kbloom_test_weight(&ls.cores[r]);
@@ -1133,7 +1106,7 @@ static bool counting_saturation_keeps_key(void)
 						  KBLOOM_CORE_COUNTING, 1, 2);
 	bool ok = true;
 	u8 key[32];
-	u32 len = make_key(key, 20, 1);
+	u32 len = kbloom_test_key(key, 20, 1);
 	int i;
 
 	for (i = 0; i < 20; i++)
@@ -1158,20 +1131,19 @@ static bool counting_remove_absent_changes_nothing(void)
 	void *before = malloc(bytes);
 	bool ok = true;
 	u8 key[32];
+	u32 len = kbloom_test_key(key, 21, 1000);
 	u64 i;
 
 	/* A key added once and removed is gone. */
-	kbloom_core_add(core, key, make_key(key, 21, 1000), NULL);
-	if (!kbloom_core_remove(core, key, make_key(key, 21, 1000), NULL) ||
-	    kbloom_core_query(core, key, make_key(key, 21, 1000)) ||
-	    kbloom_test_weight(core))
+	kbloom_core_add(core, key, len, NULL);
+	if (!kbloom_core_remove(core, key, len, NULL) ||
+	    kbloom_core_query(core, key, len) || kbloom_test_weight(core))
 		ok = fail("a key added once is not gone after its remove");
 	for (i = 0; i < 200; i++)
-		kbloom_core_add(core, key, make_key(key, 21, i), NULL);
+		kbloom_core_add(core, key, kbloom_test_key(key, 21, i), NULL);
 	memcpy(before, core->bitmap, bytes);
 	for (i = 0; i < 1000 && ok; i++) {
-		u32 len = make_key(key, 22, i);
-
+		len = kbloom_test_key(key, 22, i);
 		if (kbloom_core_query(core, key, len))
 			continue;	/* a false positive: removable */
 		if (kbloom_core_remove(core, key, len, NULL))
@@ -1205,10 +1177,11 @@ static bool bits_remove_refused(void)
 		void *before = malloc(bytes);
 
 		for (i = 0; i < 300; i++)
-			kbloom_core_add(core, key, make_key(key, 23, i), NULL);
+			kbloom_core_add(core, key, kbloom_test_key(key, 23, i),
+					NULL);
 		memcpy(before, core->bitmap, bytes);
 		for (i = 0; i < 300 && ok; i++) {
-			u32 len = make_key(key, 23, i);
+			u32 len = kbloom_test_key(key, 23, i);
 
 			if (kbloom_core_remove(core, key, len, NULL) ||
 			    kbloom_core_do(core, KBLOOM_OP_REMOVE, key, len,
@@ -1245,7 +1218,7 @@ static bool counting_model(u32 flags)
 	for (i = 0; i < 200000 && ok; i++) {
 		x = x * 6364136223846793005ULL + 1442695040888963407ULL;
 		k = (x >> 33) % nkeys;
-		len = make_key(key, 23, k);
+		len = kbloom_test_key(key, 23, k);
 		kbloom_core_positions(core, key, len, pos);
 		if ((x >> 20) % 3 || !count[k]) {	/* add */
 			kbloom_core_add(core, key, len, NULL);
@@ -1272,7 +1245,8 @@ static bool counting_model(u32 flags)
 		}
 	}
 	for (k = 0; k < nkeys && ok; k++)
-		if (count[k] && !kbloom_core_query(core, key, make_key(key, 23, k)))
+		if (count[k] &&
+		    !kbloom_core_query(core, key, kbloom_test_key(key, 23, k)))
 			ok = fail("key %llu (count %u) lost",
 				  (unsigned long long)k, count[k]);
 	free(model);
@@ -1306,7 +1280,7 @@ static void *churn_fn(void *arg)
 	u64 i;
 
 	for (i = 0; i < 100000; i++) {
-		len = make_key(key, c->stream, i);
+		len = kbloom_test_key(key, c->stream, i);
 		kbloom_core_add(c->core, key, len, NULL);
 		if (i % 5) {
 			kbloom_core_add(c->core, key, len, NULL);
@@ -1375,10 +1349,10 @@ static bool merge_and_estimates(void)
 
 	/* A: keys 0..n, B: keys n/2..3n/2; union 1.5n, intersection n/2. */
 	for (i = 0; i < n; i++) {
-		len = make_key(key, 30, i);
+		len = kbloom_test_key(key, 30, i);
 		kbloom_core_add(a, key, len, NULL);
 		kbloom_core_add(u, key, len, NULL);
-		len = make_key(key, 30, i + n / 2);
+		len = kbloom_test_key(key, 30, i + n / 2);
 		kbloom_core_add(b, key, len, NULL);
 		kbloom_core_add(u, key, len, NULL);
 	}
@@ -1414,7 +1388,7 @@ static bool counting_merge_saturates(void)
 	u64 pos[3];
 	bool ok = true;
 	u8 key[32];
-	u32 len = make_key(key, 31, 1), j;
+	u32 len = kbloom_test_key(key, 31, 1), j;
 	int i;
 
 	for (i = 0; i < 10; i++) {
@@ -1559,7 +1533,7 @@ static bool blocked_fast_path_matches_positions(void)
 	for (ki = 0; ok && ki < sizeof(ks) / sizeof(ks[0]); ki++) {
 		c.nhashes = ks[ki];
 		for (i = 0; ok && i < 2000; i++) {
-			u32 len = make_key(key, ki, i);
+			u32 len = kbloom_test_key(key, ki, i);
 			struct kbloom_delta d = { 0 };
 
 			memset(c.bitmap, 0, bytes);
@@ -1636,7 +1610,7 @@ static bool batch_add_takes_no_results(void)
 	bool ok = true;
 
 	for (i = 0; i < N; i++) {
-		lens[i] = make_key(keys + used, 5, i);
+		lens[i] = kbloom_test_key(keys + used, 5, i);
 		used += lens[i];
 	}
 	for (f = 0; f < sizeof(flagsets) / sizeof(flagsets[0]); f++) {
@@ -1675,7 +1649,7 @@ static bool batch_matches_one_key_calls(void)
 	bool ok = true;
 
 	for (i = 0; i < N; i++) {
-		lens[i] = make_key(keys + used, 77, i);
+		lens[i] = kbloom_test_key(keys + used, 77, i);
 		used += lens[i];
 	}
 	for (f = 0; ok && f < sizeof(flagsets) / sizeof(flagsets[0]); f++) {
@@ -1754,7 +1728,7 @@ static bool marks_are_the_changed_blocks(void)
 	size_t used = 0;
 
 	for (i = 0; i < N; i++) {
-		lens[i] = make_key(keys + used, 91, i);
+		lens[i] = kbloom_test_key(keys + used, 91, i);
 		used += lens[i];
 	}
 	for (f = 0; f < sizeof(flagsets) / sizeof(flagsets[0]); f++) {
