@@ -861,99 +861,38 @@ static bool clear_and_weight(void)
 	return ok;
 }
 
-struct adder {
-	struct kbloom_core *core;
-	u64 stream;
-	struct kbloom_delta d;
-};
-
-static void *adder_fn(void *arg)
-{
-	struct adder *a = arg;
-	u8 key[32];
-	u64 i;
-
-	for (i = 0; i < 200000; i++) {
-		if (i % 2)
-			kbloom_core_add(a->core, key,
-					kbloom_test_key(key, a->stream, i),
-					&a->d);
-		else
-			kbloom_core_test_and_add(a->core, key,
-						 kbloom_test_key(key, a->stream,
-								 i), &a->d);
-	}
-	return NULL;
-}
-
 /*
- * Small, dense filter so that the threads really fight over words: no key
- * lost, and the bits the threads say they set add up to the bits set
- * (each 0 -> 1 transition claimed by exactly one atomic OR).
- */
-static bool concurrent_adds(u32 flags, u32 k)
-{
-	struct kbloom_core *core = core_new_flags(1 << 16, k, flags, 9, 9);
-	struct adder a[4];
-	pthread_t t[4];
-	bool ok = true;
-	u64 j, set = 0;
-	u8 key[32];
-	int i;
-
-	for (i = 0; i < 4; i++) {
-		memset(&a[i], 0, sizeof(a[i]));
-		a[i].core = core;
-		a[i].stream = 50 + i;
-		pthread_create(&t[i], NULL, adder_fn, &a[i]);
-	}
-	for (i = 0; i < 4; i++) {
-		pthread_join(t[i], NULL);
-		set += a[i].d.set;
-	}
-	for (i = 0; i < 4 && ok; i++)
-		for (j = 0; j < 200000 && ok; j++)
-			if (!kbloom_core_query(core, key,
-					      kbloom_test_key(key, 50 + i, j)))
-				ok = fail("thread %d key %llu lost", i,
-					  (unsigned long long)j);
-	if (ok && set != kbloom_test_weight(core))
-		ok = fail("threads claim %llu bits set, the filter has %llu",
-			  (unsigned long long)set,
-			  (unsigned long long)kbloom_test_weight(core));
-	core_free(core);
-	return ok;
-}
-
-static bool concurrent_adds_lose_nothing(void)
-{
-	return concurrent_adds(0, 3);
-}
-
-/* Blocked: the k bits in 8 words, several often in one word. */
-static bool blocked_concurrent_adds_lose_nothing(void)
-{
-	return concurrent_adds(KBLOOM_CORE_BLOCKED, 6);
-}
-
-/*
- * The adds of several threads in lockstep on one small filter per round,
- * a barrier between rounds: every 0 -> 1 transition races with the other
- * threads' transitions in the same word, which is exactly where a plain
- * read-modify-write in place of the atomic OR loses a bit (so a key), or
- * lets two threads both claim one. Threads only race while they run at
- * the same time, which a busy machine makes rare: rounds go on, batch
- * after batch, until the threads were seen adding at once
- * LOCKSTEP_OVERLAPS times (or LOCKSTEP_BATCHES ran: a machine that never
+ * Threads adding at once to the same filters, half their keys by
+ * test-and-add: no key lost, and the bits the threads say they set add up
+ * to the bits set (each 0 -> 1 transition claimed by exactly one atomic
+ * OR). Free-running, in one round of many keys on a small, dense filter
+ * where they fight over words; and in lockstep, on one tiny filter per
+ * round with a barrier between rounds: every 0 -> 1 transition races with
+ * the other threads' transitions in the same word, which is exactly where
+ * a plain read-modify-write in place of the atomic OR loses a bit (so a
+ * key), or lets two threads both claim one. Threads only race while they
+ * run at the same time, which a busy machine makes rare: rounds go on,
+ * batch after batch, until the threads were seen adding at once
+ * ADDERS_OVERLAPS times (or the batches ran out: a machine that never
  * runs two at once proves nothing here, and says so).
  */
-#define LOCKSTEP_ROUNDS		4096
-#define LOCKSTEP_KEYS		16
-#define LOCKSTEP_THREADS	4
-#define LOCKSTEP_OVERLAPS	20000
-#define LOCKSTEP_BATCHES	200
+#define ADDERS_THREADS	4
+#define ADDERS_OVERLAPS	20000
 
-struct lockstep {
+static const struct adders_cfg {
+	u64 nbits;
+	u32 k, flags, rounds, keys, batches;
+} adders_cfgs[] = {
+	{ 1 << 16, 3, 0, 1, 200000, 1 },
+	/* Blocked: the k bits in 8 words, several often in one word. */
+	{ 1 << 16, 6, KBLOOM_CORE_BLOCKED, 1, 200000, 1 },
+	/* Lockstep: a filter of one word, or of one block. */
+	{ 64, 2, 0, 4096, 16, 200 },
+	{ 1 << KBLOOM_BLOCK_SHIFT, 2, KBLOOM_CORE_BLOCKED, 4096, 16, 200 },
+};
+
+struct adders {
+	const struct adders_cfg *cfg;
 	struct kbloom_core *cores;
 	u64 *claimed;
 	u64 overlaps;
@@ -962,8 +901,8 @@ struct lockstep {
 	int nthreads;
 };
 
-struct lockstep_thread {
-	struct lockstep *ls;
+struct adders_thread {
+	struct adders *a;
 	u64 stream;
 };
 
@@ -971,112 +910,102 @@ struct lockstep_thread {
  * Round @round ends when (round + 1) * n threads arrived; yielding now
  * and then lets a thread that lost its CPU have it back.
  */
-static void lockstep_barrier(struct lockstep *ls, u32 round)
+static void adders_barrier(struct adders *a, u32 round)
 {
-	int target = (int)(round + 1) * ls->nthreads, spins = 0;
+	int target = (int)(round + 1) * a->nthreads, spins = 0;
 
-	__atomic_fetch_add(&ls->arrived, 1, __ATOMIC_SEQ_CST);
-	while (__atomic_load_n(&ls->arrived, __ATOMIC_ACQUIRE) < target)
+	__atomic_fetch_add(&a->arrived, 1, __ATOMIC_SEQ_CST);
+	while (__atomic_load_n(&a->arrived, __ATOMIC_ACQUIRE) < target)
 		if (++spins % 1024 == 0)
 			sched_yield();
 }
 
-static void *lockstep_fn(void *arg)
+static void *adders_fn(void *arg)
 {
-	struct lockstep_thread *t = arg;
-	struct lockstep *ls = t->ls;
+	struct adders_thread *t = arg;
+	struct adders *a = t->a;
+	const struct adders_cfg *c = a->cfg;
+	struct kbloom_core *core;
 	struct kbloom_delta d;
 	u64 overlaps = 0;
+	u32 r, i, len;
 	u8 key[32];
-	u32 r, i;
 
-	lockstep_barrier(ls, 0);
-	for (r = 0; r < LOCKSTEP_ROUNDS; r++) {
+	adders_barrier(a, 0);
+	for (r = 0; r < c->rounds; r++) {
+		core = &a->cores[r];
 		memset(&d, 0, sizeof(d));
-		__atomic_fetch_add(&ls->busy, 1, __ATOMIC_SEQ_CST);
-		for (i = 0; i < LOCKSTEP_KEYS; i++) {
-			kbloom_core_add(&ls->cores[r], key,
-					kbloom_test_key(key, t->stream,
-						 r * LOCKSTEP_KEYS + i), &d);
-			overlaps += __atomic_load_n(&ls->busy, __ATOMIC_SEQ_CST) ==
-				    ls->nthreads;
+		__atomic_fetch_add(&a->busy, 1, __ATOMIC_SEQ_CST);
+		for (i = 0; i < c->keys; i++) {
+			len = kbloom_test_key(key, t->stream, r * c->keys + i);
+			if (i % 2)
+				kbloom_core_add(core, key, len, &d);
+			else
+				kbloom_core_test_and_add(core, key, len, &d);
+			overlaps += __atomic_load_n(&a->busy, __ATOMIC_SEQ_CST) ==
+				    a->nthreads;
 		}
-		__atomic_fetch_sub(&ls->busy, 1, __ATOMIC_SEQ_CST);
-		__atomic_fetch_add(&ls->claimed[r], d.set, __ATOMIC_RELAXED);
-		lockstep_barrier(ls, r + 1);
+		__atomic_fetch_sub(&a->busy, 1, __ATOMIC_SEQ_CST);
+		__atomic_fetch_add(&a->claimed[r], d.set, __ATOMIC_RELAXED);
+		adders_barrier(a, r + 1);
 	}
-	__atomic_fetch_add(&ls->overlaps, overlaps, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&a->overlaps, overlaps, __ATOMIC_RELAXED);
 	return NULL;
 }
 
-static bool lockstep_adds(u64 nbits, u32 flags)
+static bool adders_lose_nothing(u32 cfg)
 {
-	size_t bytes = kbloom_core_bytes(nbits, flags);
-	struct lockstep_thread th[LOCKSTEP_THREADS];
+	const struct adders_cfg *c = &adders_cfgs[cfg];
+	size_t bytes = kbloom_core_bytes(c->nbits, c->flags);
+	struct adders_thread th[ADDERS_THREADS];
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-	pthread_t t[LOCKSTEP_THREADS];
-	struct lockstep ls = { .nthreads = 2 };
-	u32 seed[2] = { 77, 88 }, r, i, lost = 0, twice = 0, b;
-	u8 *bits, key[32];
+	struct adders a = { .cfg = c, .nthreads = 2 };
+	u32 seed[2] = { 77, 88 }, r, lost = 0, twice = 0, b;
+	pthread_t t[ADDERS_THREADS];
+	u8 *bits;
 	int n;
 
-	if (cpus > ls.nthreads)
-		ls.nthreads = cpus < LOCKSTEP_THREADS ? cpus : LOCKSTEP_THREADS;
-	ls.cores = calloc(LOCKSTEP_ROUNDS, sizeof(*ls.cores));
-	ls.claimed = calloc(LOCKSTEP_ROUNDS, sizeof(*ls.claimed));
-	bits = calloc(LOCKSTEP_ROUNDS, bytes);
-	if (!ls.cores || !ls.claimed || !bits) {
-		perror("kbloom_core_test: calloc");
-		exit(2);
-	}
-	for (b = 0; b < LOCKSTEP_BATCHES && !lost && !twice &&
-	     ls.overlaps < LOCKSTEP_OVERLAPS; b++) {
-		memset(bits, 0, LOCKSTEP_ROUNDS * bytes);
-		memset(ls.claimed, 0, LOCKSTEP_ROUNDS * sizeof(*ls.claimed));
-		ls.arrived = 0;
-		for (r = 0; r < LOCKSTEP_ROUNDS; r++)
-			kbloom_core_init(&ls.cores[r],
+	if (cpus > a.nthreads)
+		a.nthreads = cpus < ADDERS_THREADS ? cpus : ADDERS_THREADS;
+	a.cores = zalloc(c->rounds * sizeof(*a.cores));
+	a.claimed = zalloc(c->rounds * sizeof(*a.claimed));
+	bits = zalloc(c->rounds * bytes);
+	for (b = 0; b < c->batches && !lost && !twice &&
+	     a.overlaps < ADDERS_OVERLAPS; b++) {
+		memset(bits, 0, c->rounds * bytes);
+		memset(a.claimed, 0, c->rounds * sizeof(*a.claimed));
+		a.arrived = 0;
+		for (r = 0; r < c->rounds; r++)
+			kbloom_core_init(&a.cores[r],
 					 (unsigned long *)(bits + r * bytes),
-					 nbits, 2, flags, seed);
-		for (n = 0; n < ls.nthreads; n++) {
-			th[n].ls = &ls;
-			th[n].stream = 100 + n + (u64)b * LOCKSTEP_THREADS;
-			pthread_create(&t[n], NULL, lockstep_fn, &th[n]);
+					 c->nbits, c->k, c->flags, seed);
+		for (n = 0; n < a.nthreads; n++) {
+			th[n].a = &a;
+			th[n].stream = 100 + n + (u64)b * ADDERS_THREADS;
+			pthread_create(&t[n], NULL, adders_fn, &th[n]);
 		}
-		for (n = 0; n < ls.nthreads; n++)
+		for (n = 0; n < a.nthreads; n++)
 			pthread_join(t[n], NULL);
-		for (r = 0; r < LOCKSTEP_ROUNDS; r++) {
-			for (n = 0; n < ls.nthreads; n++)
-				for (i = 0; i < LOCKSTEP_KEYS; i++)
-					lost += !kbloom_core_query(&ls.cores[r], key,
-							kbloom_test_key(key, th[n].stream,
-								 r * LOCKSTEP_KEYS + i));
-			twice += ls.claimed[r] !=
-				 kbloom_test_weight(&ls.cores[r]);
+		for (r = 0; r < c->rounds; r++) {
+			for (n = 0; n < a.nthreads; n++)
+				lost += c->keys -
+					keys_found(&a.cores[r], th[n].stream,
+						   r * c->keys,
+						   (r + 1) * c->keys);
+			twice += a.claimed[r] != kbloom_test_weight(&a.cores[r]);
 		}
 	}
 	printf("# %d threads, %u rounds: %llu adds while all were adding%s\n",
-	       ls.nthreads, b * LOCKSTEP_ROUNDS,
-	       (unsigned long long)ls.overlaps,
-	       ls.overlaps < LOCKSTEP_OVERLAPS && !lost && !twice ?
+	       a.nthreads, b * c->rounds, (unsigned long long)a.overlaps,
+	       a.overlaps < ADDERS_OVERLAPS && !lost && !twice ?
 	       ": too few to prove anything" : "");
 	free(bits);
-	free(ls.cores);
-	free(ls.claimed);
+	free(a.cores);
+	free(a.claimed);
 	if (lost || twice)
 		return fail("%d threads: %u keys lost, %u filters with bits claimed twice",
-			    ls.nthreads, lost, twice);
+			    a.nthreads, lost, twice);
 	return true;
-}
-
-static bool lockstep_adds_lose_nothing(void)
-{
-	return lockstep_adds(64, 0);
-}
-
-static bool blocked_lockstep_adds_lose_nothing(void)
-{
-	return lockstep_adds(1 << KBLOOM_BLOCK_SHIFT, KBLOOM_CORE_BLOCKED);
 }
 
 /* Counter i of a counting filter, read straight from the storage. */
@@ -1817,10 +1746,10 @@ static const struct {
 	TEST(fixed_point_log_exp_accurate),
 	TEST(test_and_add_reports_seen),
 	TEST(clear_and_weight),
-	TEST(concurrent_adds_lose_nothing),
-	TEST(blocked_concurrent_adds_lose_nothing),
-	TEST(lockstep_adds_lose_nothing),
-	TEST(blocked_lockstep_adds_lose_nothing),
+	TEST_ON("concurrent_adds_lose_nothing", adders_lose_nothing, 0),
+	TEST_ON("blocked_concurrent_adds_lose_nothing", adders_lose_nothing, 1),
+	TEST_ON("lockstep_adds_lose_nothing", adders_lose_nothing, 2),
+	TEST_ON("blocked_lockstep_adds_lose_nothing", adders_lose_nothing, 3),
 	TEST(counting_saturation_keeps_key),
 	TEST(counting_remove_absent_changes_nothing),
 	TEST(bits_remove_refused),
