@@ -1042,35 +1042,52 @@ static bool counting_saturation_keeps_key(void)
 	return ok;
 }
 
+/*
+ * Keys [0, @n) of stream @s, but those a counting filter has: removed
+ * through either one-key call, each is refused and writes nothing.
+ */
+static bool removes_refused(struct kbloom_core *core, u64 s, u64 n)
+{
+	size_t bytes = kbloom_core_bytes(core->nbits, core->flags);
+	void *before = zalloc(bytes);
+	bool ok = true;
+	u8 key[32];
+	u32 len;
+	u64 i;
+
+	memcpy(before, core->bitmap, bytes);
+	for (i = 0; i < n && ok; i++) {
+		len = kbloom_test_key(key, s, i);
+		if (core->flags & KBLOOM_CORE_COUNTING &&
+		    kbloom_core_query(core, key, len))
+			continue;
+		if (kbloom_core_remove(core, key, len, NULL) ||
+		    kbloom_core_do(core, KBLOOM_OP_REMOVE, key, len, NULL))
+			ok = fail("flags %#x: key %llu removed", core->flags,
+				  (unsigned long long)i);
+		else if (memcmp(before, core->bitmap, bytes))
+			ok = fail("flags %#x: a refused remove wrote",
+				  core->flags);
+	}
+	free(before);
+	return ok;
+}
+
+/* A key added once and removed is gone; an absent one is not removed. */
 static bool counting_remove_absent_changes_nothing(void)
 {
 	struct kbloom_core *core = core_new_flags(1 << 12, 3,
 						  KBLOOM_CORE_COUNTING, 3, 4);
-	size_t bytes = kbloom_core_bytes(1 << 12, KBLOOM_CORE_COUNTING);
-	void *before = malloc(bytes);
 	bool ok = true;
 	u8 key[32];
 	u32 len = kbloom_test_key(key, 21, 1000);
-	u64 i;
 
-	/* A key added once and removed is gone. */
 	kbloom_core_add(core, key, len, NULL);
 	if (!kbloom_core_remove(core, key, len, NULL) ||
 	    kbloom_core_query(core, key, len) || kbloom_test_weight(core))
 		ok = fail("a key added once is not gone after its remove");
 	keys_add(core, 21, 0, 200);
-	memcpy(before, core->bitmap, bytes);
-	for (i = 0; i < 1000 && ok; i++) {
-		len = kbloom_test_key(key, 22, i);
-		if (kbloom_core_query(core, key, len))
-			continue;	/* a false positive: removable */
-		if (kbloom_core_remove(core, key, len, NULL))
-			ok = fail("absent key %llu removed",
-				  (unsigned long long)i);
-		else if (memcmp(before, core->bitmap, bytes))
-			ok = fail("refused remove changed the counters");
-	}
-	free(before);
+	ok = ok && removes_refused(core, 22, 1000);
 	core_free(core);
 	return ok;
 }
@@ -1083,32 +1100,14 @@ static bool counting_remove_absent_changes_nothing(void)
 static bool bits_remove_refused(void)
 {
 	static const u32 layouts[] = { 0, KBLOOM_CORE_BLOCKED };
+	struct kbloom_core *core;
 	bool ok = true;
-	u8 key[32];
 	u32 f;
-	u64 i;
 
 	for (f = 0; ok && f < ARRAY_SIZE(layouts); f++) {
-		struct kbloom_core *core = core_new_flags(1 << 14, 5,
-							  layouts[f], 3, 4);
-		size_t bytes = kbloom_core_bytes(1 << 14, layouts[f]);
-		void *before = malloc(bytes);
-
+		core = core_new_flags(1 << 14, 5, layouts[f], 3, 4);
 		keys_add(core, 23, 0, 300);
-		memcpy(before, core->bitmap, bytes);
-		for (i = 0; i < 300 && ok; i++) {
-			u32 len = kbloom_test_key(key, 23, i);
-
-			if (kbloom_core_remove(core, key, len, NULL) ||
-			    kbloom_core_do(core, KBLOOM_OP_REMOVE, key, len,
-					   NULL))
-				ok = fail("layout %#x: key %llu removed from a bit filter",
-					  layouts[f], (unsigned long long)i);
-			else if (memcmp(before, core->bitmap, bytes))
-				ok = fail("layout %#x: a refused remove wrote",
-					  layouts[f]);
-		}
-		free(before);
+		ok = removes_refused(core, 23, 300);
 		core_free(core);
 	}
 	return ok;
@@ -1581,13 +1580,13 @@ static bool batch_matches_one_key_calls(void)
  */
 static bool marks_are_the_changed_blocks(void)
 {
-	static const u32 flagsets[] = {
-		0, KBLOOM_CORE_SIPHASH, KBLOOM_CORE_BLOCKED,
+	/* 5000 is not a multiple of 512: the last block is short. */
+	static const struct { u64 m; u32 flags; } shapes[] = {
+		{ 20480, 0 }, { 5000, 0 }, { 20480, KBLOOM_CORE_SIPHASH },
+		{ 5000, KBLOOM_CORE_SIPHASH }, { 20480, KBLOOM_CORE_BLOCKED },
 	};
-	/* Not a multiple of 512: the last block is short (plain only). */
-	static const u64 sizes[] = { 20480, 5000 };
 	enum { N = 600, B = KBLOOM_BLOCK_BYTES / sizeof(unsigned long) };
-	u32 seed[4] = { 5, 6, 7, 8 }, lens[N], f, z, i, step;
+	u32 seed[4] = { 5, 6, 7, 8 }, lens[N], f, i, step;
 	static u8 keys[N * 24];
 	size_t used = 0;
 
@@ -1595,95 +1594,92 @@ static bool marks_are_the_changed_blocks(void)
 		lens[i] = kbloom_test_key(keys + used, 91, i);
 		used += lens[i];
 	}
-	for (f = 0; f < ARRAY_SIZE(flagsets); f++) {
-		for (z = 0; z < 2; z++) {
-			u64 m = sizes[z];
-			size_t bytes = kbloom_core_bytes(m, flagsets[f]);
-			struct kbloom_core a, twin, src;
-			unsigned long *before, words[B];
-			u64 nb, b, marked, changed;
+	for (f = 0; f < ARRAY_SIZE(shapes); f++) {
+		u64 m = shapes[f].m, nb, b, marked, changed;
+		u32 flags = shapes[f].flags;
+		size_t bytes = kbloom_core_bytes(m, flags);
+		struct kbloom_core a, twin, src;
+		unsigned long *before, words[B];
 
-			if (flagsets[f] & KBLOOM_CORE_BLOCKED && m % 512)
-				continue;
-			kbloom_core_init(&a, zalloc(bytes), m, 5, flagsets[f],
-					 seed);
-			kbloom_core_init(&twin, zalloc(bytes), m, 5,
-					 flagsets[f], seed);
-			kbloom_core_init(&src, zalloc(bytes), m, 5, flagsets[f],
-					 seed);
-			nb = kbloom_core_blocks(&a);
-			a.changed = calloc(nb / 64 + 1, sizeof(long));
-			before = malloc(bytes);
-			for (step = 0; step < 5; step++) {
-				const u8 *k = keys;
+		kbloom_core_init(&a, zalloc(bytes), m, 5, flags, seed);
+		kbloom_core_init(&twin, zalloc(bytes), m, 5, flags, seed);
+		kbloom_core_init(&src, zalloc(bytes), m, 5, flags, seed);
+		nb = kbloom_core_blocks(&a);
+		a.changed = zalloc((nb / 64 + 1) * sizeof(long));
+		before = zalloc(bytes);
+		for (step = 0; step < 5; step++) {
+			const u8 *k = keys;
 
-				memcpy(before, a.bitmap, bytes);
-				memset(a.changed, 0, (nb / 64 + 1) * sizeof(long));
-				for (i = 0; i < N; k += lens[i], i++) {
-					if (i % 5 != step)
-						continue;
-					if (step == 0)
-						kbloom_core_add(&a, k, lens[i], NULL);
-					else if (step == 1)
-						kbloom_core_test_and_add(&a, k, lens[i], NULL);
-					else
-						kbloom_core_add(&src, k, lens[i], NULL);
-				}
-				if (step == 2)
-					kbloom_core_do_batch(&a, KBLOOM_OP_ADD, keys, lens, N,
-							     NULL, NULL);
-				if (step == 3 && kbloom_core_merge(&a, &src, &(struct kbloom_delta){ 0 }))
-					return fail("merge failed");
-				if (step == 4) {
-					/* A block of ones ORed into block 0. */
-					memset(words, 0xff, sizeof(words));
-					for (i = 0; i < B; i++)
-						if ((i + 1) * BITS_PER_LONG > m)
-							words[i] = 0;
-					if (!kbloom_core_block_valid(&a, 0, words))
-						return fail("a full first block refused");
-					kbloom_core_block_or(&a, 0, words, NULL);
-				}
-				for (b = 0; b < nb; b++) {
-					size_t off = b * KBLOOM_BLOCK_BYTES;
-					size_t len = bytes - off < KBLOOM_BLOCK_BYTES ?
-						     bytes - off : KBLOOM_BLOCK_BYTES;
-
-					marked = test_bit(b, a.changed);
-					changed = memcmp((u8 *)before + off,
-							 (u8 *)a.bitmap + off, len) != 0;
-					if (marked != changed)
-						return fail("flags %#x m %llu step %u block %llu: marked %llu, changed %llu",
-							    flagsets[f], (unsigned long long)m,
-							    step, (unsigned long long)b,
-							    (unsigned long long)marked,
-							    (unsigned long long)changed);
-				}
+			memcpy(before, a.bitmap, bytes);
+			memset(a.changed, 0, (nb / 64 + 1) * sizeof(long));
+			for (i = 0; i < N; k += lens[i], i++) {
+				if (i % 5 != step)
+					continue;
+				if (step == 0)
+					kbloom_core_add(&a, k, lens[i], NULL);
+				else if (step == 1)
+					kbloom_core_test_and_add(&a, k, lens[i],
+								 NULL);
+				else
+					kbloom_core_add(&src, k, lens[i], NULL);
 			}
-			/* Blocks carry the whole filter; padding is refused. */
+			if (step == 2)
+				kbloom_core_do_batch(&a, KBLOOM_OP_ADD, keys,
+						     lens, N, NULL, NULL);
+			if (step == 3 &&
+			    kbloom_core_merge(&a, &src, &(struct kbloom_delta){}))
+				return fail("merge failed");
+			if (step == 4) {
+				/* A block of ones ORed into block 0. */
+				memset(words, 0xff, sizeof(words));
+				for (i = 0; i < B; i++)
+					if ((i + 1) * BITS_PER_LONG > m)
+						words[i] = 0;
+				if (!kbloom_core_block_valid(&a, 0, words))
+					return fail("a full first block refused");
+				kbloom_core_block_or(&a, 0, words, NULL);
+			}
 			for (b = 0; b < nb; b++) {
-				if (kbloom_core_block_read(&a, b, words) &&
-				    kbloom_core_block_new(&twin, b, words) == 0)
-					return fail("a non-zero block brings nothing new");
-				kbloom_core_block_or(&twin, b, words, NULL);
+				size_t off = b * KBLOOM_BLOCK_BYTES;
+				size_t len = bytes - off < KBLOOM_BLOCK_BYTES ?
+					     bytes - off : KBLOOM_BLOCK_BYTES;
+
+				marked = test_bit(b, a.changed);
+				changed = memcmp((u8 *)before + off,
+						 (u8 *)a.bitmap + off, len) != 0;
+				if (marked != changed)
+					return fail("flags %#x m %llu step %u block %llu: marked %llu, changed %llu",
+						    flags, (unsigned long long)m,
+						    step, (unsigned long long)b,
+						    (unsigned long long)marked,
+						    (unsigned long long)changed);
 			}
-			if (memcmp(a.bitmap, twin.bitmap, bytes))
-				return fail("blocks ORed into a twin: not equal");
-			if (kbloom_core_block_valid(&a, nb, words))
-				return fail("block %llu of %llu accepted",
-					    (unsigned long long)nb, (unsigned long long)nb);
-			if (m % 512) {
-				kbloom_core_block_read(&a, nb - 1, words);
-				words[(m % 512) / BITS_PER_LONG] |= 1UL << (m % BITS_PER_LONG);
-				if (kbloom_core_block_valid(&a, nb - 1, words))
-					return fail("a bit past m accepted");
-			}
-			free(before);
-			free(a.changed);
-			free(a.bitmap);
-			free(twin.bitmap);
-			free(src.bitmap);
 		}
+		/* Blocks carry the whole filter; padding is refused. */
+		for (b = 0; b < nb; b++) {
+			if (kbloom_core_block_read(&a, b, words) &&
+			    kbloom_core_block_new(&twin, b, words) == 0)
+				return fail("a non-zero block brings nothing new");
+			kbloom_core_block_or(&twin, b, words, NULL);
+		}
+		if (memcmp(a.bitmap, twin.bitmap, bytes))
+			return fail("blocks ORed into a twin: not equal");
+		if (kbloom_core_block_valid(&a, nb, words))
+			return fail("block %llu of %llu accepted",
+				    (unsigned long long)nb,
+				    (unsigned long long)nb);
+		if (m % 512) {
+			kbloom_core_block_read(&a, nb - 1, words);
+			words[(m % 512) / BITS_PER_LONG] |=
+				1UL << (m % BITS_PER_LONG);
+			if (kbloom_core_block_valid(&a, nb - 1, words))
+				return fail("a bit past m accepted");
+		}
+		free(before);
+		free(a.changed);
+		free(a.bitmap);
+		free(twin.bitmap);
+		free(src.bitmap);
 	}
 	return true;
 }
