@@ -625,7 +625,8 @@ static bool blocked_sizing_is_least(void)
 					    (unsigned long long)(m - cells),
 					    kk);
 		if (!kbloom_params_valid(m, k, flags, sw[s].n, sw[s].ppb) ||
-		    kbloom_params_valid(m + cells, k, flags, sw[s].n, sw[s].ppb) ||
+		    kbloom_params_valid(m + cells, k, flags, sw[s].n,
+					sw[s].ppb) ||
 		    kbloom_params_valid(m0, k0, flags, sw[s].n, sw[s].ppb))
 			return fail("n %llu ppb %u: kbloom_params_valid() does not follow blocked sizing",
 				    (unsigned long long)sw[s].n, sw[s].ppb);
@@ -942,8 +943,8 @@ static void *adders_fn(void *arg)
 				kbloom_core_add(core, key, len, &d);
 			else
 				kbloom_core_test_and_add(core, key, len, &d);
-			overlaps += __atomic_load_n(&a->busy, __ATOMIC_SEQ_CST) ==
-				    a->nthreads;
+			overlaps += a->nthreads ==
+				    __atomic_load_n(&a->busy, __ATOMIC_SEQ_CST);
 		}
 		__atomic_fetch_sub(&a->busy, 1, __ATOMIC_SEQ_CST);
 		__atomic_fetch_add(&a->claimed[r], d.set, __ATOMIC_RELAXED);
@@ -992,7 +993,8 @@ static bool adders_lose_nothing(u32 cfg)
 					keys_found(&a.cores[r], th[n].stream,
 						   r * c->keys,
 						   (r + 1) * c->keys);
-			twice += a.claimed[r] != kbloom_test_weight(&a.cores[r]);
+			twice += a.claimed[r] !=
+				 kbloom_test_weight(&a.cores[r]);
 		}
 	}
 	printf("# %d threads, %u rounds: %llu adds while all were adding%s\n",
@@ -1600,6 +1602,7 @@ static bool marks_are_the_changed_blocks(void)
 		size_t bytes = kbloom_core_bytes(m, flags);
 		struct kbloom_core a, twin, src;
 		unsigned long *before, words[B];
+		struct kbloom_delta d = {};
 
 		kbloom_core_init(&a, zalloc(bytes), m, 5, flags, seed);
 		kbloom_core_init(&twin, zalloc(bytes), m, 5, flags, seed);
@@ -1626,8 +1629,7 @@ static bool marks_are_the_changed_blocks(void)
 			if (step == 2)
 				kbloom_core_do_batch(&a, KBLOOM_OP_ADD, keys,
 						     lens, N, NULL, NULL);
-			if (step == 3 &&
-			    kbloom_core_merge(&a, &src, &(struct kbloom_delta){}))
+			if (step == 3 && kbloom_core_merge(&a, &src, &d))
 				return fail("merge failed");
 			if (step == 4) {
 				/* A block of ones ORed into block 0. */
@@ -1645,12 +1647,13 @@ static bool marks_are_the_changed_blocks(void)
 					     bytes - off : KBLOOM_BLOCK_BYTES;
 
 				marked = test_bit(b, a.changed);
-				changed = memcmp((u8 *)before + off,
-						 (u8 *)a.bitmap + off, len) != 0;
+				changed = !!memcmp((u8 *)before + off,
+						   (u8 *)a.bitmap + off, len);
 				if (marked != changed)
 					return fail("flags %#x m %llu step %u block %llu: marked %llu, changed %llu",
-						    flags, (unsigned long long)m,
-						    step, (unsigned long long)b,
+						    flags,
+						    (unsigned long long)m, step,
+						    (unsigned long long)b,
 						    (unsigned long long)marked,
 						    (unsigned long long)changed);
 			}
