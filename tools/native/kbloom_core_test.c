@@ -412,14 +412,13 @@ static bool blocked_positions_in_one_block(void)
 		{ 128 * 999, 13, KBLOOM_CORE_COUNTING },
 		{ 128 * 1001, 32, KBLOOM_CORE_COUNTING },
 	};
-	struct kbloom_core *core;
 	u64 pos[32], base, cells, blocks, i, *hits;
-	size_t s;
-	u32 j;
+	struct kbloom_core core;
+	u32 s, j;
 	u8 key[32];
 
 	for (s = 0; s < ARRAY_SIZE(sw); s++) {
-		u32 flags = sw[s].flags | KBLOOM_CORE_BLOCKED;
+		u32 flags = sw[s].flags | KBLOOM_CORE_BLOCKED, seed[2] = { s, 3 };
 
 		cells = kbloom_block_cells(flags);
 		blocks = sw[s].m / cells;
@@ -427,10 +426,11 @@ static bool blocked_positions_in_one_block(void)
 		    kbloom_core_valid(sw[s].m + 64, sw[s].k, flags))
 			return fail("m %llu: a whole number of blocks is the rule",
 				    (unsigned long long)sw[s].m);
-		core = core_new_flags(sw[s].m, sw[s].k, flags, (u32)s, 3);
-		hits = calloc(blocks, sizeof(*hits));
+		/* Positions need only m, k, the layout and the seed. */
+		kbloom_core_init(&core, NULL, sw[s].m, sw[s].k, flags, seed);
+		hits = zalloc(blocks * sizeof(*hits));
 		for (i = 0; i < 200 * blocks; i++) {
-			kbloom_core_positions(core, key,
+			kbloom_core_positions(&core, key,
 					      kbloom_test_key(key, 40, i), pos);
 			base = pos[0] / cells * cells;
 			hits[base / cells]++;
@@ -438,7 +438,6 @@ static bool blocked_positions_in_one_block(void)
 				if (pos[j] < base || pos[j] >= base + cells ||
 				    pos[j] >= sw[s].m) {
 					free(hits);
-					core_free(core);
 					return fail("m %llu: position %llu outside block %llu",
 						    (unsigned long long)sw[s].m,
 						    (unsigned long long)pos[j],
@@ -450,7 +449,6 @@ static bool blocked_positions_in_one_block(void)
 		for (i = 0; i < blocks; i++) {
 			if (hits[i] < 100 || hits[i] > 300) {
 				free(hits);
-				core_free(core);
 				return fail("m %llu: block %llu got %llu keys of 200 expected",
 					    (unsigned long long)sw[s].m,
 					    (unsigned long long)i,
@@ -458,7 +456,6 @@ static bool blocked_positions_in_one_block(void)
 			}
 		}
 		free(hits);
-		core_free(core);
 	}
 	return true;
 }
