@@ -34,23 +34,6 @@
 #include "../kbloom_kunit.h"
 #include "../kbloom_storage.h"
 #include "kbloom_test_util.h"
-#include "kbloom_vectors.h"
-
-/* Key i of stream s: 8 to 23 bytes, distinct for every (s, i). */
-static u32 kbloom_test_key(u8 *buf, u32 s, u32 i)
-{
-	u64 x = (s * 0x9e3779b97f4a7c15ULL) ^ (i * 0xbf58476d1ce4e5b9ULL);
-	u32 len = 8 + i % 16, j;
-
-	for (j = 8; j < len; j++) {
-		x ^= x >> 31;
-		x *= 0x94d049bb133111ebULL;
-		buf[j] = x >> 56;
-	}
-	memcpy(buf, &i, 4);
-	memcpy(buf + 4, &s, 4);
-	return len;
-}
 
 /* ---- kbloom_hash ---- */
 
@@ -63,22 +46,10 @@ static u32 kbloom_test_key(u8 *buf, u32 s, u32 i)
  */
 static void kbloom_hash_matches_golden_vectors(struct kunit *test)
 {
-	u64 pos[KBLOOM_CORE_MAX_HASHES];
-	struct kbloom_core core;
-	size_t i, j;
+	int i = kbloom_test_vectors();
 
-	for (i = 0; i < ARRAY_SIZE(kbloom_vectors); i++) {
-		const struct kbloom_vector *v = &kbloom_vectors[i];
-
-		kbloom_core_init(&core, NULL, v->nbits, v->nhashes, v->flags,
-				 v->seed);
-		KUNIT_EXPECT_EQ_MSG(test, kbloom_core_hash(&core, v->key, v->len),
-				    v->hash, "vector %zu", i);
-		kbloom_core_positions(&core, v->key, v->len, pos);
-		for (j = 0; j < v->nhashes; j++)
-			KUNIT_EXPECT_EQ_MSG(test, pos[j], v->pos[j],
-					    "vector %zu position %zu", i, j);
-	}
+	KUNIT_EXPECT_EQ_MSG(test, i, -1, "vector %d, position %d (32: hash)",
+			    i / 64, i % 64);
 }
 
 static void kbloom_hash_low_word_is_jhash(struct kunit *test)

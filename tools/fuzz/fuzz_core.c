@@ -25,16 +25,6 @@
 /* Payloads beyond this are skipped: the rules do not depend on size. */
 #define MAX_BYTES	(1U << 20)
 
-static u64 le(const uint8_t *p, int n)
-{
-	u64 v = 0;
-	int i;
-
-	for (i = n - 1; i >= 0; i--)
-		v = v << 8 | p[i];
-	return v;
-}
-
 /* kbloom_size() against m = ceil(-n ln(eps) / (ln 2)^2), k = round(m/n ln 2). */
 static void check_size(u64 n, u32 ppb)
 {
@@ -180,13 +170,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (size < HEADER_BYTES)
 		return 0;
-	bits = le(data, 8);
-	hashes = le(data + 8, 4);
-	flags = le(data + 12, 4);
-	capacity = le(data + 16, 8);
-	ppb = le(data + 24, 4);
+	bits = get_unaligned_le64(data);
+	hashes = get_unaligned_le32(data + 8);
+	flags = get_unaligned_le32(data + 12);
+	capacity = get_unaligned_le64(data + 16);
+	ppb = get_unaligned_le32(data + 24);
 	for (i = 0; i < 4; i++)
-		seed[i] = le(data + 28 + 4 * i, 4);
+		seed[i] = get_unaligned_le32(data + 28 + 4 * i);
 	/* Small sizes are where the edges are: fold most inputs there. */
 	if (!(flags & 0x80000000U))
 		bits %= 1U << 16;

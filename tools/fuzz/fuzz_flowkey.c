@@ -212,16 +212,10 @@ static void check_key(const struct flow_spec *fs, const char *text,
 	alen = key[0] == KBLOOM_FLOW_IPV4 ? 4 : 16;
 	full = alen * 8;
 	pkt.family = key[0];
-	if (fs->fields & KBLOOM_FLOW_SADDR)
-		want += alen;
-	if (fs->fields & KBLOOM_FLOW_DADDR)
-		want += alen;
-	if (fs->fields & KBLOOM_FLOW_PROTO)
-		want += 1;
-	if (fs->fields & KBLOOM_FLOW_SPORT)
-		want += 2;
-	if (fs->fields & KBLOOM_FLOW_DPORT)
-		want += 2;
+	/* Addresses, then a byte of protocol, then two of each port. */
+	for (i = 0; i < FLOW_NFIELDS; i++)
+		if (fs->fields & bit_of(i))
+			want += i < 2 ? alen : i == 2 ? 1 : 2;
 	CHECK(len >= 0 && (unsigned int)len == want);
 	CHECK(want <= KBLOOM_FLOW_KEY_MAX);
 
@@ -297,8 +291,8 @@ static void check_key(const struct flow_spec *fs, const char *text,
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	unsigned char key[KBLOOM_FLOW_KEY_MAX + 8];
-	char err[FLOW_ERR_MAX], list[64], num[8], *text, *keys = NULL;
+	unsigned char key[KBLOOM_FLOW_KEY_MAX + 8], again[KBLOOM_FLOW_KEY_MAX];
+	char err[FLOW_ERR_MAX], list[64], num[8], *text, *copy, *keys = NULL;
 	static const int families[4] = {
 		0, KBLOOM_FLOW_IPV4, KBLOOM_FLOW_IPV6, 0,
 	};
@@ -379,23 +373,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	/* A NUL would cut the flow short unseen: flow_key() refuses it. */
 	CHECK(!memchr(text, '\0', size));
-	{
-		/* The reference reads what flow_key() read: up to a NUL. */
-		char *copy = malloc(size + 1);
-
-		CHECK(copy);
-		memcpy(copy, data, size);
-		copy[size] = '\0';
-		check_key(&fs, copy, key, ret);
-		/* The same text gives the same key. */
-		{
-			unsigned char again[KBLOOM_FLOW_KEY_MAX];
-
-			CHECK(flow_key(&fs, text, size, again, err) == ret);
-			CHECK(!memcmp(again, key, ret));
-		}
-		free(copy);
-	}
+	/* The reference reads what flow_key() read: up to a NUL. */
+	copy = malloc(size + 1);
+	CHECK(copy);
+	memcpy(copy, data, size);
+	copy[size] = '\0';
+	check_key(&fs, copy, key, ret);
+	free(copy);
+	/* The same text gives the same key. */
+	CHECK(flow_key(&fs, text, size, again, err) == ret);
+	CHECK(!memcmp(again, key, ret));
 	free(text);
 	return 0;
 }

@@ -11,6 +11,7 @@
  * of more than LINE_MAX_BYTES is refused; so, whatever the reads and the
  * buffer size, the reader must give exactly those lines.
  */
+#include <ctype.h>
 #include <stdbool.h>
 
 #include "fuzz.h"
@@ -38,12 +39,6 @@ static int ref_line(const uint8_t *data, size_t n, size_t *pos,
 	return *len > LINE_MAX_BYTES ? LINE_TOO_LONG : LINE_OK;
 }
 
-static bool ref_hex(char c)
-{
-	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') ||
-	       (c >= 'A' && c <= 'F');
-}
-
 /* The reference verdict on one key. */
 static enum key_status ref_key(const char *s, size_t len, bool hex,
 			       size_t *where)
@@ -55,7 +50,7 @@ static enum key_status ref_key(const char *s, size_t len, bool hex,
 	if (hex && len % 2)
 		return KEY_ODD_HEX;
 	for (i = 0; hex && i < len; i++) {
-		if (!ref_hex(s[i])) {
+		if (!isxdigit((unsigned char)s[i])) {
 			*where = i;
 			return KEY_NOT_HEX;
 		}

@@ -11,10 +11,14 @@ set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 mkimage=$here/../bloomctl/mkimage.py
 export PYTHONDONTWRITEBYTECODE=1
+# corpus HARNESS: $c is its corpus, emptied.
+corpus() {
+	c=$here/corpus/$1
+	rm -rf "$c"
+	mkdir -p "$c"
+}
 
-c=$here/corpus/fuzz_image
-rm -rf "$c"
-mkdir -p "$c"
+corpus fuzz_image
 img() { # NAME ARGS...
 	local name=$1
 
@@ -44,9 +48,7 @@ img truncated-payload --compress --fill 30 --truncate 110
 printf 'not an image\n' >"$c/text"
 
 # fuzz_keys: one byte of options (bit 0: --hex), then the stream.
-c=$here/corpus/fuzz_keys
-rm -rf "$c"
-mkdir -p "$c"
+corpus fuzz_keys
 printf '\000alpha\nbeta\ngamma' >"$c/text-lines"
 printf '\000a\r\nb\r\n\r\nc\n' >"$c/crlf-and-empty"
 printf '\001deadbeef\n00ff\r\nABCDEF\n' >"$c/hex-lines"
@@ -58,9 +60,7 @@ printf '\000\n\n\n' >"$c/only-newlines"
 head -c 300 /dev/zero | tr '\0' '\377' >"$c/binary"
 
 # fuzz_core: bits, hashes, flags, capacity, fpr_ppb, seed, then payload.
-c=$here/corpus/fuzz_core
-rm -rf "$c"
-mkdir -p "$c"
+corpus fuzz_core
 core() { # NAME BITS HASHES FLAGS CAPACITY PPB PAYLOAD_HEX
 	python3 - "$c/$1" "$2" "$3" "$4" "$5" "$6" "$7" <<'PY'
 import struct, sys
@@ -81,9 +81,7 @@ core big-bits $((0x80000000 + 4096)) 32 $((0x80000000)) 0 0 ff
 # fuzz_flowkey: four bytes of options (family and field count, --key
 # permutation, --src-prefix, --dst-prefix; see fuzz_flowkey.c), then the
 # flow, or with bit 5 of the first byte "--key list\nflow".
-c=$here/corpus/fuzz_flowkey
-rm -rf "$c"
-mkdir -p "$c"
+corpus fuzz_flowkey
 printf '\004\017\377\37710.0.0.1,53' >"$c/saddr-dport"
 printf '\020\000\377\37710.1.2.3,10.99.0.1,udp,1234,9' >"$c/five-tuple"
 printf '\006\000\100\144fd00::1,fd00:1:2:3:4:5:ffff:ffff' >"$c/ipv6-prefixes"

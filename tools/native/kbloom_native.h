@@ -31,14 +31,11 @@ typedef int64_t s64;
 #define BITS_PER_LONG		(sizeof(unsigned long) * CHAR_BIT)
 #define BIT_WORD(nr)		((nr) / BITS_PER_LONG)
 #define BIT_MASK(nr)		(1UL << ((nr) % BITS_PER_LONG))
-#define BITS_TO_LONGS(nr)	(((nr) + BITS_PER_LONG - 1) / BITS_PER_LONG)
 
 #define fallthrough		__attribute__((__fallthrough__))
-#define EXPORT_SYMBOL_NS_GPL(sym, ns)
 #define prefetch(p)		__builtin_prefetch(p)
 #define noinline_for_stack	__attribute__((__noinline__))
 #define likely(x)		__builtin_expect(!!(x), 1)
-#define unlikely(x)		__builtin_expect(!!(x), 0)
 #ifndef __always_inline
 #define __always_inline		inline __attribute__((__always_inline__))
 #endif
@@ -146,20 +143,6 @@ static inline unsigned long __ffs(unsigned long w)
 static inline unsigned int hweight_long(unsigned long w)
 {
 	return __builtin_popcountl(w);
-}
-
-static inline unsigned long bitmap_weight(const unsigned long *src,
-					  unsigned int nbits)
-{
-	unsigned long w = 0;
-	unsigned int i;
-
-	for (i = 0; i < nbits / BITS_PER_LONG; i++)
-		w += __builtin_popcountl(src[i]);
-	if (nbits % BITS_PER_LONG)
-		w += __builtin_popcountl(src[i] &
-					 (~0UL >> (BITS_PER_LONG - nbits % BITS_PER_LONG)));
-	return w;
 }
 
 /* From include/linux/jhash.h, unchanged. */
