@@ -386,14 +386,22 @@ vm_first_report() { # CONSOLE_LOG
 # is never left out; the "# times:" lines show the balance.
 vm_split=run_kunit,run_selftest,run_bpf
 
+# vm_dir LABEL PART: where VM PART of the LABEL kernel keeps its logs.
+vm_dir() {
+	if [ "$2" = 1 ]; then
+		echo "$build/vm-$1"
+	else
+		echo "$build/vm-$1-$2"
+	fi
+}
+
 run_vm() { # LABEL IMAGE MODULE_DIR APPEND [MODE]
 	local mode=${5:-check} parts=1 p dir label t0 append
 	local -a pid vmrc logs
 	t0=$(date +%s)
 	[ "$mode" = check ] && [ "${KBLOOM_VM_PARTS:-2}" = 2 ] && parts=2
 	for p in $(seq "$parts"); do
-		dir=$build/vm-$1
-		[ "$p" = 1 ] || dir=$dir-$p
+		dir=$(vm_dir "$1" "$p")
 		append=$4
 		[ "$parts" = 1 ] || append="$append kbloom_split=$vm_split kbloom_part=$p"
 		mkdir -p "$dir"
@@ -408,12 +416,9 @@ run_vm() { # LABEL IMAGE MODULE_DIR APPEND [MODE]
 		vmrc[p]=$?
 	done
 	for p in $(seq "$parts"); do
-		dir=$build/vm-$1
+		dir=$(vm_dir "$1" "$p")
 		label="$1 kernel VM"
-		if [ "$parts" != 1 ]; then
-			[ "$p" = 1 ] || dir=$dir-$p
-			label="$label $p of $parts"
-		fi
+		[ "$parts" = 1 ] || label="$label $p of $parts"
 		logs+=("$dir/tests.log")
 		count_tap "$dir/tests.log" "$label"
 		grep -E '^# (speed|seed|packets|times)' "$dir/tests.log" | sed 's/^/   /'
