@@ -102,12 +102,6 @@ static void diag(const char *fmt, ...)
 	fflush(stdout);
 }
 
-/* kbloom_util.h's monotonic clock, in milliseconds. */
-static ull now_ms(void)
-{
-	return now_ns() / 1000000;
-}
-
 static void *xmalloc(size_t n)
 {
 	void *p = calloc(1, n ? n : 1);
@@ -450,11 +444,6 @@ static const struct fsnap *snap_find(const struct snap *s, const char *name)
 		if (!strcmp(s->f[i].name, name))
 			return &s->f[i];
 	return NULL;
-}
-
-static int cmp_name(const void *a, const void *b)
-{
-	return strcmp(a, b);
 }
 
 /* Sorted names of the directories in /sys/kernel/bloom/filters. */

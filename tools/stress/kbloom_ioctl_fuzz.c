@@ -84,7 +84,8 @@ typedef unsigned long long ull;
 #define NHANDLES	4	/* per thread: chaos handles held at once */
 #define BIG_NAME	"fzbig"	/* large: long CLEAR/MERGE/EXPORT to be killed in */
 #define BIG_BITS	(1ULL << 23)
-#define FUZZ_BUDGET	"33554432"	/* max_memory during the run: 32 MiB */
+#define FUZZ_BUDGET	(32ULL << 20)	/* max_memory during the run */
+#define MAX_MEMORY	"/sys/module/kbloom/parameters/max_memory"
 
 static const char *dev = "/dev/bloom";
 static unsigned int opt_time = 60, opt_procs = 3, opt_threads = 3;
@@ -121,12 +122,6 @@ static void add(ull *p, ull v)
 	__atomic_add_fetch(p, v, __ATOMIC_RELAXED);
 }
 
-/* kbloom_util.h's monotonic clock, in milliseconds. */
-static ull now_ms(void)
-{
-	return now_ns() / 1000000;
-}
-
 static bool expired(void)
 {
 	return now_ms() >= deadline_ms;
@@ -153,17 +148,8 @@ static void diag(const char *fmt, ...)
 }
 
 /* ------------------------------------------------------------------ */
-/* Random numbers: splitmix64 to seed, xorshift64* to run             */
+/* Random numbers: rng_next() to seed, xorshift64* to run            */
 /* ------------------------------------------------------------------ */
-
-static u64 splitmix(u64 *s)
-{
-	u64 z = (*s += 0x9e3779b97f4a7c15ULL);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
 
 struct rng {
 	u64 s;
@@ -1937,7 +1923,7 @@ static void worker_init(struct worker *w, int proc, int thread, bool admin,
 	w->proc = proc;
 	w->thread = thread;
 	w->id = proc * MAXTHREADS + thread;
-	w->r.s = splitmix(&s) | 1;
+	w->r.s = rng_next(&s) | 1;
 	w->admin = admin;
 	w->own_enabled = own;
 	w->rw = w->ro = -1;
@@ -2046,224 +2032,52 @@ static int process_main(int proc, unsigned int threads, bool unprivileged)
 
 static int main_fd = -1;
 
-static int read_file(const char *path, char *buf, size_t len)
-{
-	int fd = open(path, O_RDONLY);
-	ssize_t r;
-
-	if (fd < 0)
-		return -1;
-	r = read(fd, buf, len - 1);
-	close(fd);
-	if (r < 0)
-		return -1;
-	buf[r] = 0;
-	return 0;
-}
-
-static int write_file(const char *path, const char *s)
-{
-	int fd = open(path, O_WRONLY);
-	ssize_t r;
-
-	if (fd < 0)
-		return -1;
-	r = write(fd, s, strlen(s));
-	close(fd);
-	return r == (ssize_t)strlen(s) ? 0 : -1;
-}
-
-static ull read_ull(const char *path)
-{
-	char buf[64];
-
-	if (read_file(path, buf, sizeof(buf)))
-		return ~0ULL;
-	return strtoull(buf, NULL, 10);
-}
-
-static unsigned int list_all(char (**names)[KBLOOM_NAME_MAX])
-{
-	struct kbloom_list l = {};
-	unsigned int room = 0;
-
-	*names = NULL;
-	for (;;) {
-		l.names = (uintptr_t)*names;
-		l.count = room;
-		if (ioctl(main_fd, KBLOOM_IOC_LIST, &l))
-			return 0;
-		if (l.count <= room)
-			return l.count;
-		room = l.count + 16;
-		free(*names);
-		*names = calloc(room, KBLOOM_NAME_MAX);
-		if (!*names)
-			return 0;
-	}
-}
-
-static int cmp_name(const void *a, const void *b)
-{
-	return strcmp(a, b);
-}
-
 /*
- * EXPORT @im and INFO @info of one filter, contents and bits_set of the
- * same generations. Once the fuzzing processes are gone nothing changes a
- * filter any more, but a windowed filter's timer: it may rotate between
- * the two calls, and no sequence a
- * caller can see brackets a rotation. Such a filter is not compared: 0
- * with im->payload zeroed. -1 and errno on a failure.
+ * Quiescent (the fuzzing processes are gone): LIST, sysfs and filter_count
+ * agree, and each filter's bits_set matches its exported contents. But a
+ * windowed filter's timer may still rotate it between EXPORT and INFO, and
+ * no sequence a caller can see brackets a rotation: such a filter is not
+ * compared.
  */
-static int export_still(struct kbloom_image *im, struct kbloom_info *info)
-{
-	struct kbloom_info shape = *info;	/* only the name: INFO wants */
-
-	if (ioctl(main_fd, KBLOOM_IOC_INFO, &shape))
-		return -1;
-#ifdef KBLOOM_IOC_ROTATE
-	if (shape.generations && shape.window_ms) {
-		im->payload = 0;
-		return 0;
-	}
-#endif
-	if (ioctl(main_fd, KBLOOM_IOC_EXPORT, im) ||
-	    ioctl(main_fd, KBLOOM_IOC_INFO, info))
-		return -1;
-	return 0;
-}
-
-/* LIST, sysfs and filter_count agree; bits_set matches the contents. */
 static bool final_consistency(char *why, size_t wlen)
 {
 	char (*names)[KBLOOM_NAME_MAX];
-	char (*sys)[KBLOOM_NAME_MAX];
-	unsigned int n = list_all(&names), ns = 0, i;
-	struct dirent *e;
-	DIR *d;
-	bool ok = true;
+	struct kbloom_image im;
+	struct kbloom_info info;
+	unsigned char *p;
+	u32 n, i;
+	int err = registry_names(main_fd, &names, &n, why, wlen);
 
-	sys = calloc(n + 64, KBLOOM_NAME_MAX);
-	d = opendir("/sys/kernel/bloom/filters");
-	while (d && sys && (e = readdir(d))) {
-		if (e->d_name[0] == '.')
-			continue;
-		if (ns < n + 64)
-			set_name(sys[ns], e->d_name);
-		ns++;
-	}
-	if (d)
-		closedir(d);
-	if (sys && ns <= n + 64)
-		qsort(sys, ns, KBLOOM_NAME_MAX, cmp_name);
-	if (!sys || ns != n ||
-	    (n && memcmp(sys, names, (size_t)n * KBLOOM_NAME_MAX))) {
-		snprintf(why, wlen, "LIST has %u filters, /sys/kernel/bloom/filters %u",
-			 n, ns);
-		ok = false;
-	} else if (read_ull("/sys/kernel/bloom/filter_count") != n) {
-		snprintf(why, wlen, "filter_count %llu, LIST %u",
-			 read_ull("/sys/kernel/bloom/filter_count"), n);
-		ok = false;
-	}
-	for (i = 0; ok && i < n; i++) {
-		struct kbloom_image im = {};
-		struct kbloom_info info = {};
-		unsigned char *p;
-		ull w = 0;
-		u64 j, len;
-
-		set_name(im.name, names[i]);
-		set_name(info.name, names[i]);
-		if (ioctl(main_fd, KBLOOM_IOC_EXPORT, &im) == 0 ||
-		    errno != ENOBUFS) {
-			snprintf(why, wlen, "EXPORT %s with no buffer: %s",
-				 names[i], strerror(errno));
-			ok = false;
-			break;
-		}
-		/* Only the name, buffer and size go in (not seed_hi). */
-		len = im.payload_len;
-		memset(&im, 0, sizeof(im));
-		set_name(im.name, names[i]);
-		p = malloc(len ? len : 1);
-		im.payload = (uintptr_t)p;
-		im.payload_len = len;
-		if (!p || export_still(&im, &info)) {
+	for (i = 0; !err && i < n; i++) {
+		err = kb_export_all(main_fd, names[i], &im, &p);
+		if (!err)
+			err = kb_info(main_fd, names[i], &info);
+		if (err) {
 			snprintf(why, wlen, "EXPORT/INFO %s: %s", names[i],
-				 strerror(errno));
-			free(p);
-			ok = false;
-			break;
-		}
-		if (!im.payload) {
+				 strerror(err));
+		} else if (info.generations && info.window_ms) {
 			printf("# %s: windowed, its timer rotates it: bits_set not compared with its contents\n",
 			       names[i]);
-			free(p);
-			continue;
-		}
-		/* Windowed: bits_set is the newest generation's, stored first. */
-#ifdef KBLOOM_IOC_ROTATE
-		if (im.generations > 1)
-			im.payload_len /= im.generations;
-#endif
-		for (j = 0; j < im.payload_len; j++)
-			w += (im.flags & KBLOOM_CREATE_COUNTING) ?
-			     (ull)(!!(p[j] & 15) + !!(p[j] >> 4)) :
-			     (ull)__builtin_popcount(p[j]);
-		free(p);
-		if (w != info.bits_set) {
+		} else if (image_weight(&im, p) != info.bits_set) {
 			snprintf(why, wlen, "%s: bits_set %llu, its contents have %llu",
-				 names[i], (ull)info.bits_set, w);
-			ok = false;
+				 names[i], info.bits_set, image_weight(&im, p));
+			err = EPROTO;
 		}
+		free(p);
 	}
 	free(names);
-	free(sys);
-	return ok;
-}
-
-/* What the live filters are charged: sysfs memory_charged (or INFO's
- * memory_bytes, from a module without it). */
-static ull charges(void)
-{
-	char (*names)[KBLOOM_NAME_MAX];
-	unsigned int n = list_all(&names), i;
-	char path[128];
-	ull sum = 0, v;
-
-	for (i = 0; i < n; i++) {
-		snprintf(path, sizeof(path),
-			 "/sys/kernel/bloom/filters/%.32s/memory_charged",
-			 names[i]);
-		v = read_ull(path);
-		if (v == ~0ULL) {
-			struct kbloom_info info = {};
-
-			set_name(info.name, names[i]);
-			v = ioctl(main_fd, KBLOOM_IOC_INFO, &info) ? 0 :
-			    info.memory_bytes;
-		}
-		sum += v;
-	}
-	free(names);
-	return sum;
+	return !err;
 }
 
 static void destroy_ours(void)
 {
 	char (*names)[KBLOOM_NAME_MAX];
-	unsigned int n = list_all(&names), i;
+	u32 n = 0, i;
 
-	for (i = 0; i < n; i++) {
-		struct kbloom_name nm = {};
-
-		if (strncmp(names[i], "fz", 2))
-			continue;
-		set_name(nm.name, names[i]);
-		ioctl(main_fd, KBLOOM_IOC_DESTROY, &nm);
-	}
+	kb_list(main_fd, &names, &n);
+	for (i = 0; i < n; i++)
+		if (!strncmp(names[i], "fz", 2))
+			kb_destroy(main_fd, names[i]);
 	free(names);
 }
 
@@ -2297,11 +2111,11 @@ int main(int argc, char **argv)
 	};
 	pid_t pids[MAXPROCS + 2];
 	bool seeded = false, children_ok = true, consistent;
-	char budget[64] = "", why[512] = "";
+	char why[512] = "";
 	unsigned int i, nproc, restarts = 0;
-	ull base_mem, mem = 0, t0, t_start, t_end;
+	u64 budget = 0, base_mem = 0, mem = 0, t_start, t_end;
 	struct rng kr;
-	int opt, status, tapno = 0, nfail = 0;
+	int opt, status, tapno = 0, nfail = 0, no_budget, unsettled;
 	pid_t victim;
 
 	while ((opt = getopt_long(argc, argv, "d:s:t:p:T:v", lopts, NULL)) !=
@@ -2362,27 +2176,19 @@ int main(int argc, char **argv)
 		       (ull)v.features);
 	}
 	/* Keep huge random creations from eating the VM: a small budget. */
-	if (!read_file("/sys/module/kbloom/parameters/max_memory", budget,
-		       sizeof(budget)))
-		write_file("/sys/module/kbloom/parameters/max_memory",
-			   FUZZ_BUDGET);
+	no_budget = sysfs_read_u64(MAX_MEMORY, &budget);
+	if (!no_budget)
+		sysfs_write_u64(MAX_MEMORY, FUZZ_BUDGET);
 	destroy_ours();
 	/* The big filter the killed process works on. */
-	{
-		struct kbloom_create c = {};
-
-		set_name(c.name, BIG_NAME);
-		c.bits = BIG_BITS;
-		c.hashes = 3;
-		ioctl(main_fd, KBLOOM_IOC_CREATE, &c);
-	}
+	kb_create(main_fd, BIG_NAME, BIG_BITS, 3, 0, 0, NULL);
 
 	t_start = now_ms();
 	deadline_ms = t_start + (ull)opt_time * 1000;
 	{
 		u64 ks = opt_seed ^ 0x4b111;
 
-		kr.s = splitmix(&ks) | 1;
+		kr.s = rng_next(&ks) | 1;
 	}
 	/* Process 0..P-1: root; P: unprivileged; P+1: killed and reborn. */
 	nproc = opt_procs + 2;
@@ -2421,12 +2227,9 @@ int main(int argc, char **argv)
 	 * remaining filters are charged (not necessarily what it was before
 	 * the run: frees of earlier tests may have been pending then).
 	 */
-	t0 = now_ms();
-	while ((mem = read_ull("/sys/kernel/bloom/memory_used")) !=
-	       (base_mem = charges()) && now_ms() - t0 < 15000)
-		usleep(50000);
-	if (budget[0])
-		write_file("/sys/module/kbloom/parameters/max_memory", budget);
+	unsettled = settle_within(main_fd, 0, 15000, &mem, &base_mem);
+	if (!no_budget)
+		sysfs_write_u64(MAX_MEMORY, budget);
 
 	printf("# %llu ioctls (%llu succeeded) in %.1f s by %u processes, %u restarts of the killed one\n",
 	       sh->ops, sh->ok_calls, (t_end - t_start) / 1000.0,
@@ -2459,10 +2262,10 @@ int main(int argc, char **argv)
 	       opt_seed, sh->kills);
 	if (!consistent)
 		printf("# %s\n", why);
-	if (consistent && mem != base_mem)
-		printf("# memory_used %llu, but the %s filters are charged %llu\n",
-		       mem, "remaining", base_mem);
-	RESULT(consistent && mem == base_mem,
+	if (consistent && unsettled)
+		printf("# memory_used %llu, but the remaining filters are charged %llu (%s)\n",
+		       mem, base_mem, strerror(unsettled));
+	RESULT(consistent && !unsettled,
 	       "ioctl fuzz (seed %llu): afterwards LIST, sysfs, filter_count and bits_set agree, and memory_used comes back to what the filters are charged",
 	       opt_seed);
 	return nfail ? 1 : 0;
