@@ -555,19 +555,27 @@ static __maybe_unused int sysfs_read_u64(const char *path, u64 *val)
 	return 0;
 }
 
-static __maybe_unused int sysfs_write_u64(const char *path, u64 val)
+/* Write @s to a sysfs (or debugfs) file: 0 or an errno. */
+static __maybe_unused int sysfs_write_str(const char *path, const char *s)
 {
-	char buf[32];
-	int fd, len, err = 0;
+	ssize_t len = (ssize_t)strlen(s);
+	int fd, err = 0;
 
 	fd = open(path, O_WRONLY | O_CLOEXEC);
 	if (fd < 0)
 		return errno;
-	len = snprintf(buf, sizeof(buf), "%llu\n", (unsigned long long)val);
-	if (write(fd, buf, (size_t)len) != len)
+	if (write(fd, s, (size_t)len) != len)
 		err = errno ? errno : EIO;
 	close(fd);
 	return err;
+}
+
+static __maybe_unused int sysfs_write_u64(const char *path, u64 val)
+{
+	char buf[32];
+
+	snprintf(buf, sizeof(buf), "%llu\n", (unsigned long long)val);
+	return sysfs_write_str(path, buf);
 }
 
 /* Attribute @attr of filter @name in /sys/kernel/bloom/filters. */
@@ -589,6 +597,113 @@ static __maybe_unused bool filter_dir_exists(const char *name)
 	return stat(path, &st) == 0;
 }
 
+static __maybe_unused int cmp_name(const void *a, const void *b)
+{
+	return strcmp(a, b);
+}
+
+/*
+ * LIST, the directories in /sys/kernel/bloom/filters and filter_count
+ * agree: 0 with LIST's names (*names, malloc'ed) and their number, or an
+ * errno (EPROTO: they disagree) with @why saying what went wrong.
+ */
+static __maybe_unused int registry_names(int fd,
+					 char (**names)[KBLOOM_NAME_MAX],
+					 u32 *count, char *why, size_t wlen)
+{
+	char (*sys)[KBLOOM_NAME_MAX];
+	struct dirent *e;
+	u32 n, ns = 0;
+	u64 fc = 0;
+	DIR *d;
+	int err = kb_list(fd, names, count);
+
+	n = *count;
+	if (err) {
+		snprintf(why, wlen, "LIST: %s", strerror(err));
+		free(*names);
+		*names = NULL;
+		return err;
+	}
+	sys = calloc(n + 64, KBLOOM_NAME_MAX);
+	d = opendir(SYSFS "/filters");
+	while (d && sys && (e = readdir(d))) {
+		if (e->d_name[0] == '.')
+			continue;
+		if (ns < n + 64)
+			set_name(sys[ns], e->d_name);
+		ns++;
+	}
+	if (d)
+		closedir(d);
+	if (sys && ns == n)
+		qsort(sys, ns, KBLOOM_NAME_MAX, cmp_name);
+	if (!sys || ns != n ||
+	    memcmp(sys, *names, (size_t)n * KBLOOM_NAME_MAX)) {
+		snprintf(why, wlen, "LIST has %u filters, %s/filters %u%s", n,
+			 SYSFS, ns, ns == n ? ", of other names" : "");
+		err = EPROTO;
+	} else if (sysfs_read_u64(SYSFS "/filter_count", &fc) || fc != n) {
+		snprintf(why, wlen, "filter_count %llu, LIST %u",
+			 (unsigned long long)fc, n);
+		err = EPROTO;
+	}
+	free(sys);
+	if (err) {
+		free(*names);
+		*names = NULL;
+	}
+	return err;
+}
+
+/*
+ * EXPORT of @name into a buffer of the size it needs (*payload, malloc'ed),
+ * @im as the kernel wrote it back. First with no buffer, which must fail
+ * with ENOBUFS and give the size (EPROTO if it does not). 0 or an errno.
+ */
+static __maybe_unused int kb_export_all(int fd, const char *name,
+					struct kbloom_image *im,
+					unsigned char **payload)
+{
+	u64 len;
+	int err = kb_export(fd, name, NULL, 0, im);
+
+	*payload = NULL;
+	if (err != ENOBUFS)
+		return err ? err : EPROTO;
+	/* A fresh structure: EXPORT refuses any other field set (seed_hi). */
+	len = im->payload_len;
+	*payload = malloc(len ? len : 1);
+	if (!*payload)
+		return ENOMEM;
+	err = kb_export(fd, name, *payload, len, im);
+	if (err) {
+		free(*payload);
+		*payload = NULL;
+	}
+	return err;
+}
+
+/*
+ * What INFO's bits_set counts in an exported image: the bits set (counting:
+ * the non-zero counters) of the newest generation, which is stored first.
+ */
+static __maybe_unused u64 image_weight(const struct kbloom_image *im,
+				       const unsigned char *payload)
+{
+	u64 i, len = im->payload_len, w = 0;
+
+	if (im->generations > 1)
+		len /= im->generations;
+	for (i = 0; i < len; i++) {
+		if (im->flags & KBLOOM_CREATE_COUNTING)
+			w += !!(payload[i] & 0x0f) + !!(payload[i] & 0xf0);
+		else
+			w += (u64)__builtin_popcount(payload[i]);
+	}
+	return w;
+}
+
 /* ------------------------------------------------------------------ */
 /* Time                                                               */
 /* ------------------------------------------------------------------ */
@@ -601,6 +716,11 @@ static __maybe_unused u64 now_ns(void)
 	return (u64)ts.tv_sec * 1000000000ULL + (u64)ts.tv_nsec;
 }
 
+static __maybe_unused u64 now_ms(void)
+{
+	return now_ns() / 1000000;
+}
+
 static __maybe_unused void sleep_ms(unsigned int ms)
 {
 	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
@@ -609,14 +729,15 @@ static __maybe_unused void sleep_ms(unsigned int ms)
 }
 
 /*
- * Wait (up to 10 s) until memory_used is @extra bytes more than the sum of
- * what the live filters are charged (sysfs memory_charged): with @extra 0,
- * until every deferred free has run; with the charge of a destroyed filter
- * something still holds, until everything else has been freed. 0 with
- * *used set, ETIMEDOUT (with *used and *sum the last values seen), or an
- * errno.
+ * Wait (up to @ms; 0: look once) until memory_used is @extra bytes more
+ * than the sum of what the live filters are charged (sysfs
+ * memory_charged): with @extra 0, until every deferred free has run; with
+ * the charge of a destroyed filter something still holds, until everything
+ * else has been freed. 0 with *used set, ETIMEDOUT (with *used and *sum the
+ * last values seen), or an errno.
  */
-static __maybe_unused int settle(int fd, u64 extra, u64 *used, u64 *sum)
+static __maybe_unused int settle_within(int fd, u64 extra, u64 ms,
+					u64 *used, u64 *sum)
 {
 	u64 t0 = now_ns();
 	int err;
@@ -646,10 +767,16 @@ static __maybe_unused int settle(int fd, u64 extra, u64 *used, u64 *sum)
 			if (*used == *sum + extra)
 				return 0;
 		}
-		if (now_ns() - t0 > 10000000000ULL)
+		if (now_ns() - t0 >= ms * 1000000)
 			return ETIMEDOUT;
 		sleep_ms(20);
 	}
+}
+
+/* settle_within() 10 s. */
+static __maybe_unused int settle(int fd, u64 extra, u64 *used, u64 *sum)
+{
+	return settle_within(fd, extra, 10000, used, sum);
 }
 
 /* settle() with nothing held: every deferred free has run. */

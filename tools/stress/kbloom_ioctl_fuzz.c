@@ -43,33 +43,15 @@
  *                          [--threads T] [-d DEV] [-v]
  *   -v prints the first calls and their results (up to 200 lines).
  */
-#define _GNU_SOURCE
-#include <dirent.h>
-#include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
 #include <grp.h>
-#include <inttypes.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
-#include <stdbool.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/ioctl.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
-#include <sys/types.h>
 #include <sys/wait.h>
-#include <time.h>
-#include <unistd.h>
 
-#include <linux/kbloom.h>
-
-/* set_name(), as kbloom_selftest has it: every name here is short. */
+/* The ioctl wrappers, key and sysfs helpers kbloom_selftest uses too. */
 #include "../include/kbloom_util.h"
 
 typedef unsigned long long ull;
@@ -84,7 +66,8 @@ typedef unsigned long long ull;
 #define NHANDLES	4	/* per thread: chaos handles held at once */
 #define BIG_NAME	"fzbig"	/* large: long CLEAR/MERGE/EXPORT to be killed in */
 #define BIG_BITS	(1ULL << 23)
-#define FUZZ_BUDGET	"33554432"	/* max_memory during the run: 32 MiB */
+#define FUZZ_BUDGET	(32ULL << 20)	/* max_memory during the run */
+#define MAX_MEMORY	"/sys/module/kbloom/parameters/max_memory"
 
 static const char *dev = "/dev/bloom";
 static unsigned int opt_time = 60, opt_procs = 3, opt_threads = 3;
@@ -121,12 +104,6 @@ static void add(ull *p, ull v)
 	__atomic_add_fetch(p, v, __ATOMIC_RELAXED);
 }
 
-/* kbloom_util.h's monotonic clock, in milliseconds. */
-static ull now_ms(void)
-{
-	return now_ns() / 1000000;
-}
-
 static bool expired(void)
 {
 	return now_ms() >= deadline_ms;
@@ -153,17 +130,8 @@ static void diag(const char *fmt, ...)
 }
 
 /* ------------------------------------------------------------------ */
-/* Random numbers: splitmix64 to seed, xorshift64* to run             */
+/* Random numbers: rng_next() to seed, xorshift64* to run            */
 /* ------------------------------------------------------------------ */
-
-static u64 splitmix(u64 *s)
-{
-	u64 z = (*s += 0x9e3779b97f4a7c15ULL);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
 
 struct rng {
 	u64 s;
@@ -293,10 +261,8 @@ static const struct cmdinfo cmds[] = {
 	    ENOMEM, EFAULT), true, true },
 	{ KBLOOM_IOC_DESTROY, "DESTROY",
 	  E(EBADF, EPERM, EINVAL, ENOENT, EBUSY, EFAULT), true, true },
-#ifdef KBLOOM_IOC_ROTATE
 	{ KBLOOM_IOC_ROTATE, "ROTATE",
 	  E(EBADF, EPERM, EINVAL, ENOENT, EFAULT), true, true },
-#endif
 	{ KBLOOM_IOC_CLEAR, "CLEAR",
 	  E(EBADF, EPERM, EINVAL, ENOENT, EINTR, EFAULT), true, true },
 	{ KBLOOM_IOC_INFO, "INFO", E(EINVAL, ENOENT, EFAULT), false, false },
@@ -323,7 +289,6 @@ static const struct cmdinfo cmds[] = {
 	{ KBLOOM_IOC_REMOVE_BATCH, "REMOVE_BATCH",
 	  E(EBADF, EINVAL, EFAULT, ENOENT, EOPNOTSUPP, E2BIG, EINTR, ENOMEM),
 	  true, false },
-#ifdef KBLOOM_IOC_ROTATE
 	/* Windowed filters are not merged (EOPNOTSUPP); their EXPORT waits
 	 * for a rotation under way, so never gives up (no EAGAIN). */
 	{ KBLOOM_IOC_MERGE, "MERGE",
@@ -333,15 +298,6 @@ static const struct cmdinfo cmds[] = {
 	{ KBLOOM_IOC_EXPORT, "EXPORT",
 	  E(EPERM, EINVAL, ENOBUFS, ENOENT, ENOMEM, EFAULT, EINTR),
 	  false, true },
-#else
-	{ KBLOOM_IOC_MERGE, "MERGE",
-	  E(EBADF, EINVAL, ENOENT, EINTR, EFAULT), true, false },
-	{ KBLOOM_IOC_COMPARE, "COMPARE",
-	  E(EBADF, EINVAL, ENOENT, EINTR, EFAULT), false, false },
-	{ KBLOOM_IOC_EXPORT, "EXPORT",
-	  E(EPERM, EINVAL, ENOBUFS, ENOENT, ENOMEM, EFAULT, EINTR), false,
-	  true },
-#endif
 	{ KBLOOM_IOC_IMPORT, "IMPORT",
 	  E(EBADF, EPERM, EINVAL, EEXIST, ENOENT, EFBIG, ENOSPC, EDQUOT,
 	    ENOMEM, EFAULT, EINTR), true, true },
@@ -414,10 +370,21 @@ static void note(struct worker *w, const char *fmt, ...)
 	va_end(ap);
 }
 
-static void dump_oplog(struct worker *w)
+/*
+ * A property that did not hold: counted in *@count, said on a VIOLATION
+ * line, and the thread's last calls after it.
+ */
+static void violation(struct worker *w, ull *count, const char *fmt, ...)
 {
 	unsigned int i, from = w->opn > OPLOG ? w->opn - OPLOG : 0;
+	char buf[900];
+	va_list ap;
 
+	add(count, 1);
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	diag("VIOLATION [p%d t%d] %s", w->proc, w->thread, buf);
 	for (i = from; i < w->opn; i++)
 		diag("  [p%d t%d] op %u: %s", w->proc, w->thread, i,
 		     w->oplog[i % OPLOG]);
@@ -503,12 +470,10 @@ static int call(struct worker *w, int fd, unsigned long cmd, u64 arg)
 		if (ci && ((ci->needs_write && ro) ||
 			   (ci->needs_admin && !w->admin) ||
 			   (handle && !key_cmd(cmd)))) {
-			add(&sh->forbidden, 1);
-			diag("VIOLATION [p%d t%d] %s succeeded %s", w->proc,
-			     w->thread, ci->name,
-			     handle && !key_cmd(cmd) ? "on a handle" :
-			     ci->needs_write && ro ? "on a read-only fd" :
-						     "without CAP_SYS_ADMIN");
+			violation(w, &sh->forbidden, "%s succeeded %s", ci->name,
+				  handle && !key_cmd(cmd) ? "on a handle" :
+				  ci->needs_write && ro ? "on a read-only fd" :
+							  "without CAP_SYS_ADMIN");
 		}
 		return 0;
 	}
@@ -520,13 +485,10 @@ static int call(struct worker *w, int fd, unsigned long cmd, u64 arg)
 		/* "Common to every command" */
 		ok |= err == EFAULT || err == EINVAL || err == ENOENT;
 	}
-	if (!ok) {
-		add(&sh->bad_errno, 1);
-		diag("VIOLATION [p%d t%d] %s (%#lx)%s failed with %s (errno %d), not a documented errno",
-		     w->proc, w->thread, ci ? ci->name : "unknown command", cmd,
-		     handle ? " on a handle" : "", strerror(err), err);
-		dump_oplog(w);
-	}
+	if (!ok)
+		violation(w, &sh->bad_errno, "%s (%#lx)%s failed with %s (errno %d), not a documented errno",
+			  ci ? ci->name : "unknown command", cmd,
+			  handle ? " on a handle" : "", strerror(err), err);
 	return err;
 }
 
@@ -695,25 +657,26 @@ static void shadow_forget(struct owned *o, u32 id)
 		*k = o->k[--o->n];
 }
 
+/* A key of the shadow was not found or not removed: reported once. */
 static void lost(struct worker *w, struct owned *o, const char *what, u32 id)
 {
 	char key[32];
 
 	key_text(key, w->id, id);
-	add(&sh->lost, 1);
-	diag("VIOLATION [p%d t%d] %s: key '%s' of owned filter %s (%s, %u keys in the shadow)",
-	     w->proc, w->thread, what, key, o->name,
-	     o->counting ? "counting" : "plain", o->n);
-	dump_oplog(w);
+	violation(w, &sh->lost, "%s: key '%s' of owned filter %s (%s, %u keys in the shadow)",
+		  what, key, o->name, o->counting ? "counting" : "plain",
+		  o->n);
+	shadow_forget(o, id);
 }
 
+/* @o is gone (ENOENT) or there (EEXIST) though we did not make it so. */
 static void vanished(struct worker *w, struct owned *o, const char *what,
 		     int err)
 {
-	add(&sh->vanished, 1);
-	diag("VIOLATION [p%d t%d] owned filter %s: %s (%s)", w->proc,
-	     w->thread, o->name, what, strerror(err));
-	dump_oplog(w);
+	violation(w, &sh->vanished, "owned filter %s: %s (%s)", o->name, what,
+		  strerror(err));
+	o->exists = err != ENOENT;
+	shadow_clear(o);
 }
 
 /*
@@ -732,47 +695,51 @@ static int own_key_fd(struct worker *w, struct owned *o, char *name,
 	return write || chance(&w->r, 50) ? w->rw : w->ro;
 }
 
+/*
+ * A batch of the keys @ids[0..n) on @o: laid out, @b filled (no results
+ * buffer, @done 0). Returns the fd to give it (own_key_fd()).
+ */
+static int own_batch(struct worker *w, struct owned *o, const u32 *ids,
+		     u32 n, struct kbloom_batch *b, bool write)
+{
+	u32 *lens = (u32 *)w->lens_buf;
+	u64 bytes;
+	char *keys = lay_keys(w, ids, n, lens, &bytes);
+
+	fill_batch(b, "", keys, lens, NULL, bytes, n);
+	b->done = 0;
+	return own_key_fd(w, o, b->name, write);
+}
+
 /* Every shadow key must test present (QUERY_BATCH, either fd). */
 static void own_verify(struct worker *w, struct owned *o)
 {
-	u32 ids[MAXSK], lens[MAXSK], i, n = o->n;
+	u32 ids[MAXSK], i, n = o->n;
 	unsigned char *res = (unsigned char *)w->res.guard - (MAXSK / 8);
-	struct kbloom_batch b = {};
-	u64 bytes;
-	char *keys;
+	struct kbloom_batch b;
 	int err, fd;
 
 	if (!o->exists || !n)
 		return;
 	for (i = 0; i < n; i++)
 		ids[i] = o->k[i].id;
-	keys = lay_keys(w, ids, n, lens, &bytes);
-	memcpy(w->lens_buf, lens, n * sizeof(u32));
-	fd = own_key_fd(w, o, b.name, false);
-	b.keys = (uintptr_t)keys;
-	b.lens = (uintptr_t)w->lens_buf;
-	b.keys_bytes = bytes;
-	b.count = n;
+	fd = own_batch(w, o, ids, n, &b, false);
 	b.results = (uintptr_t)res;
 	note(w, "verify %s: %u keys", o->name, n);
 	err = call(w, fd, KBLOOM_IOC_QUERY_BATCH, (uintptr_t)&b);
 	if (err == ENOENT) {
 		vanished(w, o, "gone though nobody destroyed it", err);
-		o->exists = false;
-		shadow_clear(o);
 		return;
 	}
 	if (err || b.done != n) {
-		add(&sh->other, 1);
-		diag("VIOLATION [p%d t%d] verify %s: QUERY_BATCH of %u keys: %s, done %u",
-		     w->proc, w->thread, o->name, n, strerror(err), b.done);
+		violation(w, &sh->other, "verify %s: QUERY_BATCH of %u keys: %s, done %u",
+			  o->name, n, strerror(err), b.done);
 		return;
 	}
+	/* One report per key: lost() forgets it. */
 	for (i = 0; i < n; i++) {
-		if (!(res[i / 8] >> (i % 8) & 1)) {
+		if (!bit_get(res, i)) {
 			lost(w, o, "added key reported absent", ids[i]);
-			/* One report per key: forget it. */
-			shadow_forget(o, ids[i]);
 			return;
 		}
 	}
@@ -792,13 +759,10 @@ static void own_open(struct worker *w, struct owned *o)
 	set_name(op.name, o->name);
 	note(w, "own open %s", o->name);
 	err = call(w, w->rw, KBLOOM_IOC_OPEN, (uintptr_t)&op);
-	if (!err) {
+	if (!err)
 		o->handle = op.fd;
-	} else if (err == ENOENT) {
-		vanished(w, o, "OPEN: gone", err);
-		o->exists = false;
-		shadow_clear(o);
-	}
+	else if (err == ENOENT)
+		vanished(w, o, "OPEN", err);
 }
 
 /*
@@ -817,12 +781,9 @@ static void own_close_handle(struct worker *w, struct owned *o)
 	kk.key = (uintptr_t)key;
 	note(w, "own add %s through its handle after DESTROY", o->name);
 	err = call(w, o->handle, KBLOOM_IOC_ADD, (uintptr_t)&kk);
-	if (err != ENOENT) {
-		add(&sh->other, 1);
-		diag("VIOLATION [p%d t%d] ADD on a handle of destroyed %s: %s, not ENOENT",
-		     w->proc, w->thread, o->name, strerror(err));
-		dump_oplog(w);
-	}
+	if (err != ENOENT)
+		violation(w, &sh->other, "ADD on a handle of destroyed %s: %s, not ENOENT",
+			  o->name, strerror(err));
 	close(o->handle);
 	o->handle = -1;
 }
@@ -878,8 +839,6 @@ static void own_create(struct worker *w, struct owned *o, int slot)
 			own_open(w, o);
 	} else if (err == EEXIST) {
 		vanished(w, o, "exists though no CREATE of it succeeded", err);
-		o->exists = true;
-		shadow_clear(o);
 		o->counting = false;	/* unknown: keep to plain ops */
 		o->bpf = ~0U;		/* likewise */
 	} else if (err == ENOENT && (c.flags & KBLOOM_CREATE_LIKE)) {
@@ -887,14 +846,16 @@ static void own_create(struct worker *w, struct owned *o, int slot)
 	}
 }
 
-/* ADD or TEST_AND_ADD one key; maybe with the structure on a page that
- * cannot be written back (then nothing may change). */
-static void own_add_one(struct worker *w, struct owned *o, bool tadd)
+/*
+ * A one-key @cmd of key @id on @o. With @ro_arg, the structure is on a
+ * page that cannot be written back: the call must fail and change
+ * nothing. *@result: what the call wrote back.
+ */
+static int own_key(struct worker *w, struct owned *o, unsigned long cmd,
+		   u32 id, bool ro_arg, u32 *result)
 {
 	struct kbloom_key kk = {}, *kp = &kk;
 	char key[32];
-	u32 id = fresh_id(w);
-	bool ro_arg = chance(&w->r, 10);
 	int err, fd;
 
 	kk.len = key_text(key, w->id, id);
@@ -905,24 +866,28 @@ static void own_add_one(struct worker *w, struct owned *o, bool tadd)
 		kp = (struct kbloom_key *)w->scratch_ro;
 		mprotect(w->scratch_ro, PAGE, PROT_READ);
 	}
-	note(w, "own %s %s key %u%s%s", tadd ? "tadd" : "add", o->name, id,
+	note(w, "own %s %s key %u%s%s", cmd_lookup(cmd)->name, o->name, id,
 	     ro_arg ? " (arg read-only)" : "", fd == o->handle ? " (handle)" : "");
-	err = call(w, fd, tadd ? KBLOOM_IOC_TEST_AND_ADD : KBLOOM_IOC_ADD,
-		   (uintptr_t)kp);
+	err = call(w, fd, cmd, (uintptr_t)kp);
 	if (ro_arg)
 		mprotect(w->scratch_ro, PAGE, PROT_READ | PROT_WRITE);
-	if (!err) {
-		if (ro_arg) {
-			add(&sh->other, 1);
-			diag("VIOLATION [p%d t%d] ADD with an unwritable argument succeeded",
-			     w->proc, w->thread);
-		}
+	*result = kp->result;
+	if (!err && ro_arg)
+		violation(w, &sh->other, "%s with an unwritable argument succeeded",
+			  cmd_lookup(cmd)->name);
+	else if (err == ENOENT)
+		vanished(w, o, cmd_lookup(cmd)->name, err);
+	return err;
+}
+
+/* ADD or TEST_AND_ADD one key, sometimes with the structure unwritable. */
+static void own_add_one(struct worker *w, struct owned *o, bool tadd)
+{
+	u32 id = fresh_id(w), res;
+
+	if (!own_key(w, o, tadd ? KBLOOM_IOC_TEST_AND_ADD : KBLOOM_IOC_ADD, id,
+		     chance(&w->r, 10), &res))
 		shadow_add(o, id);
-	} else if (err == ENOENT) {
-		vanished(w, o, "ADD: gone", err);
-		o->exists = false;
-		shadow_clear(o);
-	}
 }
 
 /*
@@ -935,20 +900,13 @@ static void own_add_batch(struct worker *w, struct owned *o, bool tadd)
 	u32 n = 1 + below(&w->r, chance(&w->r, 30) ? 2500 : 200);
 	u32 ids[2600], *lens = (u32 *)w->lens_buf, i, bad_at = ~0U;
 	u32 writable = ~0U;	/* keys whose result bits are writable */
-	struct kbloom_batch b = {};
+	struct kbloom_batch b;
 	const char *how = "";
-	u64 bytes;
-	char *keys;
 	int err, fd;
 
 	for (i = 0; i < n; i++)
 		ids[i] = fresh_id(w);
-	keys = lay_keys(w, ids, n, lens, &bytes);
-	fd = own_key_fd(w, o, b.name, true);
-	b.keys = (uintptr_t)keys;
-	b.lens = (uintptr_t)lens;
-	b.keys_bytes = bytes;
-	b.count = n;
+	fd = own_batch(w, o, ids, n, &b, true);
 	switch (below(&w->r, 8)) {
 	case 0:
 		/* A bad length: EINVAL, @done tells which. */
@@ -967,7 +925,7 @@ static void own_add_batch(struct worker *w, struct owned *o, bool tadd)
 	}
 	case 2:
 		/* The keys buffer claims more than is mapped. */
-		b.keys_bytes = bytes + below(&w->r, 64);
+		b.keys_bytes += below(&w->r, 64);
 		if (n > 1)
 			lens[n - 1] += below(&w->r, 64);
 		how = " (keys run into a guard page)";
@@ -980,29 +938,21 @@ static void own_add_batch(struct worker *w, struct owned *o, bool tadd)
 	default:
 		b.results = (uintptr_t)(w->res.guard - (n + 7) / 8);
 	}
-	b.done = 0;
 	note(w, "own %s %s %u keys%s%s", tadd ? "tadd_batch" : "add_batch",
 	     o->name, n, how, fd == o->handle ? " (handle)" : "");
 	err = call(w, fd, tadd ? KBLOOM_IOC_TEST_AND_ADD_BATCH :
 				 KBLOOM_IOC_ADD_BATCH, (uintptr_t)&b);
 	if (err == ENOENT) {
-		vanished(w, o, "ADD_BATCH: gone", err);
-		o->exists = false;
-		shadow_clear(o);
+		vanished(w, o, "ADD_BATCH", err);
 		return;
 	}
-	if (!err && b.done != n) {
-		add(&sh->other, 1);
-		diag("VIOLATION [p%d t%d] ADD_BATCH succeeded with done %u of %u",
-		     w->proc, w->thread, b.done, n);
-	}
+	if (!err && b.done != n)
+		violation(w, &sh->other, "ADD_BATCH succeeded with done %u of %u",
+			  b.done, n);
 	if (b.done > n || (bad_at != ~0U && b.done > bad_at) ||
 	    b.done > writable) {
-		add(&sh->other, 1);
-		diag("VIOLATION [p%d t%d] ADD_BATCH: done %u, count %u, bad length at %d, results writable for %d keys%s",
-		     w->proc, w->thread, b.done, n, (int)bad_at, (int)writable,
-		     how);
-		dump_oplog(w);
+		violation(w, &sh->other, "ADD_BATCH: done %u, count %u, bad length at %d, results writable for %d keys%s",
+			  b.done, n, (int)bad_at, (int)writable, how);
 		return;
 	}
 	for (i = 0; i < b.done; i++)
@@ -1012,69 +962,32 @@ static void own_add_batch(struct worker *w, struct owned *o, bool tadd)
 /* Remove keys the thread added (never others: that could steal counts). */
 static void own_remove(struct worker *w, struct owned *o)
 {
-	u32 ids[128], *lens = (u32 *)w->lens_buf, n, i;
-	struct kbloom_batch b = {};
+	u32 ids[128], n, i, start, res1;
+	struct kbloom_batch b;
 	unsigned char *res;
 	const char *how = "";
-	u64 bytes;
-	char *keys;
+	bool ro_arg, unwritable;
 	int err, fd;
 
 	if (!o->n)
 		return;
 	if (chance(&w->r, 40)) {
 		/* One key, sometimes with the structure unwritable. */
-		struct kbloom_key kk = {}, *kp = &kk;
-		char key[32];
-		u32 id = o->k[below(&w->r, o->n)].id;
-		bool ro_arg = chance(&w->r, 20);
-
-		kk.len = key_text(key, w->id, id);
-		kk.key = (uintptr_t)key;
-		fd = own_key_fd(w, o, kk.name, true);
-		if (ro_arg) {
-			memcpy(w->scratch_ro, &kk, sizeof(kk));
-			kp = (struct kbloom_key *)w->scratch_ro;
-			mprotect(w->scratch_ro, PAGE, PROT_READ);
-		}
-		note(w, "own remove %s key %u%s%s", o->name, id,
-		     ro_arg ? " (arg read-only)" : "",
-		     fd == o->handle ? " (handle)" : "");
-		err = call(w, fd, KBLOOM_IOC_REMOVE, (uintptr_t)kp);
-		if (ro_arg)
-			mprotect(w->scratch_ro, PAGE, PROT_READ | PROT_WRITE);
-		if (err == ENOENT) {
-			vanished(w, o, "REMOVE: gone", err);
-			o->exists = false;
-			shadow_clear(o);
-		} else if (!err && ro_arg) {
-			add(&sh->other, 1);
-			diag("VIOLATION [p%d t%d] REMOVE with an unwritable argument succeeded",
-			     w->proc, w->thread);
-			shadow_remove(o, id);
-		} else if (!err && kp->result == 0) {
-			lost(w, o, "REMOVE refused an added key", id);
-			shadow_forget(o, id);
-		} else if (!err) {
-			shadow_remove(o, id);
-		}
+		ids[0] = o->k[below(&w->r, o->n)].id;
+		ro_arg = chance(&w->r, 20);
+		err = own_key(w, o, KBLOOM_IOC_REMOVE, ids[0], ro_arg, &res1);
+		if (!err && !ro_arg && !res1)
+			lost(w, o, "REMOVE refused an added key", ids[0]);
+		else if (!err)
+			shadow_remove(o, ids[0]);
 		return;
 	}
-	/* A batch of distinct shadow keys. */
-	/* Distinct keys: a run of consecutive shadow slots. */
+	/* A batch of distinct keys: a run of consecutive shadow slots. */
 	n = 1 + below(&w->r, o->n < 128 ? o->n : 128);
-	{
-		u32 start = below(&w->r, o->n);
-
-		for (i = 0; i < n; i++)
-			ids[i] = o->k[(start + i) % o->n].id;
-	}
-	keys = lay_keys(w, ids, n, lens, &bytes);
-	fd = own_key_fd(w, o, b.name, true);
-	b.keys = (uintptr_t)keys;
-	b.lens = (uintptr_t)lens;
-	b.keys_bytes = bytes;
-	b.count = n;
+	start = below(&w->r, o->n);
+	for (i = 0; i < n; i++)
+		ids[i] = o->k[(start + i) % o->n].id;
+	fd = own_batch(w, o, ids, n, &b, true);
 	res = (unsigned char *)w->res.guard - (n + 7) / 8;
 	switch (below(&w->r, 6)) {
 	case 0:
@@ -1088,81 +1001,55 @@ static void own_remove(struct worker *w, struct owned *o)
 	default:
 		break;
 	}
+	unwritable = res == (unsigned char *)page_none ||
+		     res == (unsigned char *)page_ro;
 	b.results = (uintptr_t)res;
 	note(w, "own remove_batch %s %u keys%s%s", o->name, n, how,
 	     fd == o->handle ? " (handle)" : "");
 	err = call(w, fd, KBLOOM_IOC_REMOVE_BATCH, (uintptr_t)&b);
 	if (err == ENOENT) {
-		vanished(w, o, "REMOVE_BATCH: gone", err);
-		o->exists = false;
-		shadow_clear(o);
+		vanished(w, o, "REMOVE_BATCH", err);
 		return;
 	}
-	if (b.done > n ||
-	    (b.done && (res == (unsigned char *)page_none ||
-			res == (unsigned char *)page_ro))) {
-		add(&sh->other, 1);
-		diag("VIOLATION [p%d t%d] REMOVE_BATCH done %u of %u%s",
-		     w->proc, w->thread, b.done, n, how);
-		dump_oplog(w);
+	if (b.done > n || (b.done && unwritable)) {
+		violation(w, &sh->other, "REMOVE_BATCH done %u of %u%s",
+			  b.done, n, how);
 		return;
 	}
-	if (!err && b.done != n) {
-		add(&sh->other, 1);
-		diag("VIOLATION [p%d t%d] REMOVE_BATCH succeeded with done %u of %u",
-		     w->proc, w->thread, b.done, n);
-	}
+	if (!err && b.done != n)
+		violation(w, &sh->other, "REMOVE_BATCH succeeded with done %u of %u",
+			  b.done, n);
 	for (i = 0; i < b.done; i++) {
-		bool removed = res != (unsigned char *)page_none &&
-			       res != (unsigned char *)page_ro &&
-			       (res[i / 8] >> (i % 8) & 1);
-
-		if (!removed) {
+		if (bit_get(res, i))
+			shadow_remove(o, ids[i]);
+		else
 			lost(w, o, "REMOVE_BATCH refused an added key", ids[i]);
-			shadow_forget(o, ids[i]);
-			continue;
-		}
-		shadow_remove(o, ids[i]);
 	}
 }
 
-static void own_clear(struct worker *w, struct owned *o)
+/* CLEAR or DESTROY @o: its shadow is void, and (DESTROY) it is gone. */
+static void own_clear(struct worker *w, struct owned *o, bool destroy)
 {
-	struct kbloom_name n = {};
-	int err;
-
-	set_name(n.name, o->name);
-	note(w, "own clear %s", o->name);
-	err = call(w, w->rw, KBLOOM_IOC_CLEAR, (uintptr_t)&n);
-	if (!err || err == EINTR)
-		shadow_clear(o);
-	else if (err == ENOENT) {
-		vanished(w, o, "CLEAR: gone", err);
-		o->exists = false;
-		shadow_clear(o);
-	}
-}
-
-static void own_destroy(struct worker *w, struct owned *o)
-{
+	unsigned long cmd = destroy ? KBLOOM_IOC_DESTROY : KBLOOM_IOC_CLEAR;
 	struct kbloom_name n = {};
 	int err, i;
 
 	set_name(n.name, o->name);
-	note(w, "own destroy %s", o->name);
-	err = call(w, w->rw, KBLOOM_IOC_DESTROY, (uintptr_t)&n);
-	if (!err) {
-		o->exists = false;
-		shadow_clear(o);
-		own_close_handle(w, o);
-		for (i = 0; i < NOWN; i++)
-			if (!strcmp(w->own[i].like, o->name))
-				w->own[i].like[0] = 0;
-	} else if (err == ENOENT) {
-		vanished(w, o, "DESTROY: gone", err);
-		o->exists = false;
-		shadow_clear(o);
+	note(w, "own %s %s", cmd_lookup(cmd)->name, o->name);
+	err = call(w, w->rw, cmd, (uintptr_t)&n);
+	if (err == ENOENT) {
+		vanished(w, o, cmd_lookup(cmd)->name, err);
+		return;
 	}
+	if (!err || (err == EINTR && !destroy))
+		shadow_clear(o);
+	if (err || !destroy)
+		return;
+	o->exists = false;
+	own_close_handle(w, o);
+	for (i = 0; i < NOWN; i++)
+		if (!strcmp(w->own[i].like, o->name))
+			w->own[i].like[0] = 0;
 }
 
 /*
@@ -1185,9 +1072,7 @@ static void own_roundtrip(struct worker *w, struct owned *o)
 	note(w, "own export %s", o->name);
 	err = call(w, w->rw, KBLOOM_IOC_EXPORT, (uintptr_t)&im);
 	if (err == ENOENT) {
-		vanished(w, o, "EXPORT: gone", err);
-		o->exists = false;
-		shadow_clear(o);
+		vanished(w, o, "EXPORT", err);
 		return;
 	}
 	if (err)
@@ -1204,17 +1089,13 @@ static void own_roundtrip(struct worker *w, struct owned *o)
 	     damage ? " (damaged)" : "");
 	err = call(w, w->rw, KBLOOM_IOC_IMPORT, (uintptr_t)&im);
 	if (err == ENOENT && dst == o) {
-		vanished(w, o, "IMPORT --replace: gone", err);
-		o->exists = false;
-		shadow_clear(o);
+		vanished(w, o, "IMPORT --replace", err);
 		return;
 	}
 	if (err == EEXIST && dst != o) {
 		vanished(w, dst, "IMPORT: exists though no CREATE of it succeeded",
 			 err);
-		dst->exists = true;
 		dst->bpf = ~0U;		/* unknown */
-		shadow_clear(dst);
 		return;
 	}
 	if (err)
@@ -1266,7 +1147,8 @@ static void own_merge(struct worker *w, struct owned *o)
 	note(w, "own merge %s <- %s", o->name, src->name);
 	err = call(w, w->rw, KBLOOM_IOC_MERGE, (uintptr_t)&m);
 	if (err == ENOENT) {
-		vanished(w, o, "MERGE: a side is gone", err);
+		violation(w, &sh->vanished, "MERGE %s <- %s: a side is gone",
+			  o->name, src->name);
 		return;
 	}
 	if (err)
@@ -1289,9 +1171,7 @@ static void own_info(struct worker *w, struct owned *o)
 	err = call(w, chance(&w->r, 50) ? w->ro : w->rw, KBLOOM_IOC_INFO,
 		   (uintptr_t)&info);
 	if (err == ENOENT) {
-		vanished(w, o, "INFO: gone", err);
-		o->exists = false;
-		shadow_clear(o);
+		vanished(w, o, "INFO", err);
 		return;
 	}
 	if (!err && (info.bits_set > info.bits || !info.memory_bytes ||
@@ -1299,13 +1179,10 @@ static void own_info(struct worker *w, struct owned *o)
 		     (o->bpf != ~0U &&
 		      (info.flags & (KBLOOM_CREATE_BPF_READ |
 				     KBLOOM_CREATE_BPF_WRITE)) != o->bpf) ||
-		     (o->n && !info.bits_set))) {
-		add(&sh->other, 1);
-		diag("VIOLATION [p%d t%d] INFO %s: bits %llu bits_set %llu memory %llu flags %#x with %u keys in the shadow",
-		     w->proc, w->thread, o->name, (ull)info.bits,
-		     (ull)info.bits_set, (ull)info.memory_bytes, info.flags,
-		     o->n);
-	}
+		     (o->n && !info.bits_set)))
+		violation(w, &sh->other, "INFO %s: bits %llu bits_set %llu memory %llu flags %#x with %u keys in the shadow",
+			  o->name, info.bits, info.bits_set, info.memory_bytes,
+			  info.flags, o->n);
 }
 
 static void own_step(struct worker *w)
@@ -1335,10 +1212,8 @@ static void own_step(struct worker *w)
 		own_merge(w, o);
 	else if (c < 90)
 		own_info(w, o);
-	else if (c < 94)
-		own_clear(w, o);
 	else
-		own_destroy(w, o);
+		own_clear(w, o, c >= 94);
 }
 
 /* ------------------------------------------------------------------ */
@@ -1438,7 +1313,6 @@ static void chaos_create(struct worker *w)
 		c.flags = (u32)rnd(&w->r);
 	if (chance(&w->r, 10))
 		c.hash_scheme = below(&w->r, 4);
-#ifdef KBLOOM_IOC_ROTATE
 	if ((features & KBLOOM_FEATURE_WINDOW) && chance(&w->r, 25)) {
 		/* Windowed: G generations, W ms (0: by ROTATE only). */
 		c.generations = chance(&w->r, 85) ? 2 + below(&w->r, 4) :
@@ -1451,7 +1325,6 @@ static void chaos_create(struct worker *w)
 	}
 	if (chance(&w->r, 5))
 		c.reserved[below(&w->r, 2)] = rnd(&w->r);
-#endif
 	if (chance(&w->r, 10))
 		chaos_bits(w, &c, sizeof(c));
 	note(w, "chaos create '%.32s'", c.name);
@@ -1551,9 +1424,7 @@ static void chaos_open(struct worker *w)
 	if (call(w, fd, KBLOOM_IOC_OPEN, arg))
 		return;
 	if (arg != (uintptr_t)&op) {
-		add(&sh->other, 1);
-		diag("VIOLATION [p%d t%d] OPEN succeeded with an unwritable argument",
-		     w->proc, w->thread);
+		violation(w, &sh->other, "OPEN succeeded with an unwritable argument");
 		return;
 	}
 	if (w->hfd[slot] >= 0)
@@ -1843,12 +1714,10 @@ static void chaos_step(struct worker *w)
 		chaos_name_cmd(w, KBLOOM_IOC_DESTROY);
 		break;
 	case 4:
-#ifdef KBLOOM_IOC_ROTATE
 		if ((features & KBLOOM_FEATURE_WINDOW) && chance(&w->r, 50)) {
 			chaos_name_cmd(w, KBLOOM_IOC_ROTATE);
 			break;
 		}
-#endif
 		chaos_name_cmd(w, KBLOOM_IOC_CLEAR);
 		break;
 	case 5:
@@ -1937,7 +1806,7 @@ static void worker_init(struct worker *w, int proc, int thread, bool admin,
 	w->proc = proc;
 	w->thread = thread;
 	w->id = proc * MAXTHREADS + thread;
-	w->r.s = splitmix(&s) | 1;
+	w->r.s = rng_next(&s) | 1;
 	w->admin = admin;
 	w->own_enabled = own;
 	w->rw = w->ro = -1;
@@ -1973,12 +1842,8 @@ static void *worker_main(void *arg)
 		return NULL;
 	}
 	/* Leftovers of an earlier run of this process slot. */
-	for (i = 0; i < NOWN && w->own_enabled; i++) {
-		struct kbloom_name n = {};
-
-		set_name(n.name, w->own[i].name);
-		ioctl(w->rw, KBLOOM_IOC_DESTROY, &n);
-	}
+	for (i = 0; i < NOWN && w->own_enabled; i++)
+		destroy_quiet(w->rw, w->own[i].name);
 	while (!expired()) {
 		if (w->own_enabled && chance(&w->r, 45))
 			own_step(w);
@@ -2046,224 +1911,52 @@ static int process_main(int proc, unsigned int threads, bool unprivileged)
 
 static int main_fd = -1;
 
-static int read_file(const char *path, char *buf, size_t len)
-{
-	int fd = open(path, O_RDONLY);
-	ssize_t r;
-
-	if (fd < 0)
-		return -1;
-	r = read(fd, buf, len - 1);
-	close(fd);
-	if (r < 0)
-		return -1;
-	buf[r] = 0;
-	return 0;
-}
-
-static int write_file(const char *path, const char *s)
-{
-	int fd = open(path, O_WRONLY);
-	ssize_t r;
-
-	if (fd < 0)
-		return -1;
-	r = write(fd, s, strlen(s));
-	close(fd);
-	return r == (ssize_t)strlen(s) ? 0 : -1;
-}
-
-static ull read_ull(const char *path)
-{
-	char buf[64];
-
-	if (read_file(path, buf, sizeof(buf)))
-		return ~0ULL;
-	return strtoull(buf, NULL, 10);
-}
-
-static unsigned int list_all(char (**names)[KBLOOM_NAME_MAX])
-{
-	struct kbloom_list l = {};
-	unsigned int room = 0;
-
-	*names = NULL;
-	for (;;) {
-		l.names = (uintptr_t)*names;
-		l.count = room;
-		if (ioctl(main_fd, KBLOOM_IOC_LIST, &l))
-			return 0;
-		if (l.count <= room)
-			return l.count;
-		room = l.count + 16;
-		free(*names);
-		*names = calloc(room, KBLOOM_NAME_MAX);
-		if (!*names)
-			return 0;
-	}
-}
-
-static int cmp_name(const void *a, const void *b)
-{
-	return strcmp(a, b);
-}
-
 /*
- * EXPORT @im and INFO @info of one filter, contents and bits_set of the
- * same generations. Once the fuzzing processes are gone nothing changes a
- * filter any more, but a windowed filter's timer: it may rotate between
- * the two calls, and no sequence a
- * caller can see brackets a rotation. Such a filter is not compared: 0
- * with im->payload zeroed. -1 and errno on a failure.
+ * Quiescent (the fuzzing processes are gone): LIST, sysfs and filter_count
+ * agree, and each filter's bits_set matches its exported contents. But a
+ * windowed filter's timer may still rotate it between EXPORT and INFO, and
+ * no sequence a caller can see brackets a rotation: such a filter is not
+ * compared.
  */
-static int export_still(struct kbloom_image *im, struct kbloom_info *info)
-{
-	struct kbloom_info shape = *info;	/* only the name: INFO wants */
-
-	if (ioctl(main_fd, KBLOOM_IOC_INFO, &shape))
-		return -1;
-#ifdef KBLOOM_IOC_ROTATE
-	if (shape.generations && shape.window_ms) {
-		im->payload = 0;
-		return 0;
-	}
-#endif
-	if (ioctl(main_fd, KBLOOM_IOC_EXPORT, im) ||
-	    ioctl(main_fd, KBLOOM_IOC_INFO, info))
-		return -1;
-	return 0;
-}
-
-/* LIST, sysfs and filter_count agree; bits_set matches the contents. */
 static bool final_consistency(char *why, size_t wlen)
 {
 	char (*names)[KBLOOM_NAME_MAX];
-	char (*sys)[KBLOOM_NAME_MAX];
-	unsigned int n = list_all(&names), ns = 0, i;
-	struct dirent *e;
-	DIR *d;
-	bool ok = true;
+	struct kbloom_image im;
+	struct kbloom_info info;
+	unsigned char *p;
+	u32 n, i;
+	int err = registry_names(main_fd, &names, &n, why, wlen);
 
-	sys = calloc(n + 64, KBLOOM_NAME_MAX);
-	d = opendir("/sys/kernel/bloom/filters");
-	while (d && sys && (e = readdir(d))) {
-		if (e->d_name[0] == '.')
-			continue;
-		if (ns < n + 64)
-			set_name(sys[ns], e->d_name);
-		ns++;
-	}
-	if (d)
-		closedir(d);
-	if (sys && ns <= n + 64)
-		qsort(sys, ns, KBLOOM_NAME_MAX, cmp_name);
-	if (!sys || ns != n ||
-	    (n && memcmp(sys, names, (size_t)n * KBLOOM_NAME_MAX))) {
-		snprintf(why, wlen, "LIST has %u filters, /sys/kernel/bloom/filters %u",
-			 n, ns);
-		ok = false;
-	} else if (read_ull("/sys/kernel/bloom/filter_count") != n) {
-		snprintf(why, wlen, "filter_count %llu, LIST %u",
-			 read_ull("/sys/kernel/bloom/filter_count"), n);
-		ok = false;
-	}
-	for (i = 0; ok && i < n; i++) {
-		struct kbloom_image im = {};
-		struct kbloom_info info = {};
-		unsigned char *p;
-		ull w = 0;
-		u64 j, len;
-
-		set_name(im.name, names[i]);
-		set_name(info.name, names[i]);
-		if (ioctl(main_fd, KBLOOM_IOC_EXPORT, &im) == 0 ||
-		    errno != ENOBUFS) {
-			snprintf(why, wlen, "EXPORT %s with no buffer: %s",
-				 names[i], strerror(errno));
-			ok = false;
-			break;
-		}
-		/* Only the name, buffer and size go in (not seed_hi). */
-		len = im.payload_len;
-		memset(&im, 0, sizeof(im));
-		set_name(im.name, names[i]);
-		p = malloc(len ? len : 1);
-		im.payload = (uintptr_t)p;
-		im.payload_len = len;
-		if (!p || export_still(&im, &info)) {
+	for (i = 0; !err && i < n; i++) {
+		err = kb_export_all(main_fd, names[i], &im, &p);
+		if (!err)
+			err = kb_info(main_fd, names[i], &info);
+		if (err) {
 			snprintf(why, wlen, "EXPORT/INFO %s: %s", names[i],
-				 strerror(errno));
-			free(p);
-			ok = false;
-			break;
-		}
-		if (!im.payload) {
+				 strerror(err));
+		} else if (info.generations && info.window_ms) {
 			printf("# %s: windowed, its timer rotates it: bits_set not compared with its contents\n",
 			       names[i]);
-			free(p);
-			continue;
-		}
-		/* Windowed: bits_set is the newest generation's, stored first. */
-#ifdef KBLOOM_IOC_ROTATE
-		if (im.generations > 1)
-			im.payload_len /= im.generations;
-#endif
-		for (j = 0; j < im.payload_len; j++)
-			w += (im.flags & KBLOOM_CREATE_COUNTING) ?
-			     (ull)(!!(p[j] & 15) + !!(p[j] >> 4)) :
-			     (ull)__builtin_popcount(p[j]);
-		free(p);
-		if (w != info.bits_set) {
+		} else if (image_weight(&im, p) != info.bits_set) {
 			snprintf(why, wlen, "%s: bits_set %llu, its contents have %llu",
-				 names[i], (ull)info.bits_set, w);
-			ok = false;
+				 names[i], info.bits_set, image_weight(&im, p));
+			err = EPROTO;
 		}
+		free(p);
 	}
 	free(names);
-	free(sys);
-	return ok;
-}
-
-/* What the live filters are charged: sysfs memory_charged (or INFO's
- * memory_bytes, from a module without it). */
-static ull charges(void)
-{
-	char (*names)[KBLOOM_NAME_MAX];
-	unsigned int n = list_all(&names), i;
-	char path[128];
-	ull sum = 0, v;
-
-	for (i = 0; i < n; i++) {
-		snprintf(path, sizeof(path),
-			 "/sys/kernel/bloom/filters/%.32s/memory_charged",
-			 names[i]);
-		v = read_ull(path);
-		if (v == ~0ULL) {
-			struct kbloom_info info = {};
-
-			set_name(info.name, names[i]);
-			v = ioctl(main_fd, KBLOOM_IOC_INFO, &info) ? 0 :
-			    info.memory_bytes;
-		}
-		sum += v;
-	}
-	free(names);
-	return sum;
+	return !err;
 }
 
 static void destroy_ours(void)
 {
 	char (*names)[KBLOOM_NAME_MAX];
-	unsigned int n = list_all(&names), i;
+	u32 n = 0, i;
 
-	for (i = 0; i < n; i++) {
-		struct kbloom_name nm = {};
-
-		if (strncmp(names[i], "fz", 2))
-			continue;
-		set_name(nm.name, names[i]);
-		ioctl(main_fd, KBLOOM_IOC_DESTROY, &nm);
-	}
+	kb_list(main_fd, &names, &n);
+	for (i = 0; i < n; i++)
+		if (!strncmp(names[i], "fz", 2))
+			kb_destroy(main_fd, names[i]);
 	free(names);
 }
 
@@ -2297,11 +1990,11 @@ int main(int argc, char **argv)
 	};
 	pid_t pids[MAXPROCS + 2];
 	bool seeded = false, children_ok = true, consistent;
-	char budget[64] = "", why[512] = "";
+	char why[512] = "";
 	unsigned int i, nproc, restarts = 0;
-	ull base_mem, mem = 0, t0, t_start, t_end;
+	u64 budget = 0, base_mem = 0, mem = 0, t_start, t_end;
 	struct rng kr;
-	int opt, status, tapno = 0, nfail = 0;
+	int opt, status, tapno = 0, nfail = 0, no_budget, unsettled;
 	pid_t victim;
 
 	while ((opt = getopt_long(argc, argv, "d:s:t:p:T:v", lopts, NULL)) !=
@@ -2362,27 +2055,19 @@ int main(int argc, char **argv)
 		       (ull)v.features);
 	}
 	/* Keep huge random creations from eating the VM: a small budget. */
-	if (!read_file("/sys/module/kbloom/parameters/max_memory", budget,
-		       sizeof(budget)))
-		write_file("/sys/module/kbloom/parameters/max_memory",
-			   FUZZ_BUDGET);
+	no_budget = sysfs_read_u64(MAX_MEMORY, &budget);
+	if (!no_budget)
+		sysfs_write_u64(MAX_MEMORY, FUZZ_BUDGET);
 	destroy_ours();
 	/* The big filter the killed process works on. */
-	{
-		struct kbloom_create c = {};
-
-		set_name(c.name, BIG_NAME);
-		c.bits = BIG_BITS;
-		c.hashes = 3;
-		ioctl(main_fd, KBLOOM_IOC_CREATE, &c);
-	}
+	kb_create(main_fd, BIG_NAME, BIG_BITS, 3, 0, 0, NULL);
 
 	t_start = now_ms();
 	deadline_ms = t_start + (ull)opt_time * 1000;
 	{
 		u64 ks = opt_seed ^ 0x4b111;
 
-		kr.s = splitmix(&ks) | 1;
+		kr.s = rng_next(&ks) | 1;
 	}
 	/* Process 0..P-1: root; P: unprivileged; P+1: killed and reborn. */
 	nproc = opt_procs + 2;
@@ -2421,12 +2106,9 @@ int main(int argc, char **argv)
 	 * remaining filters are charged (not necessarily what it was before
 	 * the run: frees of earlier tests may have been pending then).
 	 */
-	t0 = now_ms();
-	while ((mem = read_ull("/sys/kernel/bloom/memory_used")) !=
-	       (base_mem = charges()) && now_ms() - t0 < 15000)
-		usleep(50000);
-	if (budget[0])
-		write_file("/sys/module/kbloom/parameters/max_memory", budget);
+	unsettled = settle_within(main_fd, 0, 15000, &mem, &base_mem);
+	if (!no_budget)
+		sysfs_write_u64(MAX_MEMORY, budget);
 
 	printf("# %llu ioctls (%llu succeeded) in %.1f s by %u processes, %u restarts of the killed one\n",
 	       sh->ops, sh->ok_calls, (t_end - t_start) / 1000.0,
@@ -2459,10 +2141,10 @@ int main(int argc, char **argv)
 	       opt_seed, sh->kills);
 	if (!consistent)
 		printf("# %s\n", why);
-	if (consistent && mem != base_mem)
-		printf("# memory_used %llu, but the %s filters are charged %llu\n",
-		       mem, "remaining", base_mem);
-	RESULT(consistent && mem == base_mem,
+	if (consistent && unsettled)
+		printf("# memory_used %llu, but the remaining filters are charged %llu (%s)\n",
+		       mem, base_mem, strerror(unsettled));
+	RESULT(consistent && !unsettled,
 	       "ioctl fuzz (seed %llu): afterwards LIST, sysfs, filter_count and bits_set agree, and memory_used comes back to what the filters are charged",
 	       opt_seed);
 	return nfail ? 1 : 0;
