@@ -659,7 +659,8 @@ static __maybe_unused int registry_names(int fd,
 /*
  * EXPORT of @name into a buffer of the size it needs (*payload, malloc'ed),
  * @im as the kernel wrote it back. First with no buffer, which must fail
- * with ENOBUFS and give the size (EPROTO if it does not). 0 or an errno.
+ * with ENOBUFS and give the size (EPROTO if it does not), then into the
+ * buffer (EIO if the two sizes disagree). 0 or an errno.
  */
 static __maybe_unused int kb_export_all(int fd, const char *name,
 					struct kbloom_image *im,
@@ -677,6 +678,8 @@ static __maybe_unused int kb_export_all(int fd, const char *name,
 	if (!*payload)
 		return ENOMEM;
 	err = kb_export(fd, name, *payload, len, im);
+	if (!err && im->payload_len != len)
+		err = EIO;	/* the two answers disagree */
 	if (err) {
 		free(*payload);
 		*payload = NULL;

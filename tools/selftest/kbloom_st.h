@@ -299,26 +299,15 @@ static __maybe_unused void img_free(struct img *g)
 	memset(g, 0, sizeof(*g));
 }
 
-/*
- * EXPORT @name on @fd into @g, sized by a first call that must say
- * ENOBUFS; 0 or an errno (EIO: the sizes did not agree).
- */
+/* EXPORT @name on @fd into @g: kb_export_all(); 0 or an errno. */
 static __maybe_unused int img_get(int fd, const char *name, struct img *g)
 {
-	struct kbloom_image im;
 	int err;
 
 	memset(g, 0, sizeof(*g));
-	err = kb_export(fd, name, NULL, 0, &im);
-	if (err != ENOBUFS)
-		return err ? err : EIO;
-	g->len = im.payload_len;
-	g->buf = malloc(g->len ? g->len : 1);
-	if (!g->buf)
-		return ENOMEM;
-	err = kb_export(fd, name, g->buf, g->len, &g->im);
-	if (!err && g->im.payload_len != g->len)
-		return EIO;
+	err = kb_export_all(fd, name, &g->im, &g->buf);
+	if (!err)
+		g->len = g->im.payload_len;
 	return err;
 }
 
