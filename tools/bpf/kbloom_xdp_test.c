@@ -33,7 +33,6 @@
 
 struct options {
 	struct prog_opts prog;
-	bool json;
 	const char **pkts;
 	int nr_pkts;
 	/* kfunc */
@@ -132,7 +131,7 @@ static int cmd_test_run(const struct options *o)
 		goto out;
 	if (load(&o->prog, &l))
 		goto out;
-	if (o->json) {
+	if (o->prog.json) {
 		printf("{\"program\":");
 		json_str(stdout, l.what);
 		if (l.allow_id || l.flows_id)
@@ -159,7 +158,7 @@ static int cmd_test_run(const struct options *o)
 
 			fflush(stdout);
 			/* Its output must not break the JSON. */
-			if (o->json) {
+			if (o->prog.json) {
 				saved = dup(STDOUT_FILENO);
 				dup2(STDERR_FILENO, STDOUT_FILENO);
 			}
@@ -169,7 +168,7 @@ static int cmd_test_run(const struct options *o)
 				close(saved);
 			}
 			st = st == -1 ? -1 : WIFEXITED(st) ? WEXITSTATUS(st) : 128;
-			if (o->json) {
+			if (o->prog.json) {
 				printf("%s{\"exec\":", i ? "," : "");
 				json_str(stdout, specs[i] + 5);
 				printf(",\"status\":%d}", st);
@@ -187,7 +186,7 @@ static int cmd_test_run(const struct options *o)
 		}
 		if (read_counters(l.counters_fd, after))
 			goto out_unload;
-		if (o->json) {
+		if (o->prog.json) {
 			printf("%s{\"packet\":", i ? "," : "");
 			json_str(stdout, specs[i]);
 			printf(",\"verdict\":\"%s\",\"retval\":%u,\"counters\":{",
@@ -226,7 +225,7 @@ static int cmd_test_run(const struct options *o)
 	}
 	if (read_counters(l.counters_fd, after))
 		goto out_unload;
-	if (o->json) {
+	if (o->prog.json) {
 		printf("],\"counters\":");
 		print_counters_json(after);
 		printf("}\n");
@@ -495,7 +494,6 @@ static void usage(FILE *f)
 	      PROG_USAGE
 	      "\n"
 	      "Other options:\n"
-	      "  -j, --json         test-run: JSON output\n"
 	      "  --show-keys        test-run: print each packet's keys in hex\n"
 	      "  --pkt PACKET       test-run: a packet (repeatable; default: a built-in set):\n"
 	      "                       PROTO SRC > DST [OPTION]...   PROTO: tcp, udp, udplite,\n"
@@ -515,7 +513,6 @@ static void usage(FILE *f)
 	      "  --syscall          kfunc: from a syscall program: query, get, id only\n"
 	      "  --len N            kfunc: the key length handed to the kfunc, 0 to 4104\n"
 	      "                     (default: KEY-HEX's bytes; the bytes past them are 0)\n"
-	      "  -v, --verbose      libbpf's debug messages\n"
 	      "\n"
 	      "Exit status: 0 done, 1 error, 2 usage error.\n", f);
 }
@@ -533,9 +530,6 @@ static const struct option long_opts[] = {
 	{ "syscall", no_argument, NULL, OPT_SYSCALL },
 	{ "len", required_argument, NULL, OPT_LEN },
 	{ "id", required_argument, NULL, OPT_ID },
-	{ "json", no_argument, NULL, 'j' },
-	{ "verbose", no_argument, NULL, 'v' },
-	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -560,6 +554,7 @@ static unsigned int opt_cmds(int opt)
 	case OPT_ID:
 		return C(KFUNC);
 	case 'v':
+	case '?':
 		return ~0u;
 	default:	/* the program options, --show-keys, --pkt, -j */
 		return C(TEST_RUN);
@@ -601,8 +596,6 @@ int main(int argc, char **argv)
 	argc--;
 	argv++;
 	while ((opt = getopt_long(argc, argv, "jvh", long_opts, NULL)) != -1) {
-		if (opt == '?')
-			return usage_err("%s", "bad option");
 		if (opt == 'h') {
 			usage(stdout);
 			return 0;
@@ -636,13 +629,6 @@ int main(int argc, char **argv)
 						 optarg);
 			o.kf_id = (uint32_t)v;
 			o.prog.by = BY_ID;
-			break;
-		case 'j':
-			o.json = true;
-			break;
-		case 'v':
-			verbose = true;
-			open_opts.kernel_log_level = 4;	/* BPF_LOG_STATS */
 			break;
 		default:
 			ret = prog_opt(&o.prog, opt, optarg);
