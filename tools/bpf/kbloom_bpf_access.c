@@ -139,6 +139,7 @@ static int ba_btf_load(struct ba_btf *b)
 #define KEY_OFF		(-40)	/* the key: 8 bytes */
 #define KEY		"ba:key:1"
 
+/* Set btf once; each prog_*() below starts the program over. */
 struct prog {
 	struct bpf_insn in[96];
 	int n;
@@ -219,11 +220,9 @@ static void emit_put_exit(struct prog *p)
  * get, then (with @load) an 8-byte load at @off through the pointer into
  * r7, a scalar; put; return r7's low bit. Without @load, r7 = 0.
  */
-static void prog_read(struct prog *p, const struct ba_btf *b, bool load,
-		      int off)
+static void prog_read(struct prog *p, bool load, int off)
 {
 	p->n = 0;
-	p->btf = b;
 	emit_get(p, BA_WRITE);
 	emit(p, load ? LDX_DW(R7, R6, off) : MOV_IMM(R7, 0));
 	emit(p, AND_IMM(R7, 1));
@@ -231,10 +230,9 @@ static void prog_read(struct prog *p, const struct ba_btf *b, bool load,
 }
 
 /* get; return 0, or BA_NULL. */
-static void prog_get(struct prog *p, const struct ba_btf *b, const char *name)
+static void prog_get(struct prog *p, const char *name)
 {
 	p->n = 0;
-	p->btf = b;
 	emit_get(p, name);
 	emit(p, MOV_IMM(R7, 0));
 	emit_put_exit(p);
@@ -244,11 +242,9 @@ static void prog_get(struct prog *p, const struct ba_btf *b, const char *name)
  * @kf(r1, KEY) with r1 a pointer no bpf_kbloom_get() gave: NULL (@stack
  * false) or the program's stack. The verifier must refuse it.
  */
-static void prog_forged(struct prog *p, const struct ba_btf *b, bool stack,
-			enum ba_kfunc kf)
+static void prog_forged(struct prog *p, bool stack, enum ba_kfunc kf)
 {
 	p->n = 0;
-	p->btf = b;
 	emit_stack(p, NAME_OFF, "forged filter, stack memory...", 32);
 	if (stack) {
 		emit(p, MOV_REG(R1, FP));
@@ -262,21 +258,18 @@ static void prog_forged(struct prog *p, const struct ba_btf *b, bool stack,
 }
 
 /* return bpf_kbloom_id(@name). */
-static void prog_id(struct prog *p, const struct ba_btf *b, const char *name)
+static void prog_id(struct prog *p, const char *name)
 {
 	p->n = 0;
-	p->btf = b;
 	emit_name(p, name);
 	emit_call(p, KF_ID);
 	emit(p, EXIT());
 }
 
 /* get; return @kf(filter, KEY); put. */
-static void prog_held(struct prog *p, const struct ba_btf *b,
-		      const char *name, enum ba_kfunc kf)
+static void prog_held(struct prog *p, const char *name, enum ba_kfunc kf)
 {
 	p->n = 0;
-	p->btf = b;
 	emit_get(p, name);
 	emit(p, MOV_REG(R1, R6));
 	emit_key(p);
@@ -286,11 +279,9 @@ static void prog_held(struct prog *p, const struct ba_btf *b,
 }
 
 /* return @kf(@id, KEY). */
-static void prog_by_id(struct prog *p, const struct ba_btf *b, __u32 id,
-		       enum ba_kfunc kf)
+static void prog_by_id(struct prog *p, __u32 id, enum ba_kfunc kf)
 {
 	p->n = 0;
-	p->btf = b;
 	emit(p, MOV_IMM(R1, id));
 	emit_key(p);
 	emit_call(p, kf);
@@ -490,8 +481,8 @@ static const int ba_offsets[] = { 0, 8, 16, 24, 48 };
 
 TEST_F(access, no_member_is_readable)
 {
+	struct prog p = { .btf = &self->btf };
 	struct load_result r;
-	struct prog p;
 	size_t c, t, o;
 
 	for (c = 0; c < ARRAY_SIZE(ba_callers); c++) {
@@ -499,7 +490,7 @@ TEST_F(access, no_member_is_readable)
 			if (ba_types[t].net && !ba_callers[c].net)
 				continue;
 			/* The program without the load is accepted... */
-			prog_read(&p, &self->btf, false, 0);
+			prog_read(&p, false, 0);
 			load_as(ba_callers[c].caps, &p, ba_types[t].type,
 				ba_types[t].flags, &r);
 			EXPECT_EQ(0, r.err) {
@@ -509,7 +500,7 @@ TEST_F(access, no_member_is_readable)
 			}
 			/* ...and with it, refused at the load itself. */
 			for (o = 0; o < ARRAY_SIZE(ba_offsets); o++) {
-				prog_read(&p, &self->btf, true, ba_offsets[o]);
+				prog_read(&p, true, ba_offsets[o]);
 				load_as(ba_callers[c].caps, &p,
 					ba_types[t].type, ba_types[t].flags,
 					&r);
@@ -540,13 +531,13 @@ TEST_F(access, forged_pointers_refused)
 	static const enum ba_kfunc calls[] = {
 		KF_QUERY, KF_ADD, KF_TEST_AND_ADD, KF_REMOVE,
 	};
+	struct prog p = { .btf = &self->btf };
 	struct load_result r;
-	struct prog p;
 	size_t i, stack;
 
 	for (stack = 0; stack < 2; stack++) {
 		for (i = 0; i < ARRAY_SIZE(calls); i++) {
-			prog_forged(&p, &self->btf, stack, calls[i]);
+			prog_forged(&p, stack, calls[i]);
 			load_as(CAPS_ALL, &p, BPF_PROG_TYPE_XDP, 0, &r);
 			EXPECT_NE(0, r.err) {
 				TH_LOG("%s on a %s pointer: loaded", ba_kfunc_names[calls[i]],
@@ -559,28 +550,22 @@ TEST_F(access, forged_pointers_refused)
 /* get and id, by the filter's access. */
 TEST_F(access, obtaining)
 {
+	const char *names[] = { BA_NONE, BA_READ, BA_WRITE };
+	/* What get (BA_NULL: NULL, 0: a filter) and id answer. */
+	__u32 got[] = { BA_NULL, 0, 0 };
+	__u32 ids[] = { -EACCES, self->id_read, self->id_write };
+	struct prog p = { .btf = &self->btf };
 	__u32 ret;
-	struct prog p;
+	size_t f;
 
-	prog_get(&p, &self->btf, BA_NONE);
-	ASSERT_EQ(0, prog_run(&p, &ret));
-	EXPECT_EQ((__u32)BA_NULL, ret) TH_LOG("get of a filter closed to BPF");
-	prog_get(&p, &self->btf, BA_READ);
-	ASSERT_EQ(0, prog_run(&p, &ret));
-	EXPECT_EQ(0U, ret) TH_LOG("get of a readable filter");
-	prog_get(&p, &self->btf, BA_WRITE);
-	ASSERT_EQ(0, prog_run(&p, &ret));
-	EXPECT_EQ(0U, ret) TH_LOG("get of a writable filter");
-
-	prog_id(&p, &self->btf, BA_NONE);
-	ASSERT_EQ(0, prog_run(&p, &ret));
-	EXPECT_EQ((__u32)-EACCES, ret) TH_LOG("id of a filter closed to BPF");
-	prog_id(&p, &self->btf, BA_READ);
-	ASSERT_EQ(0, prog_run(&p, &ret));
-	EXPECT_EQ(self->id_read, ret);
-	prog_id(&p, &self->btf, BA_WRITE);
-	ASSERT_EQ(0, prog_run(&p, &ret));
-	EXPECT_EQ(self->id_write, ret);
+	for (f = 0; f < ARRAY_SIZE(names); f++) {
+		prog_get(&p, names[f]);
+		ASSERT_EQ(0, prog_run(&p, &ret));
+		EXPECT_EQ(got[f], ret) TH_LOG("get of %s", names[f]);
+		prog_id(&p, names[f]);
+		ASSERT_EQ(0, prog_run(&p, &ret));
+		EXPECT_EQ(ids[f], ret) TH_LOG("id of %s", names[f]);
+	}
 }
 
 /*
@@ -604,8 +589,8 @@ TEST_F(access, calls)
 	};
 	const char *names[] = { BA_NONE, BA_READ, BA_WRITE };
 	__u32 ids[] = { self->id_none, self->id_read, self->id_write };
+	struct prog p = { .btf = &self->btf };
 	struct kbloom_info info;
-	struct prog p;
 	size_t i, f, way;
 	__u32 ret;
 	int want;
@@ -616,14 +601,12 @@ TEST_F(access, calls)
 				want = f == 0 ? calls[i].none :
 				       f == 1 ? calls[i].read : calls[i].write;
 				if (way == 0) {
-					prog_held(&p, &self->btf, names[f],
-						  calls[i].held);
+					prog_held(&p, names[f], calls[i].held);
 					/* A closed filter is not even got. */
 					if (f == 0)
 						want = BA_NULL;
 				} else {
-					prog_by_id(&p, &self->btf, ids[f],
-						   calls[i].by_id);
+					prog_by_id(&p, ids[f], calls[i].by_id);
 				}
 				ASSERT_EQ(0, prog_run(&p, &ret));
 				EXPECT_EQ((__u32)want, ret) {

@@ -319,18 +319,9 @@ static int cmd_syscall_refused(void)
 	char must[128], what[128];
 	struct kbloom_kfunc_refused *s;
 	struct bpf_program *prog, *p;
-	int i, j, n, ret = 0;
+	int i, j, ret = 0;
 
-	s = kbloom_kfunc_refused__open();
-	if (!s) {
-		errmsg("opening kbloom_kfunc_refused: %s", strerror(errno));
-		return EXIT_RUNTIME;
-	}
-	n = 0;
-	bpf_object__for_each_program(prog, s->obj)
-		n++;
-	kbloom_kfunc_refused__destroy(s);
-	for (i = 0; i < n; i++) {
+	for (i = 0; ; i++) {
 		s = kbloom_kfunc_refused__open();
 		if (!s) {
 			errmsg("opening kbloom_kfunc_refused: %s",
@@ -344,8 +335,10 @@ static int cmd_syscall_refused(void)
 			if (j++ == i)
 				prog = p;
 		}
-		if (!prog)
+		if (!prog) {
+			kbloom_kfunc_refused__destroy(s);
 			break;
+		}
 		snprintf(what, sizeof(what), "kbloom_kfunc_refused %s",
 			 bpf_program__name(prog));
 		snprintf(must, sizeof(must),
