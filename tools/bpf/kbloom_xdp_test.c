@@ -14,7 +14,6 @@
  * Exit status: 0 done, 1 runtime error, 2 usage error.
  */
 #define _GNU_SOURCE
-#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
@@ -445,24 +444,6 @@ out:
 	return ret;
 }
 
-/* KEY-HEX: pairs of hex digits, 1 to KBLOOM_KFUNC_KEY_BUF bytes. */
-static int parse_hex(const char *s, unsigned char *key, size_t *len)
-{
-	size_t n = strlen(s), i;
-
-	if (!n || n % 2 || n / 2 > KBLOOM_KFUNC_KEY_BUF)
-		return -1;
-	for (i = 0; i < n; i += 2) {
-		if (!isxdigit((unsigned char)s[i]) ||
-		    !isxdigit((unsigned char)s[i + 1]))
-			return -1;
-		key[i / 2] = (unsigned char)strtoul((char[]){ s[i], s[i + 1], 0 },
-						    NULL, 16);
-	}
-	*len = n / 2;
-	return 0;
-}
-
 static void usage(FILE *f)
 {
 	fputs("Usage: kbloom_xdp_test test-run [PROGRAM OPTIONS] [--show-keys] [-j] [--pkt PACKET]...\n"
@@ -664,7 +645,8 @@ int main(int argc, char **argv)
 				errmsg("%s", strerror(errno));
 				return EXIT_RUNTIME;
 			}
-			if (parse_hex(argv[optind + 2], kf_key, &kf_key_len))
+			if (parse_hex(argv[optind + 2], kf_key,
+				      KBLOOM_KFUNC_KEY_BUF, &kf_key_len))
 				return usage_err("kfunc: '%s' is not a key in hex (1 to 4104 bytes)",
 						 argv[optind + 2]);
 		}
