@@ -45,8 +45,8 @@ static inline void bench_key(uint8_t *p, uint64_t i, uint32_t len)
 
 /*
  * A filter kind. create() sizes a filter for @n keys at BENCH_FPR, as its
- * own sizing does, given the kind's arg; add() and query() work on keys [first, first + count)
- * and query() returns how many tested present. fill() (optional) adds
+ * own sizing does, given the kind's arg; add() and query() work on keys
+ * [first, first + count) and query() returns how many tested present. fill() (optional) adds
  * keys untimed, for a kind too slow to add them all in the time taken
  * (one bpf() per key); then only max_timed keys are timed.
  */

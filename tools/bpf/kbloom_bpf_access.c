@@ -34,9 +34,13 @@
 
 #include "kbloom_test.h"
 
-#define BA_NONE		"ba_none"
-#define BA_READ		"ba_read"
-#define BA_WRITE	"ba_write"
+/* The filters, one per BPF access, and how each is created. */
+enum { BA_NONE, BA_READ, BA_WRITE, BA_NR };
+static const char *const ba_names[BA_NR] = { "ba_none", "ba_read", "ba_write" };
+static const __u32 ba_flags[BA_NR] = {
+	0, KBLOOM_CREATE_BPF_READ,
+	KBLOOM_CREATE_BPF_WRITE | KBLOOM_CREATE_COUNTING,
+};
 
 /* What a program returns when bpf_kbloom_get() gave NULL. */
 #define BA_NULL		1000
@@ -223,7 +227,7 @@ static void emit_put_exit(struct prog *p)
 static void prog_read(struct prog *p, bool load, int off)
 {
 	p->n = 0;
-	emit_get(p, BA_WRITE);
+	emit_get(p, ba_names[BA_WRITE]);
 	emit(p, load ? LDX_DW(R7, R6, off) : MOV_IMM(R7, 0));
 	emit(p, AND_IMM(R7, 1));
 	emit_put_exit(p);
@@ -399,7 +403,7 @@ static void load_as(__u64 caps, const struct prog *p, enum bpf_prog_type type,
 FIXTURE(access) {
 	int fd;
 	struct ba_btf btf;
-	__u32 id_read, id_write, id_none;
+	__u32 id[BA_NR];
 };
 
 static __u32 ba_id(const char *name)
@@ -414,6 +418,7 @@ FIXTURE_SETUP(access)
 {
 	char kfuncs[64] = "";
 	FILE *f = fopen(SYSFS "/kfuncs", "r");
+	int i;
 
 	if (!f || !fgets(kfuncs, sizeof(kfuncs), f) ||
 	    strncmp(kfuncs, "available", 9))
@@ -424,27 +429,22 @@ FIXTURE_SETUP(access)
 	}
 	self->fd = open(DEV, O_RDWR);
 	ASSERT_LE(0, self->fd);
-	destroy_quiet(self->fd, BA_NONE);
-	destroy_quiet(self->fd, BA_READ);
-	destroy_quiet(self->fd, BA_WRITE);
-	ASSERT_EQ(0, kb_create_ex(self->fd, BA_NONE, 4096, 3, 0, NULL, NULL));
-	ASSERT_EQ(0, kb_create_ex(self->fd, BA_READ, 4096, 3,
-				  KBLOOM_CREATE_BPF_READ, NULL, NULL));
-	ASSERT_EQ(0, kb_create_ex(self->fd, BA_WRITE, 4096, 3,
-				  KBLOOM_CREATE_BPF_WRITE | KBLOOM_CREATE_COUNTING,
-				  NULL, NULL));
-	self->id_none = ba_id(BA_NONE);
-	self->id_read = ba_id(BA_READ);
-	self->id_write = ba_id(BA_WRITE);
+	for (i = 0; i < BA_NR; i++) {
+		destroy_quiet(self->fd, ba_names[i]);
+		ASSERT_EQ(0, kb_create_ex(self->fd, ba_names[i], 4096, 3,
+					  ba_flags[i], NULL, NULL));
+		self->id[i] = ba_id(ba_names[i]);
+	}
 }
 
 FIXTURE_TEARDOWN(access)
 {
+	int i;
+
 	if (self->fd <= 0)
 		return;
-	destroy_quiet(self->fd, BA_NONE);
-	destroy_quiet(self->fd, BA_READ);
-	destroy_quiet(self->fd, BA_WRITE);
+	for (i = 0; i < BA_NR; i++)
+		destroy_quiet(self->fd, ba_names[i]);
 	close(self->fd);
 	if (self->btf.fd_array[1] > 0)
 		close(self->btf.fd_array[1]);
@@ -550,21 +550,20 @@ TEST_F(access, forged_pointers_refused)
 /* get and id, by the filter's access. */
 TEST_F(access, obtaining)
 {
-	const char *names[] = { BA_NONE, BA_READ, BA_WRITE };
 	/* What get (BA_NULL: NULL, 0: a filter) and id answer. */
 	__u32 got[] = { BA_NULL, 0, 0 };
-	__u32 ids[] = { -EACCES, self->id_read, self->id_write };
+	__u32 ids[] = { -EACCES, self->id[BA_READ], self->id[BA_WRITE] };
 	struct prog p = { .btf = &self->btf };
 	__u32 ret;
-	size_t f;
+	int f;
 
-	for (f = 0; f < ARRAY_SIZE(names); f++) {
-		prog_get(&p, names[f]);
+	for (f = 0; f < BA_NR; f++) {
+		prog_get(&p, ba_names[f]);
 		ASSERT_EQ(0, prog_run(&p, &ret));
-		EXPECT_EQ(got[f], ret) TH_LOG("get of %s", names[f]);
-		prog_id(&p, names[f]);
+		EXPECT_EQ(got[f], ret) TH_LOG("get of %s", ba_names[f]);
+		prog_id(&p, ba_names[f]);
 		ASSERT_EQ(0, prog_run(&p, &ret));
-		EXPECT_EQ(ids[f], ret) TH_LOG("id of %s", names[f]);
+		EXPECT_EQ(ids[f], ret) TH_LOG("id of %s", ba_names[f]);
 	}
 }
 
@@ -587,8 +586,6 @@ TEST_F(access, calls)
 		{ KF_REMOVE, KF_REMOVE_ID, "remove", -EACCES, -EACCES, 0 },
 		{ KF_ADD, KF_ADD_ID, "add again", -EACCES, -EACCES, 0 },
 	};
-	const char *names[] = { BA_NONE, BA_READ, BA_WRITE };
-	__u32 ids[] = { self->id_none, self->id_read, self->id_write };
 	struct prog p = { .btf = &self->btf };
 	struct kbloom_info info;
 	size_t i, f, way;
@@ -597,22 +594,24 @@ TEST_F(access, calls)
 
 	for (way = 0; way < 2; way++) {
 		for (i = 0; i < ARRAY_SIZE(calls); i++) {
-			for (f = 0; f < 3; f++) {
+			for (f = 0; f < BA_NR; f++) {
 				want = f == 0 ? calls[i].none :
 				       f == 1 ? calls[i].read : calls[i].write;
 				if (way == 0) {
-					prog_held(&p, names[f], calls[i].held);
+					prog_held(&p, ba_names[f],
+						  calls[i].held);
 					/* A closed filter is not even got. */
 					if (f == 0)
 						want = BA_NULL;
 				} else {
-					prog_by_id(&p, ids[f], calls[i].by_id);
+					prog_by_id(&p, self->id[f],
+						   calls[i].by_id);
 				}
 				ASSERT_EQ(0, prog_run(&p, &ret));
 				EXPECT_EQ((__u32)want, ret) {
 					TH_LOG("%s %s on %s: %d, want %d",
 					       way ? "by id" : "held",
-					       calls[i].name, names[f],
+					       calls[i].name, ba_names[f],
 					       (int)ret, want);
 				}
 			}
@@ -621,16 +620,15 @@ TEST_F(access, calls)
 		 * The counting filter holds the key twice (three adds, one
 		 * remove): empty it for the other way.
 		 */
-		ASSERT_EQ(0, kb_skey(self->fd, KBLOOM_IOC_REMOVE, BA_WRITE,
-				     KEY, NULL));
-		ASSERT_EQ(0, kb_skey(self->fd, KBLOOM_IOC_REMOVE, BA_WRITE,
-				     KEY, NULL));
+		for (f = 0; f < 2; f++)
+			ASSERT_EQ(0, kb_skey(self->fd, KBLOOM_IOC_REMOVE,
+					     ba_names[BA_WRITE], KEY, NULL));
 	}
 	/* Refused calls changed nothing: no bit, no count. */
 	for (f = 0; f < 2; f++) {
-		ASSERT_EQ(0, kb_info(self->fd, names[f], &info));
-		EXPECT_EQ(0ULL, info.bits_set) TH_LOG("%s: bits set", names[f]);
-		EXPECT_EQ(0ULL, info.adds) TH_LOG("%s: adds", names[f]);
+		ASSERT_EQ(0, kb_info(self->fd, ba_names[f], &info));
+		EXPECT_EQ(0ULL, info.bits_set) TH_LOG("%s: bits set", ba_names[f]);
+		EXPECT_EQ(0ULL, info.adds) TH_LOG("%s: adds", ba_names[f]);
 	}
 }
 

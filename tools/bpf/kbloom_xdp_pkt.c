@@ -89,8 +89,8 @@ int parse_hex(const char *s, unsigned char *buf, size_t max, size_t *len)
 		if (!isxdigit((unsigned char)s[i]) ||
 		    !isxdigit((unsigned char)s[i + 1]))
 			return -1;
-		buf[i / 2] = (unsigned char)strtoul((char[]){ s[i], s[i + 1], 0 },
-						    NULL, 16);
+		buf[i / 2] = (unsigned char)strtoul(
+			(char[]){ s[i], s[i + 1], 0 }, NULL, 16);
 	}
 	*len = n / 2;
 	return 0;
