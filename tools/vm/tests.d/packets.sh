@@ -603,29 +603,26 @@ pk_refusals() { # IPT IP6T BACKEND
 }
 
 # What the extension refuses itself, with a message (exit 2): no kernel.
-# shellcheck disable=SC2086 # $r (from pk_refusals) is several words on purpose
+# A line each: 4 or 6 (iptables or ip6tables), what is refused, the
+# message, the rule's options.
 pk_refusals_ext() { # IPT IP6T BACKEND
-	ipt=$1 ip6t=$2 be=$3
-	pk_refused 2 "$be: refused: unknown field" 'unknown field "port"' \
-		"$ipt" $r --name plain --key saddr,port --test
-	pk_refused 2 "$be: refused: --src-prefix 33" 'out of range 0-32' \
-		"$ipt" $r --name plain --key saddr --src-prefix 33 --test
-	pk_refused 2 "$be: refused: ip6tables --dst-prefix 129" 'out of range 0-128' \
-		"$ip6t" $r --name plain --key daddr --dst-prefix 129 --test
-	pk_refused 2 "$be: refused: a prefix for an address not in the key" 'needs saddr' \
-		"$ipt" $r --name plain --key daddr --src-prefix 8 --test
-	pk_refused 2 "$be: refused: name too long (32 characters)" 'too long' \
-		"$ipt" $r --name abcdefghijklmnopqrstuvwxyz012345 --key saddr --test
-	pk_refused 2 "$be: refused: missing filter" 'bloom: no filter "nosuch"' \
-		"$ipt" $r --name nosuch --key saddr --test
-	pk_refused 2 "$be: refused: --remove on a plain filter" 'not a counting filter' \
-		"$ipt" $r --name plain --key saddr --remove
-	pk_refused 2 "$be: refused: ! --add" 'cannot be inverted' \
-		"$ipt" $r --name plain --key saddr ! --add
-	pk_refused 2 "$be: refused: no mode" 'exactly one of' \
-		"$ipt" $r --name plain --key saddr
-	pk_refused 2 "$be: refused: two modes" 'exactly one of' \
-		"$ipt" $r --name plain --key saddr --test --add
+	while IFS='|' read -r v what msg opts; do
+		t=$1
+		[ "$v" = 6 ] && t=$2
+		# shellcheck disable=SC2086 # $r and $opts are several words
+		pk_refused 2 "$3: refused: $what" "$msg" "$t" $r $opts </dev/null
+	done <<-EOF
+	4|unknown field|unknown field "port"|--name plain --key saddr,port --test
+	4|--src-prefix 33|out of range 0-32|--name plain --key saddr --src-prefix 33 --test
+	6|ip6tables --dst-prefix 129|out of range 0-128|--name plain --key daddr --dst-prefix 129 --test
+	4|a prefix for an address not in the key|needs saddr|--name plain --key daddr --src-prefix 8 --test
+	4|name too long (32 characters)|too long|--name abcdefghijklmnopqrstuvwxyz012345 --key saddr --test
+	4|missing filter|bloom: no filter "nosuch"|--name nosuch --key saddr --test
+	4|--remove on a plain filter|not a counting filter|--name plain --key saddr --remove
+	4|! --add|cannot be inverted|--name plain --key saddr ! --add
+	4|no mode|exactly one of|--name plain --key saddr
+	4|two modes|exactly one of|--name plain --key saddr --test --add
+	EOF
 }
 
 # shellcheck disable=SC2086 # $r and $u are several words on purpose
