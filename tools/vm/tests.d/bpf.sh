@@ -83,10 +83,7 @@ bpf_rmmod() {
 		sh -c '! rmmod kbloom 2>/dev/null && [ -d /sys/module/kbloom ]'
 	check_exit 0 "kfuncs: detach it" kbloom_xdp detach lo
 	# The program goes with its last reference, after a grace period.
-	i=0
-	while ! rmmod kbloom 2>/dev/null && [ $i -lt 50 ]; do
-		sleep 0.2; i=$((i + 1))
-	done
+	wait_for 10 rmmod kbloom
 	check "kfuncs: then rmmod kbloom works" [ ! -d /sys/module/kbloom ]
 	check "insmod kbloom.ko again" insmod "$L/kbloom.ko"
 }

@@ -8,9 +8,21 @@
 # fault and does the whole job. Only on kernels with fault injection (the
 # debug kernel); elsewhere one "# SKIP" line.
 #
-# Also defines tap_run, which fuzz.sh and kcsan.sh use too.
+# Also defines tap_run, which fuzz.sh, kcsan.sh, selftest.sh and bpf.sh
+# use too, and wait_for, which any area may.
 
 KBLOOM_CHECKS="$KBLOOM_CHECKS run_faults"
+
+# wait_for SECONDS COMMAND...: until COMMAND succeeds (its output
+# dropped), at most SECONDS; fails if it never did.
+wait_for() {
+	wf_end=$(($(now_ms) + $1 * 1000))
+	shift
+	until "$@" >/dev/null 2>&1; do
+		[ "$(now_ms)" -lt "$wf_end" ] || return 1
+		sleep 0.2
+	done
+}
 
 # tap_run NAME DESCRIPTION COMMAND...: run a TAP-producing test program.
 # Its output goes through to the host between "# TAP-BEGIN NAME" and

@@ -702,13 +702,7 @@ pk_lifecycle() {
 }
 
 # pk_gone NAME: wait (up to 10 s) for filter NAME to be destroyed.
-pk_gone() {
-	local i=0
-	while [ -d "/sys/kernel/bloom/filters/$1" ] && [ $i -lt 100 ]; do
-		sleep 0.1; i=$((i + 1))
-	done
-	[ ! -d "/sys/kernel/bloom/filters/$1" ]
-}
+pk_gone() { wait_for 10 test ! -d "/sys/kernel/bloom/filters/$1"; }
 
 # Rules that carry their filter's shape (revision 1): a saved ruleset
 # restores on a boot where no filter exists, IPv4 and IPv6; the filter
@@ -788,10 +782,7 @@ pk_teardown() {
 	ip link del vb0 2>/dev/null
 	[ -n "$PK_NS" ] && kill "$PK_NS" 2>/dev/null
 	wait "$PK_NS" 2>/dev/null
-	i=0
-	while ! rmmod xt_bloom 2>/dev/null && [ "$i" -lt 100 ]; do
-		sleep 0.1; i=$((i + 1))
-	done
+	wait_for 10 rmmod xt_bloom
 	check "rmmod xt_bloom once the rules are gone" [ ! -d /sys/module/xt_bloom ]
 }
 

@@ -103,10 +103,7 @@ run_window() {
 	for f in win wman wman2 wplain; do $b destroy $f; done
 	rm -f /tmp/wman.img
 	# Timers stopped and memory given back (frees follow a grace period).
-	i=0
-	while [ "$(cat /sys/kernel/bloom/memory_used)" != "$used0" ] && [ $i -lt 50 ]; do
-		sleep 0.1; i=$((i + 1))
-	done
+	wait_for 5 sh -c "[ \"\$(cat /sys/kernel/bloom/memory_used)\" = $used0 ]"
 	u=$(cat /sys/kernel/bloom/memory_used)
 	check "memory_used back to its value before ($used0; now $u)" [ "$u" = "$used0" ]
 }
