@@ -252,11 +252,8 @@ pk_setup() {
 	# The sender's namespace, held by a sleeping process.
 	unshare -n sleep 100000 &
 	PK_NS=$!
-	i=0
-	while [ "$(readlink /proc/$PK_NS/ns/net)" = "$(readlink /proc/self/ns/net)" ] &&
-	      [ "$i" -lt 50 ]; do
-		sleep 0.1; i=$((i + 1))
-	done
+	# shellcheck disable=SC2016 # expanded by the inner shell
+	wait_for 5 sh -c '[ "$(readlink "/proc/$1/ns/net")" != "$(readlink /proc/1/ns/net)" ]' _ "$PK_NS"
 	nsenter -t "$PK_NS" -n sh -c 'echo 0 > /proc/sys/net/ipv6/conf/default/accept_dad; ip link set lo up'
 	ip link add vb0 type veth peer name vb1 2>/dev/null || ip link add vb0 type veth
 	peer=vb1
