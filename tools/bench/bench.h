@@ -45,8 +45,8 @@ static inline void bench_key(uint8_t *p, uint64_t i, uint32_t len)
 
 /*
  * A filter kind. create() sizes a filter for @n keys at BENCH_FPR, as its
- * own sizing does; add() and query() work on keys [first, first + count)
- * and query() returns how many tested present. fill() (optional) adds
+ * own sizing does, given the kind's arg; add() and query() work on keys
+ * [first, first + count) and query() returns how many tested present. fill() (optional) adds
  * keys untimed, for a kind too slow to add them all in the time taken
  * (one bpf() per key); then only max_timed keys are timed.
  */
@@ -61,7 +61,8 @@ struct bench_kind {
 	const char *short_name;	/* for the plot's key */
 	uint64_t max_timed;	/* 0: all keys */
 	uintptr_t arg;		/* the kind's own: kbloom's flags */
-	int (*create)(struct bench_filter *f, const struct bench_keys *keys);
+	int (*create)(struct bench_filter *f, const struct bench_keys *keys,
+		      uintptr_t arg);
 	void (*destroy)(struct bench_filter *f);
 	void (*add)(struct bench_filter *f, const struct bench_keys *keys,
 		    uint64_t first, uint64_t count);

@@ -52,11 +52,13 @@ static size_t bpfb_bytes(uint64_t n, uint32_t k)
 	return p / 8;
 }
 
-static int bpfb_create(struct bench_filter *f, const struct bench_keys *keys)
+static int bpfb_create(struct bench_filter *f, const struct bench_keys *keys,
+		       uintptr_t arg)
 {
 	static char detail[64];
 	struct bpf_filter *b = calloc(1, sizeof(*b));
 
+	(void)arg;
 	if (!b)
 		return -1;
 	b->skel = bench_bpf__open();

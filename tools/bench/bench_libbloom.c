@@ -12,10 +12,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int lb_create(struct bench_filter *f, const struct bench_keys *keys)
+static int lb_create(struct bench_filter *f, const struct bench_keys *keys,
+		     uintptr_t arg)
 {
 	static char detail[64];
 	struct bloom *b = calloc(1, sizeof(*b));
+
+	(void)arg;
 
 	if (!b || keys->n > INT32_MAX ||
 	    bloom_init(b, (int)keys->n, BENCH_FPR)) {

@@ -92,7 +92,7 @@ struct kb_filter {
  * before use, and mapped with 2 MiB pages where the module's rule
  * (kbloom_storage_size()) says so, which here is transparent huge pages
  * asked for with madvise(). BENCH_SMALL keeps 4 KiB pages, to show what
- * the TLB misses cost past the caches.
+ * the TLB misses cost past the caches. Without the memory, exits.
  */
 static void *kb_alloc(size_t bytes, bool small, size_t *alloc)
 {
@@ -104,8 +104,10 @@ static void *kb_alloc(size_t bytes, bool small, size_t *alloc)
 	*alloc = size + (huge ? HUGE_PAGE : 0);
 	p = mmap(NULL, *alloc, PROT_READ | PROT_WRITE,
 		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (p == MAP_FAILED)
-		return NULL;
+	if (p == MAP_FAILED) {
+		perror("kbloom_bench: mmap");
+		exit(2);
+	}
 	if (huge) {
 		size_t off = (HUGE_PAGE - (uintptr_t)p % HUGE_PAGE) % HUGE_PAGE;
 
@@ -132,8 +134,6 @@ static int kb_create(struct bench_filter *f, const struct bench_keys *keys,
 		goto err;
 	kb->bits = kb_alloc(kbloom_core_bytes(m, flags), arg & BENCH_SMALL,
 			    &kb->alloc);
-	if (!kb->bits)
-		goto err;
 	/* What the module allocates: sizing's bytes, or whole huge pages. */
 	f->bytes = kb->alloc;
 	kbloom_core_init(&kb->core, kb->bits, m, k, flags, seed);
@@ -217,26 +217,14 @@ static u64 kb_query_batch(struct bench_filter *f,
 			keys->buf + first * keys->len, keys->len, count);
 }
 
-static int kb_create_any(struct bench_filter *f, const struct bench_keys *k);
-
 #define KB(n, s, a, batched) {						\
 	.name = n, .short_name = s, .arg = a,				\
-	.create = kb_create_any, .destroy = kb_destroy,			\
+	.create = kb_create, .destroy = kb_destroy,			\
 	.add = batched ? kb_add_batch : kb_add,				\
 	.query = batched ? kb_query_batch : kb_query,			\
 }
 
-/*
- * The kinds, in table order. kb_create_any() finds its kind's flags by
- * the kind being created (bench runs one at a time).
- */
-static const struct bench_kind *current_kind;
-
-static int kb_create_any(struct bench_filter *f, const struct bench_keys *k)
-{
-	return kb_create(f, k, current_kind->arg);
-}
-
+/* The kinds, in table order. */
 static const struct bench_kind kb_kinds[] = {
 	KB("kbloom plain, one key per call", "plain, one key", 0, false),
 	KB("kbloom plain, batched", "plain, batched", BENCH_BATCHED, true),
@@ -276,8 +264,7 @@ static void run_kind(struct result *r, const struct bench_keys *keys, int round)
 	struct bench_filter f = { 0 };
 	double t0, t1, t2, t3;
 
-	current_kind = kind;
-	if (kind->create(&f, keys)) {
+	if (kind->create(&f, keys, kind->arg)) {
 		fprintf(stderr, "kbloom_bench: %s: cannot create a filter of %llu keys: %s\n",
 			kind->name, (unsigned long long)n, strerror(errno));
 		exit(2);
@@ -467,10 +454,6 @@ static void ref_memory(bool small)
 	volatile u64 sink;
 	double t0, t1;
 
-	if (!mem) {
-		perror("kbloom_bench: mmap");
-		exit(2);
-	}
 	/* Sattolo's shuffle: one cycle through every line. */
 	for (i = 0; i < lines; i++)
 		mem[i * 8] = i;
@@ -588,10 +571,6 @@ static void ref_rmw(void)
 	unsigned long *mem = kb_alloc(RMW_BYTES, false, &alloc);
 	int m, k;
 
-	if (!mem) {
-		perror("kbloom_bench: mmap");
-		exit(2);
-	}
 	/* Interleaved, each from an empty area. */
 	for (k = 0; k < 3; k++)
 		for (m = 0; m < 3; m++) {

@@ -25,7 +25,6 @@
 
 struct options {
 	struct prog_opts prog;
-	bool json;
 	uint64_t packets;
 	uint64_t nr_flows;
 	bool distinct;
@@ -168,7 +167,7 @@ static int cmd_bench(struct options *o)
 		o->prog.allow_addrs = allow_addrs;
 		o->prog.nr_allow_addrs = 1;
 	}
-	if (!o->json) {
+	if (!o->prog.json) {
 		printf("bench: %llu packets, %llu flows (IPv%d UDP), %s; allow-list %s, flow count %s\n",
 		       (unsigned long long)o->packets,
 		       (unsigned long long)o->nr_flows, o->ipv6 ? 6 : 4,
@@ -227,7 +226,7 @@ static int cmd_bench(struct options *o)
 			continue;
 		}
 		ns[run] = r[run].ns / r[run].packets;
-		if (o->json) {
+		if (o->prog.json) {
 			printf("%s{\"program\":", shown++ ? "," : "");
 			json_str(stdout, l[run].what);
 			printf(",\"packets_per_s\":%.0f,\"ns_per_packet\":%.2f,\"lookup_ns_per_packet\":%.2f,\"wall_packets_per_s\":%.0f,\"counters\":",
@@ -247,7 +246,7 @@ static int cmd_bench(struct options *o)
 		}
 		fflush(stdout);
 	}
-	if (o->json) {
+	if (o->prog.json) {
 		printf("]}\n");
 	} else if (ns[BENCH_NONE] > 0) {
 		/*
@@ -295,8 +294,6 @@ static void usage(FILE *f)
 	      "  --ipv6             IPv6 packets\n"
 	      "  --clear            clear filter --flows first; the two kfunc\n"
 	      "                     programs share it, and fill it with 2 x M flows\n"
-	      "  -j, --json         JSON output\n"
-	      "  -v, --verbose      libbpf's debug messages\n"
 	      "\n"
 	      "Exit status: 0 done, 1 error, 2 usage error.\n", f);
 }
@@ -314,9 +311,6 @@ static const struct option long_opts[] = {
 	{ "distinct", no_argument, NULL, OPT_DISTINCT },
 	{ "ipv6", no_argument, NULL, OPT_IPV6 },
 	{ "clear", no_argument, NULL, OPT_CLEAR },
-	{ "json", no_argument, NULL, 'j' },
-	{ "verbose", no_argument, NULL, 'v' },
-	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -331,8 +325,6 @@ int main(int argc, char **argv)
 		return EXIT_RUNTIME;
 	while ((opt = getopt_long(argc, argv, "jvh", long_opts, NULL)) != -1) {
 		switch (opt) {
-		case '?':
-			return usage_err("%s", "bad option");
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -359,13 +351,6 @@ int main(int argc, char **argv)
 			break;
 		case OPT_CLEAR:
 			o.clear = true;
-			break;
-		case 'j':
-			o.json = true;
-			break;
-		case 'v':
-			verbose = true;
-			open_opts.kernel_log_level = 4;	/* BPF_LOG_STATS */
 			break;
 		default:
 			ret = prog_opt(&o.prog, opt, optarg);

@@ -34,9 +34,13 @@
 
 #include "kbloom_test.h"
 
-#define BA_NONE		"ba_none"
-#define BA_READ		"ba_read"
-#define BA_WRITE	"ba_write"
+/* The filters, one per BPF access, and how each is created. */
+enum { BA_NONE, BA_READ, BA_WRITE, BA_NR };
+static const char *const ba_names[BA_NR] = { "ba_none", "ba_read", "ba_write" };
+static const __u32 ba_flags[BA_NR] = {
+	0, KBLOOM_CREATE_BPF_READ,
+	KBLOOM_CREATE_BPF_WRITE | KBLOOM_CREATE_COUNTING,
+};
 
 /* What a program returns when bpf_kbloom_get() gave NULL. */
 #define BA_NULL		1000
@@ -139,6 +143,7 @@ static int ba_btf_load(struct ba_btf *b)
 #define KEY_OFF		(-40)	/* the key: 8 bytes */
 #define KEY		"ba:key:1"
 
+/* Set btf once; each prog_*() below starts the program over. */
 struct prog {
 	struct bpf_insn in[96];
 	int n;
@@ -219,22 +224,19 @@ static void emit_put_exit(struct prog *p)
  * get, then (with @load) an 8-byte load at @off through the pointer into
  * r7, a scalar; put; return r7's low bit. Without @load, r7 = 0.
  */
-static void prog_read(struct prog *p, const struct ba_btf *b, bool load,
-		      int off)
+static void prog_read(struct prog *p, bool load, int off)
 {
 	p->n = 0;
-	p->btf = b;
-	emit_get(p, BA_WRITE);
+	emit_get(p, ba_names[BA_WRITE]);
 	emit(p, load ? LDX_DW(R7, R6, off) : MOV_IMM(R7, 0));
 	emit(p, AND_IMM(R7, 1));
 	emit_put_exit(p);
 }
 
 /* get; return 0, or BA_NULL. */
-static void prog_get(struct prog *p, const struct ba_btf *b, const char *name)
+static void prog_get(struct prog *p, const char *name)
 {
 	p->n = 0;
-	p->btf = b;
 	emit_get(p, name);
 	emit(p, MOV_IMM(R7, 0));
 	emit_put_exit(p);
@@ -244,11 +246,9 @@ static void prog_get(struct prog *p, const struct ba_btf *b, const char *name)
  * @kf(r1, KEY) with r1 a pointer no bpf_kbloom_get() gave: NULL (@stack
  * false) or the program's stack. The verifier must refuse it.
  */
-static void prog_forged(struct prog *p, const struct ba_btf *b, bool stack,
-			enum ba_kfunc kf)
+static void prog_forged(struct prog *p, bool stack, enum ba_kfunc kf)
 {
 	p->n = 0;
-	p->btf = b;
 	emit_stack(p, NAME_OFF, "forged filter, stack memory...", 32);
 	if (stack) {
 		emit(p, MOV_REG(R1, FP));
@@ -262,21 +262,18 @@ static void prog_forged(struct prog *p, const struct ba_btf *b, bool stack,
 }
 
 /* return bpf_kbloom_id(@name). */
-static void prog_id(struct prog *p, const struct ba_btf *b, const char *name)
+static void prog_id(struct prog *p, const char *name)
 {
 	p->n = 0;
-	p->btf = b;
 	emit_name(p, name);
 	emit_call(p, KF_ID);
 	emit(p, EXIT());
 }
 
 /* get; return @kf(filter, KEY); put. */
-static void prog_held(struct prog *p, const struct ba_btf *b,
-		      const char *name, enum ba_kfunc kf)
+static void prog_held(struct prog *p, const char *name, enum ba_kfunc kf)
 {
 	p->n = 0;
-	p->btf = b;
 	emit_get(p, name);
 	emit(p, MOV_REG(R1, R6));
 	emit_key(p);
@@ -286,11 +283,9 @@ static void prog_held(struct prog *p, const struct ba_btf *b,
 }
 
 /* return @kf(@id, KEY). */
-static void prog_by_id(struct prog *p, const struct ba_btf *b, __u32 id,
-		       enum ba_kfunc kf)
+static void prog_by_id(struct prog *p, __u32 id, enum ba_kfunc kf)
 {
 	p->n = 0;
-	p->btf = b;
 	emit(p, MOV_IMM(R1, id));
 	emit_key(p);
 	emit_call(p, kf);
@@ -408,7 +403,7 @@ static void load_as(__u64 caps, const struct prog *p, enum bpf_prog_type type,
 FIXTURE(access) {
 	int fd;
 	struct ba_btf btf;
-	__u32 id_read, id_write, id_none;
+	__u32 id[BA_NR];
 };
 
 static __u32 ba_id(const char *name)
@@ -423,6 +418,7 @@ FIXTURE_SETUP(access)
 {
 	char kfuncs[64] = "";
 	FILE *f = fopen(SYSFS "/kfuncs", "r");
+	int i;
 
 	if (!f || !fgets(kfuncs, sizeof(kfuncs), f) ||
 	    strncmp(kfuncs, "available", 9))
@@ -433,27 +429,22 @@ FIXTURE_SETUP(access)
 	}
 	self->fd = open(DEV, O_RDWR);
 	ASSERT_LE(0, self->fd);
-	destroy_quiet(self->fd, BA_NONE);
-	destroy_quiet(self->fd, BA_READ);
-	destroy_quiet(self->fd, BA_WRITE);
-	ASSERT_EQ(0, kb_create_ex(self->fd, BA_NONE, 4096, 3, 0, NULL, NULL));
-	ASSERT_EQ(0, kb_create_ex(self->fd, BA_READ, 4096, 3,
-				  KBLOOM_CREATE_BPF_READ, NULL, NULL));
-	ASSERT_EQ(0, kb_create_ex(self->fd, BA_WRITE, 4096, 3,
-				  KBLOOM_CREATE_BPF_WRITE | KBLOOM_CREATE_COUNTING,
-				  NULL, NULL));
-	self->id_none = ba_id(BA_NONE);
-	self->id_read = ba_id(BA_READ);
-	self->id_write = ba_id(BA_WRITE);
+	for (i = 0; i < BA_NR; i++) {
+		destroy_quiet(self->fd, ba_names[i]);
+		ASSERT_EQ(0, kb_create_ex(self->fd, ba_names[i], 4096, 3,
+					  ba_flags[i], NULL, NULL));
+		self->id[i] = ba_id(ba_names[i]);
+	}
 }
 
 FIXTURE_TEARDOWN(access)
 {
+	int i;
+
 	if (self->fd <= 0)
 		return;
-	destroy_quiet(self->fd, BA_NONE);
-	destroy_quiet(self->fd, BA_READ);
-	destroy_quiet(self->fd, BA_WRITE);
+	for (i = 0; i < BA_NR; i++)
+		destroy_quiet(self->fd, ba_names[i]);
 	close(self->fd);
 	if (self->btf.fd_array[1] > 0)
 		close(self->btf.fd_array[1]);
@@ -490,8 +481,8 @@ static const int ba_offsets[] = { 0, 8, 16, 24, 48 };
 
 TEST_F(access, no_member_is_readable)
 {
+	struct prog p = { .btf = &self->btf };
 	struct load_result r;
-	struct prog p;
 	size_t c, t, o;
 
 	for (c = 0; c < ARRAY_SIZE(ba_callers); c++) {
@@ -499,7 +490,7 @@ TEST_F(access, no_member_is_readable)
 			if (ba_types[t].net && !ba_callers[c].net)
 				continue;
 			/* The program without the load is accepted... */
-			prog_read(&p, &self->btf, false, 0);
+			prog_read(&p, false, 0);
 			load_as(ba_callers[c].caps, &p, ba_types[t].type,
 				ba_types[t].flags, &r);
 			EXPECT_EQ(0, r.err) {
@@ -509,7 +500,7 @@ TEST_F(access, no_member_is_readable)
 			}
 			/* ...and with it, refused at the load itself. */
 			for (o = 0; o < ARRAY_SIZE(ba_offsets); o++) {
-				prog_read(&p, &self->btf, true, ba_offsets[o]);
+				prog_read(&p, true, ba_offsets[o]);
 				load_as(ba_callers[c].caps, &p,
 					ba_types[t].type, ba_types[t].flags,
 					&r);
@@ -540,13 +531,13 @@ TEST_F(access, forged_pointers_refused)
 	static const enum ba_kfunc calls[] = {
 		KF_QUERY, KF_ADD, KF_TEST_AND_ADD, KF_REMOVE,
 	};
+	struct prog p = { .btf = &self->btf };
 	struct load_result r;
-	struct prog p;
 	size_t i, stack;
 
 	for (stack = 0; stack < 2; stack++) {
 		for (i = 0; i < ARRAY_SIZE(calls); i++) {
-			prog_forged(&p, &self->btf, stack, calls[i]);
+			prog_forged(&p, stack, calls[i]);
 			load_as(CAPS_ALL, &p, BPF_PROG_TYPE_XDP, 0, &r);
 			EXPECT_NE(0, r.err) {
 				TH_LOG("%s on a %s pointer: loaded", ba_kfunc_names[calls[i]],
@@ -559,28 +550,21 @@ TEST_F(access, forged_pointers_refused)
 /* get and id, by the filter's access. */
 TEST_F(access, obtaining)
 {
+	/* What get (BA_NULL: NULL, 0: a filter) and id answer. */
+	__u32 got[] = { BA_NULL, 0, 0 };
+	__u32 ids[] = { -EACCES, self->id[BA_READ], self->id[BA_WRITE] };
+	struct prog p = { .btf = &self->btf };
 	__u32 ret;
-	struct prog p;
+	int f;
 
-	prog_get(&p, &self->btf, BA_NONE);
-	ASSERT_EQ(0, prog_run(&p, &ret));
-	EXPECT_EQ((__u32)BA_NULL, ret) TH_LOG("get of a filter closed to BPF");
-	prog_get(&p, &self->btf, BA_READ);
-	ASSERT_EQ(0, prog_run(&p, &ret));
-	EXPECT_EQ(0U, ret) TH_LOG("get of a readable filter");
-	prog_get(&p, &self->btf, BA_WRITE);
-	ASSERT_EQ(0, prog_run(&p, &ret));
-	EXPECT_EQ(0U, ret) TH_LOG("get of a writable filter");
-
-	prog_id(&p, &self->btf, BA_NONE);
-	ASSERT_EQ(0, prog_run(&p, &ret));
-	EXPECT_EQ((__u32)-EACCES, ret) TH_LOG("id of a filter closed to BPF");
-	prog_id(&p, &self->btf, BA_READ);
-	ASSERT_EQ(0, prog_run(&p, &ret));
-	EXPECT_EQ(self->id_read, ret);
-	prog_id(&p, &self->btf, BA_WRITE);
-	ASSERT_EQ(0, prog_run(&p, &ret));
-	EXPECT_EQ(self->id_write, ret);
+	for (f = 0; f < BA_NR; f++) {
+		prog_get(&p, ba_names[f]);
+		ASSERT_EQ(0, prog_run(&p, &ret));
+		EXPECT_EQ(got[f], ret) TH_LOG("get of %s", ba_names[f]);
+		prog_id(&p, ba_names[f]);
+		ASSERT_EQ(0, prog_run(&p, &ret));
+		EXPECT_EQ(ids[f], ret) TH_LOG("id of %s", ba_names[f]);
+	}
 }
 
 /*
@@ -602,34 +586,32 @@ TEST_F(access, calls)
 		{ KF_REMOVE, KF_REMOVE_ID, "remove", -EACCES, -EACCES, 0 },
 		{ KF_ADD, KF_ADD_ID, "add again", -EACCES, -EACCES, 0 },
 	};
-	const char *names[] = { BA_NONE, BA_READ, BA_WRITE };
-	__u32 ids[] = { self->id_none, self->id_read, self->id_write };
+	struct prog p = { .btf = &self->btf };
 	struct kbloom_info info;
-	struct prog p;
 	size_t i, f, way;
 	__u32 ret;
 	int want;
 
 	for (way = 0; way < 2; way++) {
 		for (i = 0; i < ARRAY_SIZE(calls); i++) {
-			for (f = 0; f < 3; f++) {
+			for (f = 0; f < BA_NR; f++) {
 				want = f == 0 ? calls[i].none :
 				       f == 1 ? calls[i].read : calls[i].write;
 				if (way == 0) {
-					prog_held(&p, &self->btf, names[f],
+					prog_held(&p, ba_names[f],
 						  calls[i].held);
 					/* A closed filter is not even got. */
 					if (f == 0)
 						want = BA_NULL;
 				} else {
-					prog_by_id(&p, &self->btf, ids[f],
+					prog_by_id(&p, self->id[f],
 						   calls[i].by_id);
 				}
 				ASSERT_EQ(0, prog_run(&p, &ret));
 				EXPECT_EQ((__u32)want, ret) {
 					TH_LOG("%s %s on %s: %d, want %d",
 					       way ? "by id" : "held",
-					       calls[i].name, names[f],
+					       calls[i].name, ba_names[f],
 					       (int)ret, want);
 				}
 			}
@@ -638,16 +620,15 @@ TEST_F(access, calls)
 		 * The counting filter holds the key twice (three adds, one
 		 * remove): empty it for the other way.
 		 */
-		ASSERT_EQ(0, kb_skey(self->fd, KBLOOM_IOC_REMOVE, BA_WRITE,
-				     KEY, NULL));
-		ASSERT_EQ(0, kb_skey(self->fd, KBLOOM_IOC_REMOVE, BA_WRITE,
-				     KEY, NULL));
+		for (f = 0; f < 2; f++)
+			ASSERT_EQ(0, kb_skey(self->fd, KBLOOM_IOC_REMOVE,
+					     ba_names[BA_WRITE], KEY, NULL));
 	}
 	/* Refused calls changed nothing: no bit, no count. */
 	for (f = 0; f < 2; f++) {
-		ASSERT_EQ(0, kb_info(self->fd, names[f], &info));
-		EXPECT_EQ(0ULL, info.bits_set) TH_LOG("%s: bits set", names[f]);
-		EXPECT_EQ(0ULL, info.adds) TH_LOG("%s: adds", names[f]);
+		ASSERT_EQ(0, kb_info(self->fd, ba_names[f], &info));
+		EXPECT_EQ(0ULL, info.bits_set) TH_LOG("%s: bits set", ba_names[f]);
+		EXPECT_EQ(0ULL, info.adds) TH_LOG("%s: adds", ba_names[f]);
 	}
 }
 

@@ -24,7 +24,6 @@
 
 struct options {
 	struct prog_opts prog;
-	bool json;
 	uint32_t xdp_mode;	/* XDP_FLAGS_SKB_MODE, _DRV_MODE or 0 */
 	bool force;
 };
@@ -70,7 +69,7 @@ static int cmd_attach(const struct options *o, const char *dev)
 			       " (no native XDP in its driver: --generic)" : "");
 		goto out;
 	}
-	if (!o->json)
+	if (!o->prog.json)
 		printf("attached %s (%s) to %s\n",
 		       o->prog.map ? "kbloom_xdp_map" : "kbloom_xdp", l.what, dev);
 	ret = 0;
@@ -186,7 +185,7 @@ static int cmd_stats(const struct options *o, const char *dev)
 	}
 	if (read_counters(mfd, counters))
 		goto out;
-	if (o->json) {
+	if (o->prog.json) {
 		printf("{\"device\":");
 		json_str(stdout, dev);
 		printf(",\"program\":\"%s\",\"id\":%u,\"mode\":\"%s\",\"counters\":",
@@ -233,7 +232,7 @@ static int cmd_detach(const struct options *o, const char *dev)
 		errmsg("device '%s': detaching: %s", dev, strerror(-err));
 		goto out;
 	}
-	if (!o->json)
+	if (!o->prog.json)
 		printf("detached %s (id %u) from %s\n", info.name, info.id,
 		       dev);
 	ret = 0;
@@ -258,8 +257,6 @@ static void usage(FILE *f)
 	      "  --generic, --native   attach in generic (skb) or native (driver) mode;\n"
 	      "                     default: native if the driver has it, else generic\n"
 	      "  --force            attach over another program; detach one not ours\n"
-	      "  -j, --json         JSON output\n"
-	      "  -v, --verbose      libbpf's debug messages\n"
 	      "\n"
 	      "Exit status: 0 done, 1 error, 2 usage error.\n", f);
 }
@@ -271,9 +268,6 @@ static const struct option long_opts[] = {
 	{ "generic", no_argument, NULL, OPT_GENERIC },
 	{ "native", no_argument, NULL, OPT_NATIVE },
 	{ "force", no_argument, NULL, OPT_FORCE },
-	{ "json", no_argument, NULL, 'j' },
-	{ "verbose", no_argument, NULL, 'v' },
-	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -289,6 +283,7 @@ static unsigned int opt_cmds(int opt)
 		return 1u << CMD_ATTACH | 1u << CMD_DETACH;
 	case 'j':
 	case 'v':
+	case '?':
 		return ~0u;
 	default:
 		return 1u << CMD_ATTACH;
@@ -319,8 +314,6 @@ int main(int argc, char **argv)
 	argc -= first - 1;
 	argv += first - 1;
 	while ((opt = getopt_long(argc, argv, "jvh", long_opts, NULL)) != -1) {
-		if (opt == '?')
-			return usage_err("%s", "bad option");
 		if (opt == 'h') {
 			usage(stdout);
 			return 0;
@@ -337,13 +330,6 @@ int main(int argc, char **argv)
 			break;
 		case OPT_FORCE:
 			o.force = true;
-			break;
-		case 'j':
-			o.json = true;
-			break;
-		case 'v':
-			verbose = true;
-			open_opts.kernel_log_level = 4;	/* BPF_LOG_STATS */
 			break;
 		default:
 			ret = prog_opt(&o.prog, opt, optarg);

@@ -107,6 +107,15 @@ int prog_opt(struct prog_opts *o, int opt, const char *arg)
 	char *end;
 
 	switch (opt) {
+	case '?':
+		return usage_err("%s", "bad option");
+	case 'j':
+		o->json = true;
+		break;
+	case 'v':
+		verbose = true;
+		open_opts.kernel_log_level = 4;	/* BPF_LOG_STATS */
+		break;
 	case OPT_MAP:
 		o->map = true;
 		break;

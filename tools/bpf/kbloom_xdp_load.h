@@ -64,6 +64,7 @@ struct prog_opts {
 	bool show_keys;
 	uint64_t capacity;	/* --map: the flow map's keys */
 	double fpr;		/* --map: its false-positive rate */
+	bool json;		/* -j */
 };
 
 /* The getopt_long() values of the program options; others follow. */
@@ -83,7 +84,10 @@ enum {
 	{ "allow-addr", required_argument, NULL, OPT_ALLOW_ADDR }, \
 	{ "fail-open", no_argument, NULL, OPT_FAIL_OPEN }, \
 	{ "capacity", required_argument, NULL, OPT_CAPACITY }, \
-	{ "fpr", required_argument, NULL, OPT_FPR }
+	{ "fpr", required_argument, NULL, OPT_FPR }, \
+	{ "json", no_argument, NULL, 'j' }, \
+	{ "verbose", no_argument, NULL, 'v' }, \
+	{ "help", no_argument, NULL, 'h' }
 
 #define PROG_USAGE \
 	"Program options:\n" \
@@ -104,11 +108,13 @@ enum {
 	"  --fail-open        pass packets when the allow-list filter cannot be read\n" \
 	"                     (destroyed, error); the default drops them\n" \
 	"  --capacity N       --map: keys of the flow map (default 1000000)\n" \
-	"  --fpr P            --map: its false-positive rate (default 0.01)\n"
+	"  --fpr P            --map: its false-positive rate (default 0.01)\n" \
+	"  -j, --json         JSON output (kbloom_xdp_test: test-run's)\n" \
+	"  -v, --verbose      libbpf's debug messages\n"
 
 /* Defaults, and room for @argc --allow-addr; 0, or -1 said. */
 int prog_opts_init(struct prog_opts *o, int argc);
-/* Program option @opt: 0, or EXIT_USAGE said. */
+/* Program option @opt, -j, -v or a bad one ('?'): 0, or EXIT_USAGE said. */
 int prog_opt(struct prog_opts *o, int opt, const char *arg);
 /* The program options together: 0, or EXIT_USAGE said. */
 int prog_opts_check(const struct prog_opts *o);

@@ -8,6 +8,7 @@
 #include <arpa/inet.h>
 #include <ctype.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "kbloom_xdp_load.h"
@@ -76,6 +77,23 @@ bad:
 	snprintf(err, errlen, "'%s' is not ADDR, ADDR:PORT or [ADDR6]:PORT",
 		 s);
 	return -1;
+}
+
+int parse_hex(const char *s, unsigned char *buf, size_t max, size_t *len)
+{
+	size_t n = strlen(s), i;
+
+	if (!n || n % 2 || n / 2 > max)
+		return -1;
+	for (i = 0; i < n; i += 2) {
+		if (!isxdigit((unsigned char)s[i]) ||
+		    !isxdigit((unsigned char)s[i + 1]))
+			return -1;
+		buf[i / 2] = (unsigned char)strtoul(
+			(char[]){ s[i], s[i + 1], 0 }, NULL, 16);
+	}
+	*len = n / 2;
+	return 0;
 }
 
 static void put16(unsigned char *p, uint16_t v)
@@ -206,26 +224,13 @@ int pkt_build(const char *spec, struct pkt *pkt, char *err, size_t errlen)
 	memset(pkt->buf, 0, sizeof(pkt->buf));
 
 	if (!strcmp(tok[0], "raw")) {
-		const char *h = ntok == 2 ? tok[1] : "";
-		size_t n = strlen(h);
-
-		if (ntok != 2 || n % 2 || n / 2 < 14 || n / 2 > PKT_MAX) {
+		if (ntok != 2 || parse_hex(tok[1], pkt->buf, PKT_MAX, &len) ||
+		    len < 14) {
 			snprintf(err, errlen, "raw: HEX of 14 to %d bytes",
 				 PKT_MAX);
 			return -1;
 		}
-		for (i = 0; i < (int)n / 2; i++) {
-			unsigned int b;
-
-			if (!isxdigit((unsigned char)h[2 * i]) ||
-			    !isxdigit((unsigned char)h[2 * i + 1]) ||
-			    sscanf(h + 2 * i, "%2x", &b) != 1) {
-				snprintf(err, errlen, "raw: '%s' is not hex", h);
-				return -1;
-			}
-			pkt->buf[i] = b;
-		}
-		pkt->len = n / 2;
+		pkt->len = len;
 		return 0;
 	}
 

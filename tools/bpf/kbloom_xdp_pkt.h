@@ -23,5 +23,7 @@ struct pkt {
  *   raw HEX
  */
 int pkt_build(const char *spec, struct pkt *pkt, char *err, size_t errlen);
+/* @s, pairs of hex digits, into 1 to @max bytes at @buf: 0, or -1. */
+int parse_hex(const char *s, unsigned char *buf, size_t max, size_t *len);
 
 #endif /* KBLOOM_XDP_PKT_H */

@@ -14,7 +14,6 @@
  * Exit status: 0 done, 1 runtime error, 2 usage error.
  */
 #define _GNU_SOURCE
-#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
@@ -33,7 +32,6 @@
 
 struct options {
 	struct prog_opts prog;
-	bool json;
 	const char **pkts;
 	int nr_pkts;
 	/* kfunc */
@@ -132,7 +130,7 @@ static int cmd_test_run(const struct options *o)
 		goto out;
 	if (load(&o->prog, &l))
 		goto out;
-	if (o->json) {
+	if (o->prog.json) {
 		printf("{\"program\":");
 		json_str(stdout, l.what);
 		if (l.allow_id || l.flows_id)
@@ -159,7 +157,7 @@ static int cmd_test_run(const struct options *o)
 
 			fflush(stdout);
 			/* Its output must not break the JSON. */
-			if (o->json) {
+			if (o->prog.json) {
 				saved = dup(STDOUT_FILENO);
 				dup2(STDERR_FILENO, STDOUT_FILENO);
 			}
@@ -169,7 +167,7 @@ static int cmd_test_run(const struct options *o)
 				close(saved);
 			}
 			st = st == -1 ? -1 : WIFEXITED(st) ? WEXITSTATUS(st) : 128;
-			if (o->json) {
+			if (o->prog.json) {
 				printf("%s{\"exec\":", i ? "," : "");
 				json_str(stdout, specs[i] + 5);
 				printf(",\"status\":%d}", st);
@@ -187,7 +185,7 @@ static int cmd_test_run(const struct options *o)
 		}
 		if (read_counters(l.counters_fd, after))
 			goto out_unload;
-		if (o->json) {
+		if (o->prog.json) {
 			printf("%s{\"packet\":", i ? "," : "");
 			json_str(stdout, specs[i]);
 			printf(",\"verdict\":\"%s\",\"retval\":%u,\"counters\":{",
@@ -226,7 +224,7 @@ static int cmd_test_run(const struct options *o)
 	}
 	if (read_counters(l.counters_fd, after))
 		goto out_unload;
-	if (o->json) {
+	if (o->prog.json) {
 		printf("],\"counters\":");
 		print_counters_json(after);
 		printf("}\n");
@@ -320,18 +318,9 @@ static int cmd_syscall_refused(void)
 	char must[128], what[128];
 	struct kbloom_kfunc_refused *s;
 	struct bpf_program *prog, *p;
-	int i, j, n, ret = 0;
+	int i, j, ret = 0;
 
-	s = kbloom_kfunc_refused__open();
-	if (!s) {
-		errmsg("opening kbloom_kfunc_refused: %s", strerror(errno));
-		return EXIT_RUNTIME;
-	}
-	n = 0;
-	bpf_object__for_each_program(prog, s->obj)
-		n++;
-	kbloom_kfunc_refused__destroy(s);
-	for (i = 0; i < n; i++) {
+	for (i = 0; ; i++) {
 		s = kbloom_kfunc_refused__open();
 		if (!s) {
 			errmsg("opening kbloom_kfunc_refused: %s",
@@ -345,8 +334,10 @@ static int cmd_syscall_refused(void)
 			if (j++ == i)
 				prog = p;
 		}
-		if (!prog)
+		if (!prog) {
+			kbloom_kfunc_refused__destroy(s);
 			break;
+		}
 		snprintf(what, sizeof(what), "kbloom_kfunc_refused %s",
 			 bpf_program__name(prog));
 		snprintf(must, sizeof(must),
@@ -453,24 +444,6 @@ out:
 	return ret;
 }
 
-/* KEY-HEX: pairs of hex digits, 1 to KBLOOM_KFUNC_KEY_BUF bytes. */
-static int parse_hex(const char *s, unsigned char *key, size_t *len)
-{
-	size_t n = strlen(s), i;
-
-	if (!n || n % 2 || n / 2 > KBLOOM_KFUNC_KEY_BUF)
-		return -1;
-	for (i = 0; i < n; i += 2) {
-		if (!isxdigit((unsigned char)s[i]) ||
-		    !isxdigit((unsigned char)s[i + 1]))
-			return -1;
-		key[i / 2] = (unsigned char)strtoul((char[]){ s[i], s[i + 1], 0 },
-						    NULL, 16);
-	}
-	*len = n / 2;
-	return 0;
-}
-
 static void usage(FILE *f)
 {
 	fputs("Usage: kbloom_xdp_test test-run [PROGRAM OPTIONS] [--show-keys] [-j] [--pkt PACKET]...\n"
@@ -495,7 +468,6 @@ static void usage(FILE *f)
 	      PROG_USAGE
 	      "\n"
 	      "Other options:\n"
-	      "  -j, --json         test-run: JSON output\n"
 	      "  --show-keys        test-run: print each packet's keys in hex\n"
 	      "  --pkt PACKET       test-run: a packet (repeatable; default: a built-in set):\n"
 	      "                       PROTO SRC > DST [OPTION]...   PROTO: tcp, udp, udplite,\n"
@@ -515,7 +487,6 @@ static void usage(FILE *f)
 	      "  --syscall          kfunc: from a syscall program: query, get, id only\n"
 	      "  --len N            kfunc: the key length handed to the kfunc, 0 to 4104\n"
 	      "                     (default: KEY-HEX's bytes; the bytes past them are 0)\n"
-	      "  -v, --verbose      libbpf's debug messages\n"
 	      "\n"
 	      "Exit status: 0 done, 1 error, 2 usage error.\n", f);
 }
@@ -533,9 +504,6 @@ static const struct option long_opts[] = {
 	{ "syscall", no_argument, NULL, OPT_SYSCALL },
 	{ "len", required_argument, NULL, OPT_LEN },
 	{ "id", required_argument, NULL, OPT_ID },
-	{ "json", no_argument, NULL, 'j' },
-	{ "verbose", no_argument, NULL, 'v' },
-	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -560,6 +528,7 @@ static unsigned int opt_cmds(int opt)
 	case OPT_ID:
 		return C(KFUNC);
 	case 'v':
+	case '?':
 		return ~0u;
 	default:	/* the program options, --show-keys, --pkt, -j */
 		return C(TEST_RUN);
@@ -601,8 +570,6 @@ int main(int argc, char **argv)
 	argc--;
 	argv++;
 	while ((opt = getopt_long(argc, argv, "jvh", long_opts, NULL)) != -1) {
-		if (opt == '?')
-			return usage_err("%s", "bad option");
 		if (opt == 'h') {
 			usage(stdout);
 			return 0;
@@ -636,13 +603,6 @@ int main(int argc, char **argv)
 						 optarg);
 			o.kf_id = (uint32_t)v;
 			o.prog.by = BY_ID;
-			break;
-		case 'j':
-			o.json = true;
-			break;
-		case 'v':
-			verbose = true;
-			open_opts.kernel_log_level = 4;	/* BPF_LOG_STATS */
 			break;
 		default:
 			ret = prog_opt(&o.prog, opt, optarg);
@@ -685,7 +645,8 @@ int main(int argc, char **argv)
 				errmsg("%s", strerror(errno));
 				return EXIT_RUNTIME;
 			}
-			if (parse_hex(argv[optind + 2], kf_key, &kf_key_len))
+			if (parse_hex(argv[optind + 2], kf_key,
+				      KBLOOM_KFUNC_KEY_BUF, &kf_key_len))
 				return usage_err("kfunc: '%s' is not a key in hex (1 to 4104 bytes)",
 						 argv[optind + 2]);
 		}

@@ -87,55 +87,49 @@ err_has() {
 
 # ---- the objects ------------------------------------------------------------
 
-if command -v llvm-objdump >/dev/null 2>&1 && [ -f "$here/kbloom_xdp.bpf.o" ]; then
-	llvm-objdump -d -r "$here/kbloom_xdp.bpf.o" >"$tmp/dis" 2>&1
-	ok=0
-	for f in bpf_kbloom_get bpf_kbloom_put bpf_kbloom_query \
-		 bpf_kbloom_test_and_add bpf_kbloom_id bpf_kbloom_query_id \
-		 bpf_kbloom_test_and_add_id; do
-		grep -q "R_BPF_64_32[[:space:]]*$f\$" "$tmp/dis" || ok=1
-	done
-	: >"$tmp/out"; cp "$tmp/dis" "$tmp/err"
-	result $ok "kbloom_xdp.bpf.o calls the kfuncs it uses (kfunc relocations)"
-else
-	skip "no llvm-objdump or no kbloom_xdp.bpf.o"
-fi
-# relocs OBJ: "SECTION KFUNC" per kfunc call of OBJ, sorted, unique.
+# relocs OBJ: "SECTION KFUNC" per kfunc call of OBJ, sorted, unique, into
+# $tmp/err (shown on a failure).
 relocs() {
+	: >"$tmp/out"
 	llvm-objdump -d -r "$1" 2>&1 | awk '
 		/^Disassembly of section / { s = $4; sub(/:$/, "", s) }
-		/R_BPF_64_32/ { print s, $NF }' | sort -u
+		/R_BPF_64_32/ { print s, $NF }' | sort -u >"$tmp/err"
+}
+# calls SECTION KFUNC...: the last relocs has SECTION calling each KFUNC.
+calls() {
+	c_sec=$1
+	shift
+	for f in "$@"; do
+		grep -qx "$c_sec $f" "$tmp/err" || return 1
+	done
 }
 RO="bpf_kbloom_get bpf_kbloom_put bpf_kbloom_query bpf_kbloom_id bpf_kbloom_query_id"
 RW="bpf_kbloom_add bpf_kbloom_test_and_add bpf_kbloom_remove bpf_kbloom_add_id bpf_kbloom_test_and_add_id bpf_kbloom_remove_id"
 if command -v llvm-objdump >/dev/null 2>&1 &&
+   [ -f "$here/kbloom_xdp.bpf.o" ] &&
    [ -f "$here/kbloom_kfunc_test.bpf.o" ] &&
    [ -f "$here/kbloom_kfunc_refused.bpf.o" ]; then
-	relocs "$here/kbloom_kfunc_test.bpf.o" >"$tmp/err"
-	: >"$tmp/out"
+	relocs "$here/kbloom_xdp.bpf.o"
+	calls xdp bpf_kbloom_get bpf_kbloom_put bpf_kbloom_query \
+		bpf_kbloom_test_and_add bpf_kbloom_query_id \
+		bpf_kbloom_test_and_add_id && calls syscall bpf_kbloom_id
+	result $? "kbloom_xdp.bpf.o calls the kfuncs it uses (kfunc relocations)"
+	relocs "$here/kbloom_kfunc_test.bpf.o"
+	# shellcheck disable=SC2086 # $RO and $RW are lists
 	for sec in xdp tc; do
-		ok=0
-		for f in $RO $RW; do
-			grep -qx "$sec $f" "$tmp/err" || ok=1
-		done
-		result $ok "kbloom_kfunc_test.bpf.o: its $sec program calls all eleven kfuncs"
+		calls $sec $RO $RW
+		result $? "kbloom_kfunc_test.bpf.o: its $sec program calls all eleven kfuncs"
 	done
-	ok=0
-	for f in $RO; do
-		grep -qx "syscall $f" "$tmp/err" || ok=1
-	done
-	for f in $RW; do
-		grep -qx "syscall $f" "$tmp/err" && ok=1
-	done
-	result $ok "kbloom_kfunc_test.bpf.o: its syscall program calls the kfuncs that change nothing, and only those"
-	relocs "$here/kbloom_kfunc_refused.bpf.o" >"$tmp/err"
-	ok=0
-	for f in $RW; do
-		grep -qx "syscall $f" "$tmp/err" || ok=1
-	done
-	result $ok "kbloom_kfunc_refused.bpf.o: syscall programs call each kfunc that changes a filter"
+	# shellcheck disable=SC2086
+	calls syscall $RO &&
+		! grep -qE "^syscall ($(echo $RW | tr ' ' '|'))\$" "$tmp/err"
+	result $? "kbloom_kfunc_test.bpf.o: its syscall program calls the kfuncs that change nothing, and only those"
+	relocs "$here/kbloom_kfunc_refused.bpf.o"
+	# shellcheck disable=SC2086
+	calls syscall $RW
+	result $? "kbloom_kfunc_refused.bpf.o: syscall programs call each kfunc that changes a filter"
 else
-	skip "no llvm-objdump or no kbloom_kfunc_test.bpf.o, kbloom_kfunc_refused.bpf.o"
+	skip "no llvm-objdump or no kbloom_xdp.bpf.o, kbloom_kfunc_test.bpf.o, kbloom_kfunc_refused.bpf.o"
 fi
 if command -v bpftool >/dev/null 2>&1 && [ -f "$here/kbloom_xdp.bpf.o" ]; then
 	bpftool btf dump file "$here/kbloom_xdp.bpf.o" >"$tmp/out" 2>"$tmp/err"

@@ -36,18 +36,16 @@ while [ $# -gt 0 ]; do
 done
 
 # The variant's config fragment: the file merge_config.sh gets.
+fragment=$(mktemp)
+trap 'rm -f "$fragment"' EXIT
 case "$variant" in
 debug)
-	fragment=$(mktemp)
-	trap 'rm -f "$fragment"' EXIT
 	cat "$here/debug.config" "$here/bpf.config" > "$fragment"
 	;;
 kcsan)
 	# debug.config minus KASAN and minus every option kcsan.config sets,
 	# then kcsan.config: each option appears once, so the check below
 	# that every =y line survived holds for the composed fragment too.
-	fragment=$(mktemp)
-	trap 'rm -f "$fragment"' EXIT
 	{
 		echo "# Composed by kernel.sh --variant kcsan: debug.config without KASAN, then kcsan.config."
 		awk 'FNR == NR {

@@ -24,22 +24,6 @@
 
 KBLOOM_CHECKS="$KBLOOM_CHECKS run_bpf"
 
-# bpf_tap: test-kfunc.sh's TAP lines, counted here as ours; its plan is
-# checked against them, so that a script that died half-way fails.
-bpf_tap() {
-	bt_res=0 bt_plan=
-	while IFS= read -r line; do
-		case "$line" in
-		"ok "*) ok "kfuncs: ${line#* - }"; bt_res=$((bt_res + 1)) ;;
-		"not ok "*) not_ok "kfuncs: ${line#* - }"; bt_res=$((bt_res + 1)) ;;
-		1..*) bt_plan=${line#1..} ;;	# our own plan counts them
-		*) echo "$line" ;;
-		esac
-	done
-	check "kfuncs: test-kfunc.sh ran to its end (plan 1..${bt_plan:-none}, $bt_res results)" \
-		[ "${bt_plan:-x}" = "$bt_res" ]
-}
-
 # bpf_counter NAME: counter NAME of `kbloom_xdp stats -j` in /tmp/bpf.stats.
 bpf_counter() {
 	sed -n "s/.*\"$1\": *\([0-9]*\).*/\1/p" /tmp/bpf.stats
@@ -99,10 +83,7 @@ bpf_rmmod() {
 		sh -c '! rmmod kbloom 2>/dev/null && [ -d /sys/module/kbloom ]'
 	check_exit 0 "kfuncs: detach it" kbloom_xdp detach lo
 	# The program goes with its last reference, after a grace period.
-	i=0
-	while ! rmmod kbloom 2>/dev/null && [ $i -lt 50 ]; do
-		sleep 0.2; i=$((i + 1))
-	done
+	wait_for 10 rmmod kbloom
 	check "kfuncs: then rmmod kbloom works" [ ! -d /sys/module/kbloom ]
 	check "insmod kbloom.ko again" insmod "$L/kbloom.ko"
 }
@@ -129,14 +110,11 @@ run_bpf() {
 	else
 		ok "kfuncs: kbloom's BTF # SKIP no bpftool in the initramfs"
 	fi
-	KBLOOM_REQUIRE_KFUNCS=1 sh "$L/test-kfunc.sh" "$(command -v kbloom_xdp_test)" \
-		"$(command -v kbloom_xdp_bench)" "$(command -v bloomctl)" > /tmp/bpf.tap 2>&1
-	bt_rc=$?
-	# Not a pipe: the counts must stay in this shell.
-	bpf_tap < /tmp/bpf.tap
-	check "kfuncs: test-kfunc.sh exit status 0 ($bt_rc)" [ "$bt_rc" = 0 ]
-	rm -f /tmp/bpf.tap
-	# tap_run is in faults.sh.
+	# tap_run (faults.sh): each a TAP stream of its own, whose plan, results
+	# and exit status the host checks.
+	tap_run test-kfunc "kfuncs: test-kfunc.sh" env KBLOOM_REQUIRE_KFUNCS=1 \
+		sh "$L/test-kfunc.sh" "$(command -v kbloom_xdp_test)" \
+		"$(command -v kbloom_xdp_bench)" "$(command -v bloomctl)"
 	tap_run kbloom_bpf_access "kbloom_bpf_access: what programs can read and reach" \
 		kbloom_bpf_access
 	if pk_setup; then

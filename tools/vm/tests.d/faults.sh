@@ -8,31 +8,27 @@
 # fault and does the whole job. Only on kernels with fault injection (the
 # debug kernel); elsewhere one "# SKIP" line.
 #
-# Also defines tap_run, which fuzz.sh and kcsan.sh use too.
+# Also defines tap_run, which fuzz.sh, kcsan.sh, selftest.sh and bpf.sh
+# use too, and wait_for, which any area may.
 
 KBLOOM_CHECKS="$KBLOOM_CHECKS run_faults"
 
-# tap_plan_ok FILE: FILE is TAP with exactly one plan "1..N", before the
-# first result or after the last, and exactly N "ok"/"not ok" results.
-tap_plan_ok() {
-	awk '
-		/^1\.\.[0-9]+/ {
-			plans++; split($1, p, /\.\./); want = p[2] + 0
-			where = results ? "end" : "start"; next
-		}
-		/^(not )?ok($| )/ { results++; if (where == "end") late = 1 }
-		END {
-			if (plans != 1) { printf "# %d plan lines\n", plans; exit 1 }
-			if (late) { print "# results after a trailing plan"; exit 1 }
-			if (results != want) { printf "# plan 1..%d, %d results\n", want, results; exit 1 }
-		}' "$1"
+# wait_for SECONDS COMMAND...: until COMMAND succeeds (its output
+# dropped), at most SECONDS; fails if it never did.
+wait_for() {
+	wf_end=$(($(now_ms) + $1 * 1000))
+	shift
+	until "$@" >/dev/null 2>&1; do
+		[ "$(now_ms)" -lt "$wf_end" ] || return 1
+		sleep 0.2
+	done
 }
 
 # tap_run NAME DESCRIPTION COMMAND...: run a TAP-producing test program.
-# Its output goes through to the host (which counts its ok lines) between
-# "# TAP-BEGIN NAME" and "# TAP-END NAME exit=RC", so the host can check
-# each program's plan on its own; here it must exit 0 and print its plan
-# and exactly that many results (a crash half-way leaves a short plan).
+# Its output goes through to the host between "# TAP-BEGIN NAME" and
+# "# TAP-END NAME exit=RC": the host (tools/check.sh, count_tap) counts its
+# results and checks that it printed one plan, matching them (a crash
+# half-way leaves a short plan); here it must exit 0.
 tap_run() {
 	tr_name=$1 tr_desc=$2; shift 2
 	rm -f /tmp/tap_run.rc
@@ -40,14 +36,8 @@ tap_run() {
 	{ "$@" 2>&1; echo $? > /tmp/tap_run.rc; } | tee /tmp/tap_run.out
 	tr_rc=$(cat /tmp/tap_run.rc 2>/dev/null)
 	echo "# TAP-END $tr_name exit=${tr_rc:-none}"
-	if [ "$tr_rc" != 0 ]; then
-		not_ok "$tr_desc (exit ${tr_rc:-none})"
-	elif ! tap_plan_ok /tmp/tap_run.out > /tmp/tap_run.why; then
-		cat /tmp/tap_run.why
-		not_ok "$tr_desc (its TAP plan does not match its results)"
-	else
-		ok "$tr_desc: exit 0, $(grep -c -E '^(not )?ok($| )' /tmp/tap_run.out) results as planned"
-	fi
+	check "$tr_desc: exit ${tr_rc:-none}, $(grep -c -E '^(not )?ok($| )' /tmp/tap_run.out) results" \
+		[ "$tr_rc" = 0 ]
 }
 
 run_faults() {

@@ -33,16 +33,6 @@ fl_vm() {
 	bloomsync -s "$FL_URL" --host vm --state-dir "$FL/vm/run" "$@"
 }
 
-# fl_wait SECONDS CMD...: until CMD succeeds, at most SECONDS.
-fl_wait() {
-	fl_end=$(($(now_ms) + $1 * 1000))
-	shift
-	until "$@" >/dev/null 2>&1; do
-		[ "$(now_ms)" -lt "$fl_end" ] || return 1
-		sleep 0.2
-	done
-}
-
 # Is something listening on 127.0.0.1:4222 (0x107E; state 0A, LISTEN)?
 fl_listening() {
 	grep -q '0100007F:107E 00000000:0000 0A' /proc/net/tcp
@@ -85,7 +75,7 @@ run_fleet() {
 	nats-server -js -a 127.0.0.1 -p 4222 -sd "$FL/nats" > "$FL/nats.log" 2>&1 &
 	fl_pids="$!"
 	# A Go program's start under emulation takes its time.
-	if fl_wait 180 fl_listening; then
+	if wait_for 180 fl_listening; then
 		ok "fleet: nats-server -js listens on the loopback"
 	else
 		not_ok "fleet: nats-server -js listens on the loopback"
@@ -115,18 +105,18 @@ run_fleet() {
 
 	bloomctl add fl from-the-module >/dev/null
 	check "fleet: a key added on the module reaches the peer's fleet filter (COLLECT)" \
-		fl_wait 30 fl_peer bloomctl-dyn query fl.fleet from-the-module
+		wait_for 30 fl_peer bloomctl-dyn query fl.fleet from-the-module
 	check "fleet: ...and the module's own fleet filter (APPLY)" \
-		fl_wait 30 bloomctl query fl.fleet from-the-module
+		wait_for 30 bloomctl query fl.fleet from-the-module
 	fl_peer bloomctl-dyn add fl from-the-peer >/dev/null
 	check "fleet: a key added on the peer reaches the module's fleet filter (APPLY)" \
-		fl_wait 30 bloomctl query fl.fleet from-the-peer
+		wait_for 30 bloomctl query fl.fleet from-the-peer
 	check_exit 1 "fleet: a key nobody added is not there" \
 		bloomctl query fl.fleet from-nobody
 	check "fleet: the module's filter tracks its changes" \
 		sh -c 'bloomctl -j show fl | grep -q "\"track_changes\": *true"'
 	check "fleet: status names the peer, with its sequence and bytes" \
-		fl_wait 30 fl_status_peer
+		wait_for 30 fl_status_peer
 	sed 's/^/#   /' "$FL/status"
 
 	# The peer overfills: 3000 keys in a filter for 2000, past the
@@ -134,14 +124,14 @@ run_fleet() {
 	seq 1 3000 | sed 's/^/flood-/' > "$FL/flood"
 	fl_peer bloomctl-dyn add fl --file "$FL/flood" >/dev/null
 	check "fleet: the module refuses the peer's overfilling update and logs it" \
-		fl_wait 30 grep -q -i "refus" "$FL/vm.log"
+		wait_for 30 grep -q -i "refus" "$FL/vm.log"
 	fl_bits=$(cat /sys/kernel/bloom/filters/fl.fleet/bits)
 	fl_set=$(cat /sys/kernel/bloom/filters/fl.fleet/bits_set)
 	check "fleet: the fleet filter stays under the limit ($fl_set of $fl_bits bits)" \
 		[ $((fl_set * 100)) -le $((fl_bits * 30)) ]
 	bloomctl add fl after-the-flood >/dev/null
 	check "fleet: the module's keys still reach the peer" \
-		fl_wait 30 fl_peer bloomctl-dyn query fl.fleet after-the-flood
+		wait_for 30 fl_peer bloomctl-dyn query fl.fleet after-the-flood
 	fl_stop
 	sed 's/^/#   /' "$FL/vm.log" "$FL/peer.log" | tail -12
 	bloomctl destroy fl >/dev/null 2>&1

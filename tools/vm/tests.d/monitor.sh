@@ -38,10 +38,8 @@ run_monitor() {
 		bloomctl create monw --capacity 50 --fpr 0.01 --window 1h --rotate-at-fill
 	check_exit 0 "monitor: 300 keys into monw" bloomctl add monw --file /tmp/mon.keys
 	# Its rotation runs from a work item: wait for it (10 s at most).
-	i=0
-	while [ "$(cat /sys/kernel/bloom/filters/monw/rotations)" = 0 ] && [ $i -lt 100 ]; do
-		sleep 0.1; i=$((i + 1))
-	done
+	# shellcheck disable=SC2016 # expanded by the inner shell
+	wait_for 10 sh -c '[ "$(cat /sys/kernel/bloom/filters/monw/rotations)" != 0 ]'
 	for f in mon monc monw; do bloomctl destroy "$f"; done
 	# The alerts go out from a work item: give them a moment.
 	sleep 2

@@ -169,6 +169,14 @@ pk_pktgen() {
 	fi
 }
 
+# pk_pktgen4 COUNT FIRST N: pk_pktgen of N UDP flows to 10.99.0.1 port 9,
+# from sources FIRST (an integer) on, source port 1234.
+pk_pktgen4() {
+	pk_pktgen "$1" "pkt_size 64" "dst 10.99.0.1" "src_min $(pk_ip4 "$2")" \
+		"src_max $(pk_ip4 $(($2 + $3 - 1)))" "udp_src_min 1234" \
+		"udp_src_max 1234" "udp_dst_min 9" "udp_dst_max 9"
+}
+
 # Wait (up to ~10 s) until FILTER's sysfs "rules" reads WANT: rules deleted
 # through nf_tables are released after the commit, asynchronously.
 pk_wait_rules() {
@@ -181,6 +189,15 @@ pk_wait_rules() {
 		i=$((i + 1))
 	done
 	echo "$x"
+}
+
+# pk_release FILTER...: destroy each once no rule holds it.
+pk_release() {
+	local f
+	for f in "$@"; do
+		pk_wait_rules "$f" 0 >/dev/null
+		bloomctl destroy "$f" >/dev/null
+	done
 }
 
 pk_flush_all() {
@@ -235,11 +252,8 @@ pk_setup() {
 	# The sender's namespace, held by a sleeping process.
 	unshare -n sleep 100000 &
 	PK_NS=$!
-	i=0
-	while [ "$(readlink /proc/$PK_NS/ns/net)" = "$(readlink /proc/self/ns/net)" ] &&
-	      [ "$i" -lt 50 ]; do
-		sleep 0.1; i=$((i + 1))
-	done
+	# shellcheck disable=SC2016 # expanded by the inner shell
+	wait_for 5 sh -c '[ "$(readlink "/proc/$1/ns/net")" != "$(readlink /proc/1/ns/net)" ]' _ "$PK_NS"
 	nsenter -t "$PK_NS" -n sh -c 'echo 0 > /proc/sys/net/ipv6/conf/default/accept_dad; ip link set lo up'
 	ip link add vb0 type veth peer name vb1 2>/dev/null || ip link add vb0 type veth
 	peer=vb1
@@ -297,9 +311,7 @@ pk_window4() { # IPT BACKEND
 	b=$((2 * $(pk_budget wflows4 $N $N)))
 	# Send COUNT packets of the N flows; the rule's count into C1.
 	pk_window_send() {
-		pk_pktgen "$1" "pkt_size 64" "dst 10.99.0.1" "src_min $(pk_ip4 $s0)" \
-			"src_max $(pk_ip4 $((s0 + N - 1)))" "udp_src_min 1234" \
-			"udp_src_max 1234" "udp_dst_min 9" "udp_dst_max 9"
+		pk_pktgen4 "$1" $s0 $N
 		pk_counts "$ipt" INPUT
 	}
 	pk_window_send $((2 * N))
@@ -317,8 +329,7 @@ pk_window4() { # IPT BACKEND
 	pk_in "$be: two rotations after their last packet, the $N flows are new again" \
 		"$((c3 - c2))" $((N - b)) $N
 	"$ipt" -F INPUT
-	pk_wait_rules wflows4 0 >/dev/null
-	bloomctl destroy wflows4 >/dev/null
+	pk_release wflows4
 }
 
 # IPv4: N flows (sources 10.1.0.1 on), each sent R times, through rules of
@@ -370,9 +381,7 @@ pk_traffic4() { # IPT BACKEND
 	check "$be: ten IPv4 rules added (iptables-restore --noflush)" [ $? -eq 0 ]
 	check "$be: sysfs rules counts the two rules on flows4" [ "$(pk_wait_rules flows4 2)" = 2 ]
 
-	pk_pktgen $T "pkt_size 64" "dst 10.99.0.1" "src_min $(pk_ip4 $s0)" \
-		"src_max $(pk_ip4 $((s0 + N - 1)))" "udp_src_min 1234" "udp_src_max 1234" \
-		"udp_dst_min 9" "udp_dst_max 9"
+	pk_pktgen4 $T $s0 $N
 	pk_note "$be IPv4: pktgen sent $PK_SENT packets ($N flows x $R) through 9 bloom rules at $PK_PPS packets/s"
 	pk_eq "$be: pktgen sent $T packets" "$PK_SENT" $T
 	pk_counts "$ipt" INPUT
@@ -411,10 +420,7 @@ pk_traffic4() { # IPT BACKEND
 			--flow "$(pk_ip4 $((s0 + 7))),10.99.0.1,17,1234,9"
 	fi
 	$ipt -F INPUT
-	for f in flows4 cflows4 jflows4 pfx4 dst4 allow4 cnt4 add4; do
-		pk_wait_rules $f 0 >/dev/null
-		bloomctl destroy $f >/dev/null
-	done
+	pk_release flows4 cflows4 jflows4 pfx4 dst4 allow4 cnt4 add4
 }
 
 # IPv6: N flows by UDP source port, R times each; then fragments.
@@ -478,10 +484,7 @@ pk_traffic6() { # IP6T BACKEND
 	pk_eq "$be: non-first fragments key with ports 0" "$C2" $((nf - 1))
 	pk_eq "$be: every fragment keys as UDP (extension header skipped)" "$C3" "$nf"
 	$ipt -F INPUT
-	for f in flows6 pfx6 allow6 fragnew fragz fragp; do
-		pk_wait_rules $f 0 >/dev/null
-		bloomctl destroy $f >/dev/null
-	done
+	pk_release flows6 pfx6 allow6 fragnew fragz fragp
 }
 
 # iptables -S and save/restore print the rules back exactly.
@@ -550,9 +553,7 @@ pk_roundtrip() { # IPT IP6T BACKEND
 		check "$be: 4 rules left" [ "$($ipt -S BLRT 2>/dev/null | grep -c bloom)" = 4 ]
 	fi
 	$ipt -F BLRT; $ipt -X BLRT; $ip6t -F BLRT; $ip6t -X BLRT
-	pk_wait_rules rt 0 >/dev/null
-	pk_wait_rules rtc 0 >/dev/null
-	bloomctl destroy rt; bloomctl destroy rtc
+	pk_release rt rtc
 }
 
 # pk_refused EXIT-CODE DESCRIPTION MESSAGE COMMAND...: COMMAND exits
@@ -595,34 +596,30 @@ pk_refusals() { # IPT IP6T BACKEND
 	pk_refusals_kernel "$ipt" "$ip6t" "$be"
 	check "$be: no rule was left behind" \
 		[ "$($ipt -S INPUT 2>/dev/null | grep -c bloom)$($ip6t -S INPUT 2>/dev/null | grep -c bloom)" = 00 ]
-	pk_wait_rules plain 0 >/dev/null
-	bloomctl destroy plain
+	pk_release plain
 }
 
 # What the extension refuses itself, with a message (exit 2): no kernel.
-# shellcheck disable=SC2086 # $r (from pk_refusals) is several words on purpose
+# A line each: 4 or 6 (iptables or ip6tables), what is refused, the
+# message, the rule's options.
 pk_refusals_ext() { # IPT IP6T BACKEND
-	ipt=$1 ip6t=$2 be=$3
-	pk_refused 2 "$be: refused: unknown field" 'unknown field "port"' \
-		"$ipt" $r --name plain --key saddr,port --test
-	pk_refused 2 "$be: refused: --src-prefix 33" 'out of range 0-32' \
-		"$ipt" $r --name plain --key saddr --src-prefix 33 --test
-	pk_refused 2 "$be: refused: ip6tables --dst-prefix 129" 'out of range 0-128' \
-		"$ip6t" $r --name plain --key daddr --dst-prefix 129 --test
-	pk_refused 2 "$be: refused: a prefix for an address not in the key" 'needs saddr' \
-		"$ipt" $r --name plain --key daddr --src-prefix 8 --test
-	pk_refused 2 "$be: refused: name too long (32 characters)" 'too long' \
-		"$ipt" $r --name abcdefghijklmnopqrstuvwxyz012345 --key saddr --test
-	pk_refused 2 "$be: refused: missing filter" 'bloom: no filter "nosuch"' \
-		"$ipt" $r --name nosuch --key saddr --test
-	pk_refused 2 "$be: refused: --remove on a plain filter" 'not a counting filter' \
-		"$ipt" $r --name plain --key saddr --remove
-	pk_refused 2 "$be: refused: ! --add" 'cannot be inverted' \
-		"$ipt" $r --name plain --key saddr ! --add
-	pk_refused 2 "$be: refused: no mode" 'exactly one of' \
-		"$ipt" $r --name plain --key saddr
-	pk_refused 2 "$be: refused: two modes" 'exactly one of' \
-		"$ipt" $r --name plain --key saddr --test --add
+	while IFS='|' read -r v what msg opts; do
+		t=$1
+		[ "$v" = 6 ] && t=$2
+		# shellcheck disable=SC2086 # $r and $opts are several words
+		pk_refused 2 "$3: refused: $what" "$msg" "$t" $r $opts </dev/null
+	done <<-EOF
+	4|unknown field|unknown field "port"|--name plain --key saddr,port --test
+	4|--src-prefix 33|out of range 0-32|--name plain --key saddr --src-prefix 33 --test
+	6|ip6tables --dst-prefix 129|out of range 0-128|--name plain --key daddr --dst-prefix 129 --test
+	4|a prefix for an address not in the key|needs saddr|--name plain --key daddr --src-prefix 8 --test
+	4|name too long (32 characters)|too long|--name abcdefghijklmnopqrstuvwxyz012345 --key saddr --test
+	4|missing filter|bloom: no filter "nosuch"|--name nosuch --key saddr --test
+	4|--remove on a plain filter|not a counting filter|--name plain --key saddr --remove
+	4|! --add|cannot be inverted|--name plain --key saddr ! --add
+	4|no mode|exactly one of|--name plain --key saddr
+	4|two modes|exactly one of|--name plain --key saddr --test --add
+	EOF
 }
 
 # shellcheck disable=SC2086 # $r and $u are several words on purpose
@@ -675,8 +672,7 @@ pk_netns() { # IPT BACKEND
 	check "$be: ... a bloom rule is refused" sh -c "grep -q '^bloom=' /tmp/userns && ! grep -q '^bloom=0' /tmp/userns"
 	check "$be: ... and the kernel log says why" \
 		sh -c "dmesg | grep -q 'xt_bloom: rules outside the initial network namespace need CAP_NET_ADMIN in the initial user namespace'"
-	pk_wait_rules ns4 0 >/dev/null
-	bloomctl destroy ns4
+	pk_release ns4
 }
 
 # A filter in use cannot be destroyed, nor kbloom or xt_bloom unloaded.
@@ -703,13 +699,7 @@ pk_lifecycle() {
 }
 
 # pk_gone NAME: wait (up to 10 s) for filter NAME to be destroyed.
-pk_gone() {
-	local i=0
-	while [ -d "/sys/kernel/bloom/filters/$1" ] && [ $i -lt 100 ]; do
-		sleep 0.1; i=$((i + 1))
-	done
-	[ ! -d "/sys/kernel/bloom/filters/$1" ]
-}
+pk_gone() { wait_for 10 test ! -d "/sys/kernel/bloom/filters/$1"; }
 
 # Rules that carry their filter's shape (revision 1): a saved ruleset
 # restores on a boot where no filter exists, IPv4 and IPv6; the filter
@@ -784,17 +774,12 @@ pk_teardown() {
 	pk_flush_all
 	# shellcheck disable=SC2086 # PK_FILTERS is a list of names
 	for f in $PK_FILTERS; do
-		[ -d "/sys/kernel/bloom/filters/$f" ] || continue
-		pk_wait_rules "$f" 0 >/dev/null
-		bloomctl destroy "$f" >/dev/null
+		[ -d "/sys/kernel/bloom/filters/$f" ] && pk_release "$f"
 	done
 	ip link del vb0 2>/dev/null
 	[ -n "$PK_NS" ] && kill "$PK_NS" 2>/dev/null
 	wait "$PK_NS" 2>/dev/null
-	i=0
-	while ! rmmod xt_bloom 2>/dev/null && [ "$i" -lt 100 ]; do
-		sleep 0.1; i=$((i + 1))
-	done
+	wait_for 10 rmmod xt_bloom
 	check "rmmod xt_bloom once the rules are gone" [ ! -d /sys/module/xt_bloom ]
 }
 
@@ -808,9 +793,7 @@ pk_teardown() {
 pk_slab_kb() { awk 'BEGIN { v = 0 } /^SUnreclaim:/ { v = $2 } END { print v }' /proc/meminfo; }
 
 pk_bench_pass() { # LABEL F
-	pk_pktgen "$2" "pkt_size 64" "dst 10.99.0.1" "src_min 10.128.0.0" \
-		"src_max $(pk_ip4 $((176160768 + $2 - 1)))" "udp_src_min 1234" \
-		"udp_src_max 1234" "udp_dst_min 9" "udp_dst_max 9"
+	pk_pktgen4 "$2" 176160768 "$2"	# 10.128.0.0
 	echo "# bench: $1: $PK_SENT packets, $PK_PPS packets/s"
 	eval "pk_pps_$(echo "$1" | tr -c 'a-z0-9\n' _)=$PK_PPS"
 }
@@ -854,8 +837,7 @@ pk_bench() { # FLOWS
 			"$(pk_cnt $ipt INPUT 1)" $((F - b)) "$F"
 		echo "# bench: bloom $h: memory $bmem bytes ($((bmem * 100 / F)) bytes per 100 flows)"
 		$ipt -F INPUT
-		pk_wait_rules bench_$h 0 >/dev/null
-		bloomctl destroy bench_$h
+		pk_release bench_$h
 	done
 
 	# xt_recent (the whole source address is its key), its table sized
@@ -925,9 +907,7 @@ pk_demo() { # [FLOWS]
 	iptables -A INPUT -i vb0 -p udp -m bloom --name flows --key saddr,dport ! --test-and-add
 	iptables -A INPUT -i vb0 -p udp -j DROP
 	echo "== pktgen: $P packets, $F distinct flows (sources 10.128.0.0 on, UDP port 9), half of them twice"
-	pk_pktgen "$P" "pkt_size 64" "dst 10.99.0.1" "src_min 10.128.0.0" \
-		"src_max $(pk_ip4 $((176160768 + F - 1)))" "udp_src_min 1234" \
-		"udp_src_max 1234" "udp_dst_min 9" "udp_dst_max 9"
+	pk_pktgen4 "$P" 176160768 "$F"	# 10.128.0.0
 	echo "   sent $PK_SENT packets at $PK_PPS packets/s (under emulation)"
 	iptables -L INPUT -v -x -n --line-numbers
 	pk_counts iptables INPUT

@@ -6,9 +6,9 @@
 # concurrency, on the kernel's kselftest harness, 64-bit and i386 (compat
 # ioctl), sourced by tests.sh and run by run_checks with kbloom.ko loaded.
 # Each binary runs through tap_run (faults.sh): its "ok N fixture.case"
-# lines are counted by the host between "# TAP-BEGIN"/"# TAP-END", and it
-# must exit 0 with its plan ("1..N", printed first by the harness) matching
-# its results. Without tap_run, check on the exit status.
+# lines are counted by the host between "# TAP-BEGIN"/"# TAP-END", which
+# checks its plan ("1..N", printed first by the harness) against them; it
+# must exit 0. Without tap_run, check on the exit status.
 
 # st_run BINARY DESCRIPTION: one selftest binary through tap_run.
 st_run() {
