@@ -702,7 +702,9 @@ static int fake_merge(unsigned long req, struct kbloom_merge *mg)
 		err = load_filter(mg->src, &b, &pb);
 	if (!err) {
 		mg->mismatch = mismatch(&a, &b);
-		if (mg->mismatch || a.generations || b.generations)
+		if (a.generations || b.generations)
+			err = EOPNOTSUPP;
+		else if (mg->mismatch)
 			err = EINVAL;
 	}
 	if (!err && req == KBLOOM_IOC_COMPARE) {

@@ -127,16 +127,12 @@ static int merge_ioctl(int fd, unsigned long request, const char *what,
 	if (!ioctl(fd, request, mg))
 		return 0;
 	err = errno;
-	if (err == EINVAL && mg->mismatch)
+	if (err == EOPNOTSUPP)
+		pr_err("%s: '%s' is a windowed filter: windowed filters are not merged or compared",
+		       what, !get_info(fd, dst, &info) && info.generations ?
+		       dst : src);
+	else if (err == EINVAL && mg->mismatch)
 		report_mismatch(fd, what, dst, src, mg->mismatch);
-	else if (err == EINVAL && !get_info(fd, dst, &info) &&
-		 info.generations)
-		pr_err("%s: '%s' is a windowed filter: windowed filters are not merged or compared",
-		       what, dst);
-	else if (err == EINVAL && !get_info(fd, src, &info) &&
-		 info.generations)
-		pr_err("%s: '%s' is a windowed filter: windowed filters are not merged or compared",
-		       what, src);
 	else if (err == ENOENT)
 		pr_err("filter '%s': %s",
 		       get_info(fd, dst, &info) == ENOENT ? dst : src,

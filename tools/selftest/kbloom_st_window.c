@@ -11,11 +11,14 @@
  *  - EXPORT of a rotating filter waits for the rotation and returns one
  *    consistent image: never EAGAIN, and a key added just before it is in
  *    the image.
+ *  - MERGE and COMPARE refuse a windowed filter on either side with
+ *    EOPNOTSUPP and change nothing.
  */
 
 #define WIN_F		"window_f"
 #define WIN_G		"window_g"
 #define WIN_IMPORT	"window_i"
+#define WIN_PLAIN	"window_p"
 /* 16 MiB generations. */
 #define WIN_BITS	(1ULL << 27)
 
@@ -33,7 +36,9 @@ static int win_create(const char *name, u64 bits, u32 window_ms, u32 gens)
 	return ioc(g_fd, KBLOOM_IOC_CREATE, &c);
 }
 
-static const char *const window_all[] = { WIN_F, WIN_G, WIN_IMPORT };
+static const char *const window_all[] = {
+	WIN_F, WIN_G, WIN_IMPORT, WIN_PLAIN
+};
 
 FIXTURE(window) {
 };
@@ -300,4 +305,39 @@ TEST_F_TIMEOUT(window, import_keeps_the_schedule, 60)
 		TH_LOG("an age past the period");
 	}
 	free(buf);
+}
+
+/*
+ * Generations rotate on their own clocks, so a union or an intersection
+ * with a windowed filter means nothing: refused either way round, even
+ * with a plain filter of the same shape, and neither side changes.
+ */
+TEST_F(window, merge_and_compare_refused)
+{
+	static const unsigned long cmds[] = {
+		KBLOOM_IOC_MERGE, KBLOOM_IOC_COMPARE
+	};
+	const u64 bits = 1 << 16;
+	struct img win, plain;
+	unsigned int i;
+
+	ASSERT_EQ(0, win_create(WIN_F, bits, 60000, 2));
+	ASSERT_EQ(0, kb_create(g_fd, WIN_PLAIN, bits, 4, 0, 0, NULL));
+	EXPECT_SKEY(g_fd, KBLOOM_IOC_ADD, WIN_F, "w", 0, "add to %s", WIN_F);
+	EXPECT_SKEY(g_fd, KBLOOM_IOC_ADD, WIN_PLAIN, "p", 0, "add to %s",
+		    WIN_PLAIN);
+	ASSERT_TRUE(img_take(_metadata, WIN_F, &win, "before"));
+	ASSERT_TRUE(img_take(_metadata, WIN_PLAIN, &plain, "before"));
+	for (i = 0; i < ARRAY_SIZE(cmds); i++) {
+		EXPECT_EQ(EOPNOTSUPP,
+			  kb_merge(g_fd, cmds[i], WIN_F, WIN_PLAIN, NULL));
+		EXPECT_EQ(EOPNOTSUPP,
+			  kb_merge(g_fd, cmds[i], WIN_PLAIN, WIN_F, NULL));
+		EXPECT_EQ(EOPNOTSUPP,
+			  kb_merge(g_fd, cmds[i], WIN_F, WIN_F, NULL));
+	}
+	EXPECT_TRUE(img_same(_metadata, WIN_F, &win));
+	EXPECT_TRUE(img_same(_metadata, WIN_PLAIN, &plain));
+	img_free(&win);
+	img_free(&plain);
 }
