@@ -1337,8 +1337,9 @@ static bool compatibility_and_padding(void)
 /*
  * Run @op on keys [from, to) of @keys (packed, @lens) through the batch
  * call, in batches of uneven sizes so that every group boundary of the
- * pipeline is crossed; results into @res (zeroed here). An add has no
- * results buffer, as in-kernel callers pass none (kbloom_add_batch()).
+ * pipeline is crossed; results into @res (zeroed here). Every other add
+ * has no results buffer, as in-kernel callers pass none
+ * (kbloom_add_batch()); the others have one, as the ioctl does.
  */
 static u32 batch_run(struct kbloom_core *core, enum kbloom_op op,
 		     const u8 *keys, const u32 *lens, u32 from, u32 to,
@@ -1357,7 +1358,8 @@ static u32 batch_run(struct kbloom_core *core, enum kbloom_op op,
 		if (n > to - i)
 			n = to - i;
 		hits += kbloom_core_do_batch(core, op, keys, lens + i, n,
-					     op == KBLOOM_OP_ADD ? NULL : part,
+					     op == KBLOOM_OP_ADD && s % 2 ?
+					     NULL : part,
 					     d);
 		for (j = 0; j < n; j++) {
 			if (part[j / 8] & (1U << (j % 8)))
