@@ -564,6 +564,7 @@ static __maybe_unused int sysfs_write_str(const char *path, const char *s)
 	fd = open(path, O_WRONLY | O_CLOEXEC);
 	if (fd < 0)
 		return errno;
+	errno = 0;
 	if (write(fd, s, (size_t)len) != len)
 		err = errno ? errno : EIO;
 	close(fd);
@@ -627,18 +628,27 @@ static __maybe_unused int registry_names(int fd,
 	}
 	sys = calloc(n + 64, KBLOOM_NAME_MAX);
 	d = opendir(SYSFS "/filters");
-	while (d && sys && (e = readdir(d))) {
+	if (!d || !sys) {
+		snprintf(why, wlen, "%s/filters: %s", SYSFS,
+			 strerror(sys ? errno : ENOMEM));
+		if (d)
+			closedir(d);
+		free(sys);
+		free(*names);
+		*names = NULL;
+		return sys ? EIO : ENOMEM;
+	}
+	while ((e = readdir(d))) {
 		if (e->d_name[0] == '.')
 			continue;
 		if (ns < n + 64)
 			set_name(sys[ns], e->d_name);
 		ns++;
 	}
-	if (d)
-		closedir(d);
-	if (sys && ns == n)
+	closedir(d);
+	if (ns == n)
 		qsort(sys, ns, KBLOOM_NAME_MAX, cmp_name);
-	if (!sys || ns != n ||
+	if (ns != n ||
 	    memcmp(sys, *names, (size_t)n * KBLOOM_NAME_MAX)) {
 		snprintf(why, wlen, "LIST has %u filters, %s/filters %u%s", n,
 			 SYSFS, ns, ns == n ? ", of other names" : "");
