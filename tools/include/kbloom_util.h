@@ -622,21 +622,19 @@ static __maybe_unused int registry_names(int fd,
 	n = *count;
 	if (err) {
 		snprintf(why, wlen, "LIST: %s", strerror(err));
-		free(*names);
-		*names = NULL;
-		return err;
+		goto out_names;
 	}
 	sys = calloc(n + 64, KBLOOM_NAME_MAX);
+	if (!sys) {
+		snprintf(why, wlen, "%s/filters: %s", SYSFS, strerror(ENOMEM));
+		err = ENOMEM;
+		goto out_names;
+	}
 	d = opendir(SYSFS "/filters");
-	if (!d || !sys) {
-		snprintf(why, wlen, "%s/filters: %s", SYSFS,
-			 strerror(sys ? errno : ENOMEM));
-		if (d)
-			closedir(d);
-		free(sys);
-		free(*names);
-		*names = NULL;
-		return sys ? EIO : ENOMEM;
+	if (!d) {
+		snprintf(why, wlen, "%s/filters: %s", SYSFS, strerror(errno));
+		err = EIO;
+		goto out_sys;
 	}
 	while ((e = readdir(d))) {
 		if (e->d_name[0] == '.')
@@ -658,7 +656,9 @@ static __maybe_unused int registry_names(int fd,
 			 (unsigned long long)fc, n);
 		err = EPROTO;
 	}
+out_sys:
 	free(sys);
+out_names:
 	if (err) {
 		free(*names);
 		*names = NULL;
