@@ -6,16 +6,17 @@
 #     they must catch (tools/mutate.sh); bloomctl and bloomsync natively;
 #  2. W=1, sparse and checkpatch --strict on the module; the libFuzzer
 #     harnesses for a bounded time (tools/fuzz, when present);
-#  3. the debug kernel (KUnit, KASAN + KASAN_VMALLOC, lockdep, UBSAN,
+#  3. Debian's stock kernel, the one users run: the in-VM tests, as two
+#     VMs side by side; the reboot test: a Debian system (systemd,
+#     netfilter-persistent) on the stock kernel, the bloomctl package and
+#     the modules installed, filters and rules across a clean reboot and a
+#     crash; two hosts exchanging digests;
+#  4. the debug kernel (KUnit, KASAN + KASAN_VMALLOC, lockdep, UBSAN,
 #     kmemleak, fault injection, panic_on_warn): KUnit suites and the
 #     in-VM tests (with the fail-nth sweep and the ioctl fuzzer), as two
 #     VMs side by side (run_vm);
-#  3b. the KCSAN kernel: KUnit and the concurrency tests, no data race;
-#  4. Debian's stock kernel, the one users run: the in-VM tests, as two
-#     VMs side by side.
-#  4b. the reboot test: a Debian system (systemd, netfilter-persistent) on
-#     the stock kernel, the bloomctl package and the modules installed,
-#     filters and rules across a clean reboot and a crash.
+#  4b. the KCSAN kernel: KUnit and the concurrency tests, no data race.
+# The two debug kernels build in the background from the start.
 # With --quick (make check-quick), stages 1 and 2 only, for the edit loop:
 # no VM, no kernel built, no mutants, no fuzzers, the module without BTF.
 # Every test program must exit 0 and print its TAP plan "1..N" and N
@@ -139,6 +140,29 @@ say "dependencies"
 mkdir -p "$build"
 "$top/tools/packaging/deb.sh" --check > "$build/deb-check.out" 2>&1 &
 deb_check=$!
+
+# The two debug kernels are the longest stages of a first run, and only
+# their VMs need them: they build from the start, one after the other (two
+# at once would share the same cores and both finish late), at the lowest
+# priority, on what the other stages leave idle: the single-threaded
+# fuzzers, the waits of the native tests and of the stock kernel's VMs,
+# which run first. A cached kernel returns at once. kernel_wait VARIANT
+# prints the build directory, or fails.
+if [ -z "$quick" ]; then
+	rm -f "$build"/kernel-*.path "$build"/kernel-*.done
+	(
+		for v in debug kcsan; do
+			nice -n 19 "$top/tools/vm/kernel.sh" --variant "$v" \
+				> "$build/kernel-$v.path" 2> "$build/kernel-$v.log"
+			echo $? > "$build/kernel-$v.done"
+		done
+	) &
+fi
+kernel_wait() { # VARIANT
+	while [ ! -f "$build/kernel-$1.done" ]; do sleep 2; done
+	cat "$build/kernel-$1.log" >&2
+	[ "$(cat "$build/kernel-$1.done")" = 0 ] && cat "$build/kernel-$1.path"
+}
 
 say "native unit tests of the core"
 rm -f "$build.native.log"
@@ -438,36 +462,9 @@ run_vm() { # LABEL IMAGE MODULE_DIR APPEND [MODE]
 	esac
 }
 
-say "debug kernel (KUnit, KASAN, lockdep, UBSAN, kmemleak)"
-if kdir=$("$top/tools/vm/kernel.sh"); then
-	if kbloom_build_module "$kdir" "$build/debug"; then
-		run_vm debug "$kdir/arch/x86/boot/bzImage" "$build/debug" "$(fuzz_append 60)"
-	else
-		cat "$build/debug/build.log"; fail "module builds against the debug kernel"
-	fi
-else
-	fail "building the debug kernel"
-fi
 
-# ---- KCSAN ----
-# The second debug kernel (kernel.sh --variant kcsan: debug.config without
-# KASAN, plus tools/vm/kcsan.config): KUnit and the in-VM concurrency tests
-# (tests.d/kcsan.sh: the selftest's stress area, kbloom_selftest_stress,
-# and the ioctl fuzzer); any "BUG: KCSAN: data-race" in the kernel log
-# fails the run.
-say "KCSAN kernel (data races): KUnit, concurrency tests, ioctl fuzzer"
-if kdir=$("$top/tools/vm/kernel.sh" --variant kcsan); then
-	if kbloom_build_module "$kdir" "$build/kcsan"; then
-		# panic_on_warn=0: see kcsan_drop_foreign in tests.d/kcsan.sh.
-		run_vm kcsan "$kdir/arch/x86/boot/bzImage" "$build/kcsan" "$(fuzz_append 60) panic_on_warn=0 log_buf_len=16M" kcsan
-	else
-		cat "$build/kcsan/build.log"; fail "module builds against the KCSAN kernel"
-	fi
-else
-	fail "building the KCSAN kernel"
-fi
-# ---- end of KCSAN ----
-
+# The stock kernel's VMs first: its kernel is there, and the debug kernels
+# may still be building.
 say "Debian's stock kernel ($stock_image)"
 if [ -f "$build/stock/kmod/kbloom.ko" ]; then
 	run_vm stock "$stock_image" "$build/stock" "$(fuzz_append 30)"
@@ -535,5 +532,35 @@ if [ -f "$build/stock/kmod/kbloom.ko" ]; then
 	say "two hosts exchanging digests (Summary Cache), two boots"
 	run_exchange
 fi
+
+say "debug kernel (KUnit, KASAN, lockdep, UBSAN, kmemleak)"
+if kdir=$(kernel_wait debug); then
+	if kbloom_build_module "$kdir" "$build/debug"; then
+		run_vm debug "$kdir/arch/x86/boot/bzImage" "$build/debug" "$(fuzz_append 60)"
+	else
+		cat "$build/debug/build.log"; fail "module builds against the debug kernel"
+	fi
+else
+	fail "building the debug kernel"
+fi
+
+# ---- KCSAN ----
+# The second debug kernel (kernel.sh --variant kcsan: debug.config without
+# KASAN, plus tools/vm/kcsan.config): KUnit and the in-VM concurrency tests
+# (tests.d/kcsan.sh: the selftest's stress area, kbloom_selftest_stress,
+# and the ioctl fuzzer); any "BUG: KCSAN: data-race" in the kernel log
+# fails the run.
+say "KCSAN kernel (data races): KUnit, concurrency tests, ioctl fuzzer"
+if kdir=$(kernel_wait kcsan); then
+	if kbloom_build_module "$kdir" "$build/kcsan"; then
+		# panic_on_warn=0: see kcsan_drop_foreign in tests.d/kcsan.sh.
+		run_vm kcsan "$kdir/arch/x86/boot/bzImage" "$build/kcsan" "$(fuzz_append 60) panic_on_warn=0 log_buf_len=16M" kcsan
+	else
+		cat "$build/kcsan/build.log"; fail "module builds against the KCSAN kernel"
+	fi
+else
+	fail "building the KCSAN kernel"
+fi
+# ---- end of KCSAN ----
 
 finish

@@ -80,9 +80,12 @@ if [ -z "$extract_only" ] && [ -f "$out/.kbloom-done" ]; then
 fi
 
 mkdir -p "$cache"
+# One lock for the shared source tree, held only while it is unpacked, and
+# one per build directory: a kernel that builds for a quarter of an hour
+# (make check starts it in the background) does not hold up a caller that
+# only needs the source, nor a build of the other variant.
 exec 9>"$cache/.lock"
 flock 9
-
 if [ ! -f "$src/.kbloom-extracted" ]; then
 	echo "kernel.sh: extracting $tarball" >&2
 	rm -rf "$src"
@@ -93,6 +96,9 @@ if [ -n "$extract_only" ]; then
 	echo "$src"
 	exit 0
 fi
+exec 8>"$out.lock"
+flock 8
+flock -u 9
 if [ -f "$out/.kbloom-done" ]; then echo "$out"; exit 0; fi
 
 echo "kernel.sh: building $variant kernel in $out (about 12 minutes on 2 cores)" >&2
