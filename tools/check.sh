@@ -147,19 +147,25 @@ deb_check=$!
 # priority, on what the other stages leave idle: the single-threaded
 # fuzzers, the waits of the native tests and of the stock kernel's VMs,
 # which run first. A cached kernel returns at once. kernel_wait VARIANT
-# prints the build directory, or fails.
+# prints the build directory, or fails. The builder is a process group of
+# its own (setsid), which an interrupted run takes down with it.
 if [ -z "$quick" ]; then
 	rm -f "$build"/kernel-*.path "$build"/kernel-*.done
-	(
-		for v in debug kcsan; do
-			nice -n 19 "$top/tools/vm/kernel.sh" --variant "$v" \
-				> "$build/kernel-$v.path" 2> "$build/kernel-$v.log"
-			echo $? > "$build/kernel-$v.done"
-		done
-	) &
+	# shellcheck disable=SC2016 # expanded by the inner shell
+	setsid bash -c 'for v in debug kcsan; do
+		nice -n 19 "$1/tools/vm/kernel.sh" --variant "$v" \
+			> "$2/kernel-$v.path" 2> "$2/kernel-$v.log"
+		echo $? > "$2/kernel-$v.done"
+	done' kernels "$top" "$build" &
+	kernels=$!
+	trap 'kill -TERM -- "-$kernels" 2> /dev/null' EXIT
 fi
 kernel_wait() { # VARIANT
-	while [ ! -f "$build/kernel-$1.done" ]; do sleep 2; done
+	while [ ! -f "$build/kernel-$1.done" ]; do
+		kill -0 "$kernels" 2> /dev/null || [ -f "$build/kernel-$1.done" ] ||
+			{ echo "the kernel builder died" >&2; return 1; }
+		sleep 2
+	done
 	cat "$build/kernel-$1.log" >&2
 	[ "$(cat "$build/kernel-$1.done")" = 0 ] && cat "$build/kernel-$1.path"
 }
