@@ -42,45 +42,39 @@ FIXTURE_TEARDOWN(changes)
 	st_close();
 }
 
+/* COLLECT or APPLY (@cmd) of @b, named @name; *@out: @b as it came back. */
+static int blocks_ioc(int fd, unsigned long cmd, const char *name,
+		      struct kbloom_blocks *b, struct kbloom_blocks *out)
+{
+	int err;
+
+	if (name)
+		set_name(b->name, name);
+	err = ioc(fd, cmd, b);
+	if (out)
+		*out = *b;
+	return err;
+}
+
 static int kb_collect(int fd, const char *name, struct kbloom_block *blocks,
 		      u32 count, u32 flags, u64 cursor,
 		      struct kbloom_blocks *out)
 {
-	struct kbloom_blocks b;
-	int err;
+	struct kbloom_blocks b = { .blocks = PTR(blocks), .count = count,
+				   .flags = flags, .cursor = cursor };
 
-	memset(&b, 0, sizeof(b));
-	if (name)
-		set_name(b.name, name);
-	b.blocks = PTR(blocks);
-	b.count = count;
-	b.flags = flags;
-	b.cursor = cursor;
-	err = ioc(fd, KBLOOM_IOC_COLLECT, &b);
-	if (out)
-		*out = b;
-	return err;
+	return blocks_ioc(fd, KBLOOM_IOC_COLLECT, name, &b, out);
 }
 
 static int kb_apply(int fd, const char *name, const struct kbloom_block *blocks,
 		    u32 count, u64 fingerprint, u64 rotations, u64 max_set,
 		    struct kbloom_blocks *out)
 {
-	struct kbloom_blocks b;
-	int err;
+	struct kbloom_blocks b = { .blocks = PTR(blocks), .count = count,
+				   .fingerprint = fingerprint,
+				   .rotations = rotations, .max_set = max_set };
 
-	memset(&b, 0, sizeof(b));
-	if (name)
-		set_name(b.name, name);
-	b.blocks = PTR(blocks);
-	b.count = count;
-	b.fingerprint = fingerprint;
-	b.rotations = rotations;
-	b.max_set = max_set;
-	err = ioc(fd, KBLOOM_IOC_APPLY, &b);
-	if (out)
-		*out = b;
-	return err;
+	return blocks_ioc(fd, KBLOOM_IOC_APPLY, name, &b, out);
 }
 
 /*
