@@ -50,18 +50,12 @@ FIXTURE_VARIANT(faults_batch) {
 	bool taa;
 };
 
-FIXTURE_VARIANT_ADD(faults_batch, add) {
-	.cmd = KBLOOM_IOC_ADD_BATCH,
-};
-
+FIXTURE_VARIANT_ADD(faults_batch, add) { .cmd = KBLOOM_IOC_ADD_BATCH };
 FIXTURE_VARIANT_ADD(faults_batch, test_and_add) {
-	.cmd = KBLOOM_IOC_TEST_AND_ADD_BATCH,
-	.taa = true,
+	.cmd = KBLOOM_IOC_TEST_AND_ADD_BATCH, .taa = true
 };
-
 FIXTURE_VARIANT_ADD(faults_batch, remove) {
-	.cmd = KBLOOM_IOC_REMOVE_BATCH,
-	.remove = true,
+	.cmd = KBLOOM_IOC_REMOVE_BATCH, .remove = true
 };
 
 FIXTURE_SETUP(faults_batch)
@@ -244,17 +238,12 @@ FIXTURE_VARIANT(faults_key) {
 	bool remove;
 };
 
-FIXTURE_VARIANT_ADD(faults_key, add) {
-	.cmd = KBLOOM_IOC_ADD,
-};
-
+FIXTURE_VARIANT_ADD(faults_key, add) { .cmd = KBLOOM_IOC_ADD };
 FIXTURE_VARIANT_ADD(faults_key, test_and_add) {
-	.cmd = KBLOOM_IOC_TEST_AND_ADD,
+	.cmd = KBLOOM_IOC_TEST_AND_ADD
 };
-
 FIXTURE_VARIANT_ADD(faults_key, remove) {
-	.cmd = KBLOOM_IOC_REMOVE,
-	.remove = true,
+	.cmd = KBLOOM_IOC_REMOVE, .remove = true
 };
 
 FIXTURE_SETUP(faults_key)

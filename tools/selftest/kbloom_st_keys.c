@@ -228,12 +228,9 @@ FIXTURE_VARIANT(keys_clear_race) {
 	u32 flags;
 };
 
-FIXTURE_VARIANT_ADD(keys_clear_race, plain) {
-	.flags = 0,
-};
-
+FIXTURE_VARIANT_ADD(keys_clear_race, plain) { .flags = 0 };
 FIXTURE_VARIANT_ADD(keys_clear_race, counting) {
-	.flags = KBLOOM_CREATE_COUNTING,
+	.flags = KBLOOM_CREATE_COUNTING
 };
 
 FIXTURE_SETUP(keys_clear_race)
