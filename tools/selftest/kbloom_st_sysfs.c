@@ -33,21 +33,15 @@ FIXTURE(sysfs) {
 FIXTURE_SETUP(sysfs)
 {
 	struct keyset ks = { 0 };
-	struct kbloom_batch out;
 	int err;
 
 	st_open(_metadata);
 	cleanup(_metadata, SYSFS_F);
 	ASSERT_EQ(0, kb_create(g_fd, SYSFS_F, 100000, 5, 0, 0, NULL));
 	ASSERT_TRUE(keyset_gen(_metadata, &ks, 1000, 3, 0, 32));
-	err = kb_batch(g_fd, KBLOOM_IOC_ADD_BATCH, SYSFS_F, ks.keys, ks.lens,
-		       NULL, ks.bytes, ks.count, &out);
-	EXPECT_COND(err == 0 && out.done == 1000, "ADD_BATCH failed",
-		    "sysfs: add 1000 keys");
-	err = kb_batch(g_fd, KBLOOM_IOC_QUERY_BATCH, SYSFS_F, ks.keys,
-		       ks.lens, NULL, ks.off[500], 500, &out);
-	EXPECT_COND(err == 0 && out.done == 500 && out.hits == 500,
-		    "QUERY_BATCH failed or missed", "sysfs: query 500 of them");
+	ks_add(_metadata, SYSFS_F, &ks, 0, 1000, "sysfs");
+	EXPECT_U64((u64)ks_hits(_metadata, g_fd, SYSFS_F, &ks, 0, 500), 500,
+		   "sysfs: query 500 of them");
 	keyset_free(&ks);
 	err = kb_info(g_fd, SYSFS_F, &self->info);
 	ASSERT_EQ(0, err) {
