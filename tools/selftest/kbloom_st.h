@@ -250,15 +250,6 @@ static __maybe_unused long ks_hits(struct __test_metadata *_metadata, int fd,
 	return out.hits;
 }
 
-static __maybe_unused u64 popcount_bytes(const unsigned char *p, u64 n)
-{
-	u64 i, c = 0;
-
-	for (i = 0; i < n; i++)
-		c += (u64)__builtin_popcount(p[i]);
-	return c;
-}
-
 /* Are bits @from .. 8 * @len - 1 of @p (payload bit order) all zero? */
 static __maybe_unused bool pad_zero(const unsigned char *p, u64 len, u64 from)
 {
@@ -348,18 +339,6 @@ static __maybe_unused bool img_same(struct __test_metadata *_metadata,
 	return same;
 }
 
-/* The payload's bits set (plain) or non-zero counters (counting). */
-static __maybe_unused u64 img_nonzero(const struct img *g)
-{
-	u64 i, c = 0;
-
-	if (!(g->im.flags & KBLOOM_CREATE_COUNTING))
-		return popcount_bytes(g->buf, g->len);
-	for (i = 0; i < g->im.bits && i / 2 < g->len; i++)
-		c += ((g->buf[i / 2] >> (4 * (i % 2))) & 0xf) != 0;
-	return c;
-}
-
 /* Counting payloads: counters at KBLOOM_COUNTER_MAX; 0 for plain. */
 static __maybe_unused u64 img_saturated(const struct img *g)
 {
@@ -393,7 +372,7 @@ static __maybe_unused void check_counts(struct __test_metadata *_metadata,
 		  "%s: read %s's bits_set", when, name);
 	EXPECT_OK(filter_attr(name, "saturated", &ssat),
 		  "%s: read %s's saturated", when, name);
-	nz = img_nonzero(&g);
+	nz = image_weight(&g.im, g.buf);
 	sat = img_saturated(&g);
 	img_free(&g);
 	EXPECT_U64(info.bits_set, nz,

@@ -438,7 +438,7 @@ TEST_F(changes, apply_refuses_bad_lists_whole)
 
 	/* Within the limit, the all-ones block goes in: 512 bits set. */
 	EXPECT_EQ(0, kb_apply(g_fd, CHG_B, bl, 1, fp, 0, 1000, &b));
-	EXPECT_U64(b.set, 512 - popcount_bytes(self->pb, 64),
+	EXPECT_U64(b.set, 512 - bits_count(self->pb, 512),
 		   "bits the all-ones block set");
 	keyset_free(&ks);
 }
