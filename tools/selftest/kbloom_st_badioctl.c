@@ -452,17 +452,39 @@ TEST_F(badioctl, list_faults)
 	}
 }
 
-/* Pointers inside the arguments of REMOVE and EXPORT. */
+/* all_cmds' name of @cmd. */
+static const char *cmd_name(unsigned long cmd)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(all_cmds); i++)
+		if (all_cmds[i].cmd == cmd)
+			return all_cmds[i].name;
+	return "?";
+}
+
+/*
+ * NULL and unmapped pointers inside the arguments of every key command
+ * (REMOVE on BAD_CNT, the others on BAD_F) and of EXPORT.
+ */
 TEST_F(badioctl, pointers_in_arguments)
 {
+	static const unsigned long key_cmds[] = {
+		KBLOOM_IOC_ADD, KBLOOM_IOC_QUERY, KBLOOM_IOC_TEST_AND_ADD,
+		KBLOOM_IOC_REMOVE,
+	}, batch_cmds[] = {
+		KBLOOM_IOC_ADD_BATCH, KBLOOM_IOC_QUERY_BATCH,
+		KBLOOM_IOC_TEST_AND_ADD_BATCH, KBLOOM_IOC_REMOVE_BATCH,
+	};
 	void *hole = unmapped_page(_metadata);
 	unsigned char *bufs[2] = { NULL, hole };
 	const char *how[2] = { "NULL", "unmapped" };
 	unsigned char results[8];
 	struct kbloom_image im;
-	u32 lens[1];
+	const char *f, *kn, *bn;
+	u32 lens[1] = { 6 };
 	long before;
-	size_t j;
+	size_t i, j;
 	int err;
 
 	for (j = 0; j < 2; j++) {
@@ -471,37 +493,38 @@ TEST_F(badioctl, pointers_in_arguments)
 		err = kb_skey(g_fd, KBLOOM_IOC_ADD, BAD_CNT, "ptrkey",
 			      NULL);
 		EXPECT_OK(err, "badioctl: add ptrkey to %s", BAD_CNT);
-		EXPECT_ERRNO(kb_key(g_fd, KBLOOM_IOC_REMOVE, BAD_CNT, bufs[j],
-				    6, NULL),
-			     EFAULT, "badioctl: REMOVE key %s", how[j]);
-		lens[0] = 6;
-		EXPECT_ERRNO(kb_batch(g_fd, KBLOOM_IOC_REMOVE_BATCH, BAD_CNT,
-				      bufs[j], lens, results, 6, 1, NULL),
-			     EFAULT, "badioctl: REMOVE_BATCH keys %s", how[j]);
-		EXPECT_ERRNO(kb_batch(g_fd, KBLOOM_IOC_REMOVE_BATCH, BAD_CNT,
-				      "ptrkey", (u32 *)bufs[j], results, 6, 1,
-				      NULL),
-			     EFAULT, "badioctl: REMOVE_BATCH lens %s", how[j]);
+		if (j == 1)
+			kb_skey(g_fd, KBLOOM_IOC_ADD, BAD_CNT, "reskey", NULL);
+		for (i = 0; i < ARRAY_SIZE(key_cmds); i++) {
+			f = i == ARRAY_SIZE(key_cmds) - 1 ? BAD_CNT : BAD_F;
+			kn = cmd_name(key_cmds[i]);
+			bn = cmd_name(batch_cmds[i]);
+			EXPECT_ERRNO(kb_key(g_fd, key_cmds[i], f, bufs[j], 6,
+					    NULL),
+				     EFAULT, "badioctl: %s key %s", kn, how[j]);
+			EXPECT_ERRNO(kb_batch(g_fd, batch_cmds[i], f, bufs[j],
+					      lens, results, 6, 1, NULL),
+				     EFAULT, "badioctl: %s keys %s", bn, how[j]);
+			EXPECT_ERRNO(kb_batch(g_fd, batch_cmds[i], f, "ptrkey",
+					      (u32 *)bufs[j], results, 6, 1,
+					      NULL),
+				     EFAULT, "badioctl: %s lens %s", bn, how[j]);
+			/*
+			 * results NULL is legal, so only unmapped. Whether
+			 * the key went before the result failed to copy is
+			 * not specified: a key of its own, no check of it.
+			 */
+			if (j == 1)
+				EXPECT_ERRNO(kb_batch(g_fd, batch_cmds[i], f,
+						      "reskey", lens, hole, 6,
+						      1, NULL),
+					     EFAULT,
+					     "badioctl: %s results unmapped",
+					     bn);
+		}
 		EXPECT_SKEY(g_fd, KBLOOM_IOC_QUERY, BAD_CNT, "ptrkey", 1,
 			    "badioctl: faulting REMOVE calls kept the key (%s)",
 			    how[j]);
-		if (j == 1) {
-			/*
-			 * results NULL is legal, so only unmapped.
-			 * Whether the key went before the result
-			 * failed to copy is not specified: a key of
-			 * its own, and no check of it afterwards.
-			 */
-			lens[0] = 6;
-			kb_skey(g_fd, KBLOOM_IOC_ADD, BAD_CNT, "reskey",
-				NULL);
-			err = kb_batch(g_fd, KBLOOM_IOC_REMOVE_BATCH,
-				       BAD_CNT, "reskey", lens, hole,
-				       6, 1, NULL);
-			EXPECT_ERRNO(err, EFAULT,
-				     "badioctl: REMOVE_BATCH results unmapped");
-		}
-
 		EXPECT_ERRNO(kb_export(g_fd, BAD_F, bufs[j],
 				       sizeof(bad_payload), &im),
 			     EFAULT, "badioctl: EXPORT payload %s", how[j]);

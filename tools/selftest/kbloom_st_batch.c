@@ -368,39 +368,3 @@ TEST_F(batch_errors, partial_batches)
 		EXPECT_U64(info.adds, adds_before + 5 + 7,
 			   "batch: INFO adds counts only the done keys");
 }
-
-TEST_F(batch_errors, bad_pointers)
-{
-	unsigned char res[2];
-	char keys[10 * 8];
-	u32 lens[10];
-	void *hole;
-	int err;
-
-	hole = unmapped_page(_metadata);
-	make_keys8(keys, lens, "bp", 10);
-	if (hole) {
-		err = kb_batch(g_fd, KBLOOM_IOC_ADD_BATCH, BATCH_ERR, keys,
-			       hole, res, sizeof(keys), 10, NULL);
-		EXPECT_ERRNO(err, EFAULT, "batch: ADD_BATCH lens unmapped");
-		err = kb_batch(g_fd, KBLOOM_IOC_QUERY_BATCH, BATCH_ERR, keys,
-			       hole, res, sizeof(keys), 10, NULL);
-		EXPECT_ERRNO(err, EFAULT, "batch: QUERY_BATCH lens unmapped");
-		err = kb_batch(g_fd, KBLOOM_IOC_ADD_BATCH, BATCH_ERR, hole,
-			       lens, res, sizeof(keys), 10, NULL);
-		EXPECT_ERRNO(err, EFAULT, "batch: ADD_BATCH keys unmapped");
-		EXPECT_ERRNO(kb_batch(g_fd, KBLOOM_IOC_QUERY_BATCH, BATCH_ERR,
-				      keys, lens, hole, sizeof(keys), 10, NULL),
-			     EFAULT, "batch: QUERY_BATCH results unmapped");
-		err = kb_batch(g_fd, KBLOOM_IOC_TEST_AND_ADD_BATCH, BATCH_ERR,
-			       keys, lens, hole, sizeof(keys), 10, NULL);
-		EXPECT_ERRNO(err, EFAULT,
-			     "batch: TEST_AND_ADD_BATCH results unmapped");
-	}
-	err = kb_batch(g_fd, KBLOOM_IOC_QUERY_BATCH, BATCH_ERR, keys, NULL,
-		       res, sizeof(keys), 10, NULL);
-	EXPECT_ERRNO(err, EFAULT, "batch: QUERY_BATCH lens NULL");
-	err = kb_batch(g_fd, KBLOOM_IOC_QUERY_BATCH, BATCH_ERR, NULL, lens,
-		       res, sizeof(keys), 10, NULL);
-	EXPECT_ERRNO(err, EFAULT, "batch: QUERY_BATCH keys NULL");
-}

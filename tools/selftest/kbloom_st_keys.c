@@ -165,24 +165,6 @@ TEST_F(keys, bad_lengths)
 	free(big);
 }
 
-TEST_F(keys, bad_pointers)
-{
-	void *hole;
-	int err;
-
-	err = kb_key(g_fd, KBLOOM_IOC_ADD, KEYS_F, NULL, 5, NULL);
-	EXPECT_ERRNO(err, EFAULT, "keys: ADD key NULL");
-	err = kb_key(g_fd, KBLOOM_IOC_QUERY, KEYS_F, NULL, 5, NULL);
-	EXPECT_ERRNO(err, EFAULT, "keys: QUERY key NULL");
-	err = kb_key(g_fd, KBLOOM_IOC_TEST_AND_ADD, KEYS_F, NULL, 5, NULL);
-	EXPECT_ERRNO(err, EFAULT, "keys: TEST_AND_ADD key NULL");
-	hole = unmapped_page(_metadata);
-	if (hole) {
-		err = kb_key(g_fd, KBLOOM_IOC_ADD, KEYS_F, hole, 5, NULL);
-		EXPECT_ERRNO(err, EFAULT, "keys: ADD key unmapped");
-	}
-}
-
 /* A SipHash filter finds every key it holds, and no other. */
 TEST_F(keys, siphash_keys_found)
 {
