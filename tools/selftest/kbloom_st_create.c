@@ -347,6 +347,8 @@ TEST_F(create, unknown_names)
 		{ KBLOOM_IOC_ADD_BATCH, "ADD_BATCH" },
 		{ KBLOOM_IOC_QUERY_BATCH, "QUERY_BATCH" },
 		{ KBLOOM_IOC_TEST_AND_ADD_BATCH, "TEST_AND_ADD_BATCH" },
+		{ KBLOOM_IOC_REMOVE, "REMOVE" },
+		{ KBLOOM_IOC_REMOVE_BATCH, "REMOVE_BATCH" },
 	};
 	const char *ghost = "create_nonexistent";
 	struct kbloom_info info;
