@@ -452,6 +452,12 @@ TEST_F(badioctl, list_faults)
 	}
 }
 
+/* The single-key commands; REMOVE (last) goes to BAD_CNT, others to BAD_F. */
+static const unsigned long key_cmds[] = {
+	KBLOOM_IOC_ADD, KBLOOM_IOC_QUERY, KBLOOM_IOC_TEST_AND_ADD,
+	KBLOOM_IOC_REMOVE,
+};
+
 /* all_cmds' name of @cmd. */
 static const char *cmd_name(unsigned long cmd)
 {
@@ -469,10 +475,7 @@ static const char *cmd_name(unsigned long cmd)
  */
 TEST_F(badioctl, pointers_in_arguments)
 {
-	static const unsigned long key_cmds[] = {
-		KBLOOM_IOC_ADD, KBLOOM_IOC_QUERY, KBLOOM_IOC_TEST_AND_ADD,
-		KBLOOM_IOC_REMOVE,
-	}, batch_cmds[] = {
+	static const unsigned long batch_cmds[] = {
 		KBLOOM_IOC_ADD_BATCH, KBLOOM_IOC_QUERY_BATCH,
 		KBLOOM_IOC_TEST_AND_ADD_BATCH, KBLOOM_IOC_REMOVE_BATCH,
 	};
@@ -535,4 +538,24 @@ TEST_F(badioctl, pointers_in_arguments)
 	before = count_filters(_metadata);
 	EXPECT_COND(before >= 1, "LIST failed or lost " BAD_F,
 		    "badioctl: LIST still counts the test filter");
+}
+
+/* Key lengths 0 and KEY_MAX + 1: EINVAL from every single-key command. */
+TEST_F(badioctl, key_lengths)
+{
+	static const u32 lens[] = { 0, KBLOOM_KEY_MAX + 1 };
+	unsigned char *big = calloc(1, KBLOOM_KEY_MAX + 1);
+	const char *f;
+	size_t i, j;
+
+	ASSERT_TRUE(big != NULL);
+	for (i = 0; i < ARRAY_SIZE(key_cmds); i++) {
+		f = i == ARRAY_SIZE(key_cmds) - 1 ? BAD_CNT : BAD_F;
+		for (j = 0; j < ARRAY_SIZE(lens); j++)
+			EXPECT_ERRNO(kb_key(g_fd, key_cmds[i], f, big, lens[j],
+					    NULL),
+				     EINVAL, "badioctl: %s len %u",
+				     cmd_name(key_cmds[i]), lens[j]);
+	}
+	free(big);
 }

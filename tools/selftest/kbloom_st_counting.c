@@ -125,18 +125,6 @@ TEST_F(counting, remove_once)
 		    "counting: refused removes kept the other key");
 }
 
-TEST_F(counting, argument_errors)
-{
-	int err;
-
-	err = kb_key(g_fd, KBLOOM_IOC_REMOVE, CNT_F, "other", 0, NULL);
-	EXPECT_ERRNO(err, EINVAL, "counting: REMOVE len 0");
-	err = kb_key(g_fd, KBLOOM_IOC_REMOVE, CNT_F, "other",
-		     KBLOOM_KEY_MAX + 1, NULL);
-	EXPECT_ERRNO(err, EINVAL, "counting: REMOVE len KEY_MAX + 1");
-	/* Unknown names: create.unknown_names. */
-}
-
 /* A plain filter cannot remove. */
 TEST_F(counting, plain_filter)
 {

@@ -141,30 +141,6 @@ out:
 	free(big);
 }
 
-TEST_F(keys, bad_lengths)
-{
-	unsigned char *big;
-	int err;
-
-	big = malloc(KBLOOM_KEY_MAX + 1);
-	if (!EXPECT_COND(big != NULL, "out of memory", "keys: alloc"))
-		return;
-	memset(big, 'k', KBLOOM_KEY_MAX + 1);
-	err = kb_key(g_fd, KBLOOM_IOC_ADD, KEYS_F, big, 0, NULL);
-	EXPECT_ERRNO(err, EINVAL, "keys: ADD len 0");
-	err = kb_key(g_fd, KBLOOM_IOC_QUERY, KEYS_F, big, 0, NULL);
-	EXPECT_ERRNO(err, EINVAL, "keys: QUERY len 0");
-	err = kb_key(g_fd, KBLOOM_IOC_TEST_AND_ADD, KEYS_F, big, 0, NULL);
-	EXPECT_ERRNO(err, EINVAL, "keys: TEST_AND_ADD len 0");
-	err = kb_key(g_fd, KBLOOM_IOC_ADD, KEYS_F, big, KBLOOM_KEY_MAX + 1,
-		     NULL);
-	EXPECT_ERRNO(err, EINVAL, "keys: ADD len KEY_MAX + 1");
-	err = kb_key(g_fd, KBLOOM_IOC_QUERY, KEYS_F, big, KBLOOM_KEY_MAX + 1,
-		     NULL);
-	EXPECT_ERRNO(err, EINVAL, "keys: QUERY len KEY_MAX + 1");
-	free(big);
-}
-
 /* A SipHash filter finds every key it holds, and no other. */
 TEST_F(keys, siphash_keys_found)
 {
