@@ -83,6 +83,21 @@ static __maybe_unused void cleanup_names(struct __test_metadata *_metadata,
 /* cleanup() of every name of the array @names. */
 #define cleanup_all(names) cleanup_names(_metadata, names, ARRAY_SIZE(names))
 
+/*
+ * CREATE @name: @bits, 4 hashes, @gens generations over @window_ms (0:
+ * they rotate only on ROTATE), @flags. 0 or an errno.
+ */
+static __maybe_unused int win_create(const char *name, u64 bits,
+				     u32 window_ms, u32 gens, u32 flags)
+{
+	struct kbloom_create c = { .bits = bits, .hashes = 4, .flags = flags,
+				   .window_ms = window_ms,
+				   .generations = gens };
+
+	set_name(c.name, name);
+	return ioc(g_fd, KBLOOM_IOC_CREATE, &c);
+}
+
 /* Number of filters, or -1 (after failing the case) if LIST failed. */
 static __maybe_unused long count_filters(struct __test_metadata *_metadata)
 {

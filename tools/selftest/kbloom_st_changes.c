@@ -515,18 +515,12 @@ TEST_F(changes, arguments_and_access)
 TEST_F(changes, window_generations_follow_rotations)
 {
 	struct kbloom_block *bl = self->blocks;
-	struct kbloom_create c;
 	struct kbloom_blocks b;
 	u32 i, gens[2] = { 0 }, res;
 
 	/* Rotated only by ROTATE: three generations. */
-	memset(&c, 0, sizeof(c));
-	set_name(c.name, CHG_A);
-	c.bits = CHG_BITS;
-	c.hashes = 4;
-	c.generations = 3;
-	c.flags = KBLOOM_CREATE_TRACK_CHANGES;
-	ASSERT_EQ(0, ioc(g_fd, KBLOOM_IOC_CREATE, &c));
+	ASSERT_EQ(0, win_create(CHG_A, CHG_BITS, 0, 3,
+				KBLOOM_CREATE_TRACK_CHANGES));
 	ASSERT_EQ(0, kb_create_like(g_fd, CHG_B, CHG_A, 0, 0, NULL));
 	ASSERT_EQ(0, kb_skey(g_fd, KBLOOM_IOC_ADD, CHG_A, "old key", NULL));
 	ASSERT_EQ(0, kb_name_cmd(g_fd, KBLOOM_IOC_ROTATE, CHG_A));

@@ -283,7 +283,6 @@ FIXTURE_TEARDOWN(perm_ro)
 /* EBADF, and nothing changed: same filters, contents and statistics. */
 TEST_F(perm_ro, refused)
 {
-	struct kbloom_create c;
 	struct kbloom_info info;
 
 	switch (variant->op) {
@@ -307,12 +306,7 @@ TEST_F(perm_ro, refused)
 		break;
 	case PERM_ROTATE:
 		/* A windowed filter's generations: window 0 rotates on ROTATE. */
-		memset(&c, 0, sizeof(c));
-		set_name(c.name, PERM_NEW);
-		c.bits = 4096;
-		c.hashes = 3;
-		c.generations = 2;
-		ASSERT_EQ(0, ioc(g_fd, KBLOOM_IOC_CREATE, &c));
+		ASSERT_EQ(0, win_create(PERM_NEW, 4096, 0, 2, 0));
 		EXPECT_ERRNO(kb_name_cmd(self->ro, KBLOOM_IOC_ROTATE, PERM_NEW),
 			     EBADF, "perm: ROTATE on a read-only fd");
 		ASSERT_EQ(0, kb_info(g_fd, PERM_NEW, &info));

@@ -22,20 +22,6 @@
 /* 16 MiB generations. */
 #define WIN_BITS	(1ULL << 27)
 
-static int win_create(const char *name, u64 bits, u32 window_ms, u32 gens)
-{
-	struct kbloom_create c;
-
-	memset(&c, 0, sizeof(c));
-	set_name(c.name, name);
-	c.bits = bits;
-	c.hashes = 4;
-	c.window_ms = window_ms;
-	c.generations = gens;
-	c.hash_scheme = g_scheme;
-	return ioc(g_fd, KBLOOM_IOC_CREATE, &c);
-}
-
 static const char *const window_all[] = {
 	WIN_F, WIN_G, WIN_IMPORT, WIN_PLAIN
 };
@@ -190,7 +176,7 @@ TEST_F_TIMEOUT(window, keeps_keys_as_promised, 120)
 	size_t i;
 
 	memset(&r, 0, sizeof(r));
-	ASSERT_EQ(0, win_create(WIN_F, WIN_BITS, WIN_W_MS, WIN_GENS));
+	ASSERT_EQ(0, win_create(WIN_F, WIN_BITS, WIN_W_MS, WIN_GENS, 0));
 	ASSERT_EQ(0, pthread_create(&chk, NULL, win_checker, &r));
 	for (i = 0; i < ARRAY_SIZE(noise); i++)
 		ASSERT_EQ(0, pthread_create(&noise[i], NULL, win_noise, &r));
@@ -235,7 +221,7 @@ TEST_F_TIMEOUT(window, export_waits_for_rotations, 300)
 	 * A rotation every 50 ms, each clearing 16 MiB: more often than
 	 * 64 MiB are copied out under emulation.
 	 */
-	ASSERT_EQ(0, win_create(WIN_G, WIN_BITS, 200, 4));
+	ASSERT_EQ(0, win_create(WIN_G, WIN_BITS, 200, 4, 0));
 	for (i = 0; i < WIN_EXPORTS; i++) {
 		win_key(key, sizeof(key), "e", i);
 		ASSERT_EQ(0, kb_skey(g_fd, KBLOOM_IOC_ADD, WIN_G, key, NULL));
@@ -275,7 +261,7 @@ TEST_F_TIMEOUT(window, import_keeps_the_schedule, 60)
 	u64 t0;
 
 	ASSERT_TRUE(buf != NULL);
-	ASSERT_EQ(0, win_create(WIN_F, bits, 4000, 2));
+	ASSERT_EQ(0, win_create(WIN_F, bits, 4000, 2, 0));
 	ASSERT_EQ(0, kb_export(g_fd, WIN_F, buf, 2 * bits / 8, &im));
 	EXPECT_GT(2000U, im.age_ms) {
 		TH_LOG("a new filter's newest generation is %u ms old",
@@ -321,7 +307,7 @@ TEST_F(window, merge_and_compare_refused)
 	struct img win, plain;
 	unsigned int i;
 
-	ASSERT_EQ(0, win_create(WIN_F, bits, 60000, 2));
+	ASSERT_EQ(0, win_create(WIN_F, bits, 60000, 2, 0));
 	ASSERT_EQ(0, kb_create(g_fd, WIN_PLAIN, bits, 4, 0, 0, NULL));
 	EXPECT_SKEY(g_fd, KBLOOM_IOC_ADD, WIN_F, "w", 0, "add to %s", WIN_F);
 	EXPECT_SKEY(g_fd, KBLOOM_IOC_ADD, WIN_PLAIN, "p", 0, "add to %s",
