@@ -646,9 +646,7 @@ static void img_bpf_is(struct __test_metadata *_metadata, const char *name,
 TEST_F(image, bpf_access)
 {
 	struct kbloom_create c;
-	struct kbloom_image im;
-	unsigned char *buf;
-	u64 len = payload_size(4096, false);
+	struct img g;
 
 	ASSERT_EQ(0, kb_create_ex(g_fd, IMG_R, 4096, 3,
 				  KBLOOM_CREATE_BPF_WRITE, NULL, &c));
@@ -660,15 +658,13 @@ TEST_F(image, bpf_access)
 	ASSERT_EQ(0, kb_create_like(g_fd, IMG_Q, IMG_R, 0, 0, &c));
 	img_bpf_is(_metadata, IMG_Q, 0, "none");
 
-	buf = calloc(1, len);
-	ASSERT_TRUE(buf != NULL);
-	ASSERT_EQ(0, kb_export(g_fd, IMG_R, buf, len, &im));
-	EXPECT_EQ(IMG_BPF, im.flags & IMG_BPF);
-	ASSERT_EQ(0, kb_import(g_fd, &im, IMG_S, 0));
+	ASSERT_TRUE(img_take(_metadata, IMG_R, &g, "image"));
+	EXPECT_EQ(IMG_BPF, g.im.flags & IMG_BPF);
+	ASSERT_EQ(0, kb_import(g_fd, &g.im, IMG_S, 0));
 	img_bpf_is(_metadata, IMG_S, IMG_BPF, "write");
-	ASSERT_EQ(0, kb_import(g_fd, &im, IMG_BAD, KBLOOM_IMPORT_REPLACE));
+	ASSERT_EQ(0, kb_import(g_fd, &g.im, IMG_BAD, KBLOOM_IMPORT_REPLACE));
 	img_bpf_is(_metadata, IMG_BAD, KBLOOM_CREATE_BPF_READ, "read");
-	free(buf);
+	img_free(&g);
 }
 
 /*
