@@ -143,20 +143,13 @@ static __maybe_unused int query_one(struct __test_metadata *_metadata,
 		   ##__VA_ARGS__)
 
 /* REMOVE @key @n times on @name; returns how many did not answer 1. */
-static __maybe_unused u32 remove_n(const char *name, const char *key, u32 n,
-				   int *first)
+static __maybe_unused u32 remove_n(const char *name, const char *key, u32 n)
 {
 	u32 i, res, bad = 0;
-	int err;
 
-	*first = 0;
-	for (i = 0; i < n; i++) {
-		err = kb_skey(g_fd, KBLOOM_IOC_REMOVE, name, key, &res);
-		if (err || res != 1) {
-			if (!bad++)
-				*first = err ? err : KB_BADRET;
-		}
-	}
+	for (i = 0; i < n; i++)
+		bad += kb_skey(g_fd, KBLOOM_IOC_REMOVE, name, key, &res) != 0 ||
+		       res != 1;
 	return bad;
 }
 

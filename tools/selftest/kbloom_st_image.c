@@ -280,7 +280,7 @@ static void image_counting(struct __test_metadata *_metadata, struct img *c)
 	struct kbloom_image im;
 	u64 want = payload_size(IMG_CBITS, true);
 	u32 res, j;
-	int err, first;
+	int err;
 	char key[16];
 
 	err = kb_create_ex(g_fd, IMG_C, IMG_CBITS, 4, KBLOOM_CREATE_COUNTING,
@@ -325,7 +325,7 @@ static void image_counting(struct __test_metadata *_metadata, struct img *c)
 		    "image: imported counters can be removed");
 	EXPECT_SKEY(g_fd, KBLOOM_IOC_QUERY, IMG_CQ, "c7", 0,
 		    "image: c7 gone from the import after one remove");
-	EXPECT_U64(remove_n(IMG_CQ, "sat", 20, &first), 0,
+	EXPECT_U64(remove_n(IMG_CQ, "sat", 20), 0,
 		   "image: REMOVE sat 20 times from the import");
 	err = kb_skey(g_fd, KBLOOM_IOC_QUERY, IMG_CQ, "sat", &res);
 	EXPECT_COND(err == 0 && res == 1, "absent",

@@ -261,7 +261,7 @@ TEST_F(merge, counting)
 	struct kbloom_info ic, ie, info;
 	struct kbloom_merge m;
 	u32 bad;
-	int err, first;
+	int err;
 
 	err = kb_create_ex(g_fd, MRG_C, 1 << 16, 4, KBLOOM_CREATE_COUNTING,
 			   NULL, NULL);
@@ -309,12 +309,12 @@ TEST_F(merge, counting)
 		EXPECT_COND(info.saturated == 0 &&
 			    info.bits_set == ie.bits_set, "changed",
 			    "merge: the counting source is unchanged");
-	bad = remove_n(MRG_C, "ck", 30, &first);
+	bad = remove_n(MRG_C, "ck", 30);
 	EXPECT_U64(bad, 0, "merge: REMOVE ck 30 times from %s, each 1", MRG_C);
 	EXPECT_SKEY(g_fd, KBLOOM_IOC_QUERY, MRG_C, "ck", 1,
 		    "merge: saturated merged key survives 30 removes");
 	/* The source kept exactly 10: ten removes empty it. */
-	bad = remove_n(MRG_E, "ck", 10, &first);
+	bad = remove_n(MRG_E, "ck", 10);
 	EXPECT_U64(bad, 0, "merge: REMOVE ck 10 times from %s, each 1", MRG_E);
 	EXPECT_SKEY(g_fd, KBLOOM_IOC_QUERY, MRG_E, "ck", 0,
 		    "merge: the source's counters were 10, not more");

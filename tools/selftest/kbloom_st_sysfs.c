@@ -345,15 +345,13 @@ TEST_F(sysfs_counts, bits_set_after_removes)
 
 TEST_F(sysfs_counts, saturated)
 {
-	int first;
-
 	sysfs_add_n(_metadata, SYSFS_C, "sat", 20);
 	sysfs_add_n(_metadata, SYSFS_C, "one", 1);
 	check_counts(_metadata, SYSFS_C, "after 20 adds of one key");
-	EXPECT_U64(remove_n(SYSFS_C, "sat", 20, &first), 0,
+	EXPECT_U64(remove_n(SYSFS_C, "sat", 20), 0,
 		   "sysfs: REMOVE sat 20 times");
 	check_counts(_metadata, SYSFS_C, "after 20 removes");
-	EXPECT_U64(remove_n(SYSFS_C, "one", 1, &first), 0,
+	EXPECT_U64(remove_n(SYSFS_C, "one", 1), 0,
 		   "sysfs: REMOVE the other key");
 	check_counts(_metadata, SYSFS_C, "after removing the other key");
 }
