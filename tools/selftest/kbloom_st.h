@@ -142,26 +142,31 @@ static __maybe_unused int query_one(struct __test_metadata *_metadata,
 	EXPECT_KEY(fd, cmd, name, key, (u32)strlen(key), want, fmt,	\
 		   ##__VA_ARGS__)
 
-/* REMOVE @key @n times on @name; returns how many did not answer 1. */
-static __maybe_unused u32 remove_n(const char *name, const char *key, u32 n)
+/* REMOVE @key @n times on @name: each answers 1, or the case fails. */
+static __maybe_unused bool remove_n(struct __test_metadata *_metadata,
+				    const char *name, const char *key, u32 n)
 {
 	u32 i, res, bad = 0;
 
 	for (i = 0; i < n; i++)
 		bad += kb_skey(g_fd, KBLOOM_IOC_REMOVE, name, key, &res) != 0 ||
 		       res != 1;
-	return bad;
+	return EXPECT_U64(bad, 0,
+			  "REMOVE %s %u times from %s, each answering 1",
+			  key, n, name);
 }
 
-/* ADD @key @n times on @name; returns how many did not answer 0. */
-static __maybe_unused u32 add_n(const char *name, const char *key, u32 n)
+/* ADD @key @n times on @name: each answers 0, or the case fails. */
+static __maybe_unused bool add_n(struct __test_metadata *_metadata,
+				 const char *name, const char *key, u32 n)
 {
 	u32 i, res, bad = 0;
 
 	for (i = 0; i < n; i++)
 		bad += kb_skey(g_fd, KBLOOM_IOC_ADD, name, key, &res) != 0 ||
 		       res != 0;
-	return bad;
+	return EXPECT_U64(bad, 0, "ADD %s %u times to %s, each answering 0",
+			  key, n, name);
 }
 
 /* ------------------------------------------------------------------ */

@@ -260,7 +260,6 @@ TEST_F(merge, counting)
 	struct kbloom_create c;
 	struct kbloom_info ic, ie, info;
 	struct kbloom_merge m;
-	u32 bad;
 	int err;
 
 	err = kb_create_ex(g_fd, MRG_C, 1 << 16, 4, KBLOOM_CREATE_COUNTING,
@@ -289,8 +288,8 @@ TEST_F(merge, counting)
 	}
 
 	/* 10 + 10 adds of one key: the sum saturates at 15. */
-	EXPECT_U64(add_n(MRG_C, "ck", 10) + add_n(MRG_E, "ck", 10), 0,
-		   "merge: ADD ck 10 times to each counting filter");
+	add_n(_metadata, MRG_C, "ck", 10);
+	add_n(_metadata, MRG_E, "ck", 10);
 	if (EXPECT_OK(kb_info(g_fd, MRG_C, &ic), "merge: INFO %s", MRG_C))
 		EXPECT_U64(ic.saturated, 0, "merge: 10 adds do not saturate");
 	EXPECT_OK(kb_info(g_fd, MRG_E, &ie), "merge: INFO %s", MRG_E);
@@ -309,13 +308,11 @@ TEST_F(merge, counting)
 		EXPECT_COND(info.saturated == 0 &&
 			    info.bits_set == ie.bits_set, "changed",
 			    "merge: the counting source is unchanged");
-	bad = remove_n(MRG_C, "ck", 30);
-	EXPECT_U64(bad, 0, "merge: REMOVE ck 30 times from %s, each 1", MRG_C);
+	remove_n(_metadata, MRG_C, "ck", 30);
 	EXPECT_SKEY(g_fd, KBLOOM_IOC_QUERY, MRG_C, "ck", 1,
 		    "merge: saturated merged key survives 30 removes");
 	/* The source kept exactly 10: ten removes empty it. */
-	bad = remove_n(MRG_E, "ck", 10);
-	EXPECT_U64(bad, 0, "merge: REMOVE ck 10 times from %s, each 1", MRG_E);
+	remove_n(_metadata, MRG_E, "ck", 10);
 	EXPECT_SKEY(g_fd, KBLOOM_IOC_QUERY, MRG_E, "ck", 0,
 		    "merge: the source's counters were 10, not more");
 }

@@ -154,14 +154,6 @@ FIXTURE_TEARDOWN(sysfs_counts)
 	st_close();
 }
 
-/* ADD @n times @key to @name. */
-static void sysfs_add_n(struct __test_metadata *_metadata, const char *name,
-			const char *key, u32 n)
-{
-	EXPECT_U64(add_n(name, key, n), 0, "sysfs: ADD %s %u times to %s",
-		   key, n, name);
-}
-
 /* One key command on key @i of @ks, one ioctl each. */
 static void sysfs_each(struct __test_metadata *_metadata, unsigned long cmd,
 		       const char *name, const struct keyset *ks, u32 first,
@@ -345,14 +337,12 @@ TEST_F(sysfs_counts, bits_set_after_removes)
 
 TEST_F(sysfs_counts, saturated)
 {
-	sysfs_add_n(_metadata, SYSFS_C, "sat", 20);
-	sysfs_add_n(_metadata, SYSFS_C, "one", 1);
+	add_n(_metadata, SYSFS_C, "sat", 20);
+	add_n(_metadata, SYSFS_C, "one", 1);
 	check_counts(_metadata, SYSFS_C, "after 20 adds of one key");
-	EXPECT_U64(remove_n(SYSFS_C, "sat", 20), 0,
-		   "sysfs: REMOVE sat 20 times");
+	remove_n(_metadata, SYSFS_C, "sat", 20);
 	check_counts(_metadata, SYSFS_C, "after 20 removes");
-	EXPECT_U64(remove_n(SYSFS_C, "one", 1), 0,
-		   "sysfs: REMOVE the other key");
+	remove_n(_metadata, SYSFS_C, "one", 1);
 	check_counts(_metadata, SYSFS_C, "after removing the other key");
 }
 
@@ -369,8 +359,8 @@ TEST_F(sysfs_counts, bits_set_after_merge)
 	check_counts(_metadata, SYSFS_P2, "source after MERGE");
 
 	/* Counting: 10 + 10 adds of one key saturate in the sum. */
-	sysfs_add_n(_metadata, SYSFS_C, "m", 10);
-	sysfs_add_n(_metadata, SYSFS_C2, "m", 10);
+	add_n(_metadata, SYSFS_C, "m", 10);
+	add_n(_metadata, SYSFS_C2, "m", 10);
 	ASSERT_TRUE(ks_add(_metadata, SYSFS_C2, &self->k2, 0, 200, "sysfs"));
 	ASSERT_EQ(0, kb_merge(g_fd, KBLOOM_IOC_MERGE, SYSFS_C, SYSFS_C2, &m));
 	EXPECT_EQ(0U, m.mismatch);
@@ -382,7 +372,7 @@ TEST_F(sysfs_counts, bits_set_after_clear)
 	struct kbloom_info info;
 
 	ASSERT_TRUE(ks_add(_metadata, SYSFS_P, &self->k1, 0, 1000, "sysfs"));
-	sysfs_add_n(_metadata, SYSFS_C, "sat", 20);
+	add_n(_metadata, SYSFS_C, "sat", 20);
 	ASSERT_EQ(0, kb_clear(g_fd, SYSFS_P));
 	ASSERT_EQ(0, kb_clear(g_fd, SYSFS_C));
 	check_counts(_metadata, SYSFS_P, "after CLEAR");
@@ -403,7 +393,7 @@ TEST_F(sysfs_counts, bits_set_after_import)
 	struct img p, c;
 
 	ASSERT_TRUE(ks_add(_metadata, SYSFS_P, &self->k1, 0, 1500, "sysfs"));
-	sysfs_add_n(_metadata, SYSFS_C, "sat", 20);
+	add_n(_metadata, SYSFS_C, "sat", 20);
 	ASSERT_TRUE(ks_add(_metadata, SYSFS_C, &self->k1, 0, 300, "sysfs"));
 	ASSERT_TRUE(img_take(_metadata, SYSFS_P, &p, "sysfs"));
 	ASSERT_TRUE(img_take(_metadata, SYSFS_C, &c, "sysfs"));
@@ -429,7 +419,7 @@ TEST_F(sysfs_counts, bits_set_after_import_replace)
 	ASSERT_TRUE(ks_add(_metadata, SYSFS_P, &self->k1, 0, 1500, "sysfs"));
 	ASSERT_TRUE(ks_add(_metadata, SYSFS_C, &self->k1, 0, 500, "sysfs"));
 	ASSERT_TRUE(ks_add(_metadata, SYSFS_P2, &self->k2, 0, 300, "sysfs"));
-	sysfs_add_n(_metadata, SYSFS_C2, "sat", 20);
+	add_n(_metadata, SYSFS_C2, "sat", 20);
 	ASSERT_TRUE(ks_add(_metadata, SYSFS_C2, &self->k2, 0, 100, "sysfs"));
 	ASSERT_TRUE(img_take(_metadata, SYSFS_P2, &p2, "sysfs"));
 	ASSERT_TRUE(img_take(_metadata, SYSFS_C2, &c2, "sysfs"));
