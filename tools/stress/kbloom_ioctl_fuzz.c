@@ -1260,6 +1260,19 @@ static void chaos_bits(struct worker *w, void *p, size_t size)
 			(unsigned char)(1 << below(&w->r, 8));
 }
 
+/* Sometimes overwrite a field, or one of two reserved words, at random. */
+static void poke32(struct worker *w, u32 percent, __u32 *field)
+{
+	if (chance(&w->r, percent))
+		*field = (u32)rnd(&w->r);
+}
+
+static void poke_reserved(struct worker *w, u32 percent, __u64 *reserved)
+{
+	if (chance(&w->r, percent))
+		reserved[below(&w->r, 2)] = rnd(&w->r);
+}
+
 static u32 rnd_count(struct worker *w)
 {
 	switch (below(&w->r, 8)) {
@@ -1309,8 +1322,7 @@ static void chaos_create(struct worker *w)
 	}
 	if (chance(&w->r, 30))
 		c.flags |= KBLOOM_CREATE_COUNTING;
-	if (chance(&w->r, 10))
-		c.flags = (u32)rnd(&w->r);
+	poke32(w, 10, &c.flags);
 	if (chance(&w->r, 10))
 		c.hash_scheme = below(&w->r, 4);
 	if ((features & KBLOOM_FEATURE_WINDOW) && chance(&w->r, 25)) {
@@ -1323,8 +1335,7 @@ static void chaos_create(struct worker *w)
 		if (chance(&w->r, 20))
 			c.flags |= KBLOOM_CREATE_ROTATE_AT_FILL;
 	}
-	if (chance(&w->r, 5))
-		c.reserved[below(&w->r, 2)] = rnd(&w->r);
+	poke_reserved(w, 5, c.reserved);
 	if (chance(&w->r, 10))
 		chaos_bits(w, &c, sizeof(c));
 	note(w, "chaos create '%.32s'", c.name);
@@ -1337,8 +1348,7 @@ static void chaos_name_cmd(struct worker *w, unsigned long cmd)
 	struct kbloom_name n = {};
 
 	any_name(w, n.name);
-	if (chance(&w->r, 8))
-		n.reserved[below(&w->r, 2)] = rnd(&w->r);
+	poke_reserved(w, 8, n.reserved);
 	note(w, "chaos %s '%.32s'", cmd_lookup(cmd)->name, n.name);
 	call(w, pick_fd(w, true), cmd, place_arg(w, &n, sizeof(n)));
 }
@@ -1383,8 +1393,7 @@ static void chaos_list(struct worker *w)
 		l.names = (uintptr_t)w->img.rw;
 		l.count = below(&w->r, (u32)(w->img.len / KBLOOM_NAME_MAX));
 	}
-	if (chance(&w->r, 8))
-		l.reserved = (u32)rnd(&w->r);
+	poke32(w, 8, &l.reserved);
 	note(w, "chaos list count %u", l.count);
 	call(w, pick_fd(w, false), KBLOOM_IOC_LIST,
 	     place_arg(w, &l, sizeof(l)));
@@ -1415,8 +1424,7 @@ static void chaos_open(struct worker *w)
 	any_name(w, op.name);
 	if (chance(&w->r, 6))
 		op.flags = 1U << below(&w->r, 32);
-	if (chance(&w->r, 6))
-		op.reserved[below(&w->r, 2)] = rnd(&w->r);
+	poke_reserved(w, 6, op.reserved);
 	if (chance(&w->r, 8))
 		arg = chance(&w->r, 50) ? (uintptr_t)page_ro : bad_ptr(&w->r);
 	note(w, "chaos open '%.32s'%s", op.name,
@@ -1455,10 +1463,8 @@ static void chaos_key(struct worker *w, unsigned long cmd)
 	} else {
 		k.key = bad_ptr(&w->r);
 	}
-	if (chance(&w->r, 8))
-		k.reserved[below(&w->r, 2)] = rnd(&w->r);
-	if (chance(&w->r, 5))
-		k.result = (u32)rnd(&w->r);
+	poke_reserved(w, 8, k.reserved);
+	poke32(w, 5, &k.result);
 	fd = pick_fd(w, cmd != KBLOOM_IOC_QUERY);
 	handle_name(w, fd, k.name);
 	note(w, "chaos %s '%.32s' len %u%s", cmd_lookup(cmd)->name, k.name,
@@ -1523,12 +1529,9 @@ static void chaos_batch(struct worker *w, unsigned long cmd)
 	default:
 		b.results = (uintptr_t)(w->res.guard - 8 * below(&w->r, 300));
 	}
-	if (chance(&w->r, 6))
-		b.reserved0 = (u32)rnd(&w->r);
-	if (chance(&w->r, 6))
-		b.reserved[below(&w->r, 2)] = rnd(&w->r);
-	if (chance(&w->r, 5))
-		b.done = (u32)rnd(&w->r);
+	poke32(w, 6, &b.reserved0);
+	poke_reserved(w, 6, b.reserved);
+	poke32(w, 5, &b.done);
 	fd = pick_fd(w, cmd != KBLOOM_IOC_QUERY_BATCH);
 	handle_name(w, fd, b.name);
 	note(w, "chaos %s '%.32s' count %u%s", cmd_lookup(cmd)->name, b.name,
@@ -1545,12 +1548,9 @@ static void chaos_merge(struct worker *w, unsigned long cmd)
 		memcpy(m.src, m.dst, KBLOOM_NAME_MAX);
 	else
 		any_name(w, m.src);
-	if (chance(&w->r, 6))
-		m.reserved0 = (u32)rnd(&w->r);
-	if (chance(&w->r, 6))
-		m.reserved[below(&w->r, 2)] = rnd(&w->r);
-	if (chance(&w->r, 6))
-		m.mismatch = (u32)rnd(&w->r);
+	poke32(w, 6, &m.reserved0);
+	poke_reserved(w, 6, m.reserved);
+	poke32(w, 6, &m.mismatch);
 	note(w, "chaos %s '%.32s' '%.32s'", cmd_lookup(cmd)->name, m.dst,
 	     m.src);
 	call(w, pick_fd(w, true), cmd, place_arg(w, &m, sizeof(m)));
@@ -1581,10 +1581,8 @@ static void chaos_image(struct worker *w, bool export_only)
 		im.payload = (uintptr_t)w->img.rw;
 		im.payload_len = w->img.len;
 	}
-	if (chance(&w->r, 6))
-		im.import_flags = (u32)rnd(&w->r);
-	if (chance(&w->r, 6))
-		im.age_ms = (u32)rnd(&w->r);
+	poke32(w, 6, &im.import_flags);
+	poke32(w, 6, &im.age_ms);
 	note(w, "chaos export '%.32s'", im.name);
 	err = call(w, pick_fd(w, false), KBLOOM_IOC_EXPORT,
 		   place_arg(w, &im, sizeof(im)));
