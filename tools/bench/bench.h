@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 /*
  * The keys of one configuration, all @len bytes: key i is bench_key(),
@@ -38,6 +39,15 @@ static inline void bench_key(uint8_t *p, uint64_t i, uint32_t len)
 		p[b] = (uint8_t)(i >> (8 * b));
 	for (b = 8; b < len; b++)
 		p[b] = tail[b - 8];
+}
+
+/* CLOCK_MONOTONIC in nanoseconds, for the benches' timings. */
+static inline double bench_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e9 + ts.tv_nsec;
 }
 
 /* The false-positive rate every filter is sized for: 1%. */

@@ -27,7 +27,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "kbloom_batch.h"
@@ -38,14 +37,6 @@
 /* Queries per measurement: enough for the rate to 0.01% at 1%. */
 #define QUERY_KEYS	2000000ULL
 #define BATCH		1024	/* keys per kbloom_core_do_batch(), as the ioctl */
-
-static double now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e9 + ts.tv_nsec;
-}
 
 static void *xmalloc(size_t bytes)
 {
@@ -272,16 +263,16 @@ static void run_kind(struct result *r, const struct bench_keys *keys, int round)
 	if (kind->max_timed && timed > kind->max_timed)
 		timed = kind->max_timed;
 	q = timed < QUERY_KEYS ? timed : QUERY_KEYS;
-	t0 = now_ns();
+	t0 = bench_now_ns();
 	kind->add(&f, keys, 0, timed);
-	t1 = now_ns();
+	t1 = bench_now_ns();
 	if (timed < n)
 		kind->fill(&f, keys, timed, n - timed);
-	t2 = now_ns();
+	t2 = bench_now_ns();
 	r->fneg += q - kind->query(&f, keys, 0, q);
-	t3 = now_ns();
+	t3 = bench_now_ns();
 	r->fp += kind->query(&f, keys, n, q);
-	r->absent[round] = (now_ns() - t3) / q;
+	r->absent[round] = (bench_now_ns() - t3) / q;
 	r->present[round] = (t3 - t2) / q;
 	r->add[round] = (t1 - t0) / timed;
 	r->queried += q;
@@ -399,15 +390,15 @@ static void ref_syscalls(void)
 		perror("kbloom_bench: pipe");
 		exit(2);
 	}
-	t0 = now_ns();
+	t0 = bench_now_ns();
 	for (i = 0; i < rounds; i++)
 		getppid();
-	t1 = now_ns();
+	t1 = bench_now_ns();
 	for (i = 0; i < rounds; i++)
 		if (ioctl(p[0], FIONREAD, &avail))
 			exit(2);
 	out("- one bare system call: getppid() %.0f ns, ioctl(FIONREAD) %.0f ns\n",
-	    (t1 - t0) / rounds, (now_ns() - t1) / rounds);
+	    (t1 - t0) / rounds, (bench_now_ns() - t1) / rounds);
 	close(p[0]);
 	close(p[1]);
 }
@@ -466,17 +457,17 @@ static void ref_memory(bool small)
 		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
 		idx[i] = (u32)(x % lines);
 	}
-	t0 = now_ns();
+	t0 = bench_now_ns();
 	for (i = 0, j = 0; i < steps; i++)
 		j = mem[j * 8];
-	t1 = now_ns();
+	t1 = bench_now_ns();
 	for (i = 0; i < steps; i++)
 		sum += mem[(u64)idx[i] * 8];
 	sink = j + sum;
 	(void)sink;
 	out("- memory (512 MiB, %s pages): one dependent load %.0f ns; independent random cache-line loads %.1f ns each\n",
 	    small ? "4 KiB" : "2 MiB", (t1 - t0) / steps,
-	    (now_ns() - t1) / steps);
+	    (bench_now_ns() - t1) / steps);
 	munmap(mem, alloc);
 	free(idx);
 }
@@ -526,7 +517,7 @@ static double rmw_ns(unsigned long *mem, u64 lines, int mode)
 	volatile u64 sink;
 	double t0;
 
-	t0 = now_ns();
+	t0 = bench_now_ns();
 	for (i = 0; i < RMW_AHEAD; i++)
 		ring[i] = rmw_stage(mem, lines, i, &at[i]);
 	for (i = 0; i < RMW_KEYS; i++) {
@@ -560,7 +551,7 @@ static double rmw_ns(unsigned long *mem, u64 lines, int mode)
 	}
 	sink = bits + d.set;
 	(void)sink;
-	return (now_ns() - t0) / RMW_KEYS;
+	return (bench_now_ns() - t0) / RMW_KEYS;
 }
 
 static void ref_rmw(void)
@@ -601,11 +592,11 @@ static double hash_ns(u32 flags, u32 len)
 	kbloom_core_init(&core, NULL, 1 << 20, 7, flags, seed);
 	for (i = 0; i < sizeof(keys); i++)
 		keys[i] = (u8)(i * 131 + 7);
-	t0 = now_ns();
+	t0 = bench_now_ns();
 	for (r = 0; r < 4000000; r++)
 		sink += kbloom_core_hash(&core, keys + (r & 4095), len);
 	(void)sink;
-	return (now_ns() - t0) / 4000000;
+	return (bench_now_ns() - t0) / 4000000;
 }
 
 static void ref_hashes(void)

@@ -16,10 +16,10 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <bpf/bpf.h>
 
+#include "bench.h"
 #include "kbloom_xdp_load.h"
 #include "kbloom_xdp_pkt.h"
 
@@ -41,14 +41,6 @@ static int filter_clear(const char *name)
 	memset(&n, 0, sizeof(n));
 	strncpy(n.name, name, sizeof(n.name) - 1);
 	return filter_ioctl(name, KBLOOM_IOC_CLEAR, &n, "clearing");
-}
-
-static double now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e9 + ts.tv_nsec;
 }
 
 /* The bench's source address: the only one its allow-list holds. */
@@ -89,7 +81,7 @@ static int bench_run(const struct options *o, struct loaded *l, uint64_t flow,
 		     int repeat, struct bench_result *r)
 {
 	LIBBPF_OPTS(bpf_test_run_opts, run, .repeat = repeat);
-	double t0 = now_ns();
+	double t0 = bench_now_ns();
 	struct pkt pkt;
 
 	bench_pkt(o, flow, &pkt);
@@ -101,7 +93,7 @@ static int bench_run(const struct options *o, struct loaded *l, uint64_t flow,
 	}
 	r->ns += (double)run.duration * run.repeat;
 	r->packets += run.repeat;
-	r->wall_ns += now_ns() - t0;
+	r->wall_ns += bench_now_ns() - t0;
 	return 0;
 }
 
