@@ -468,7 +468,6 @@ run_vm() { # LABEL IMAGE MODULE_DIR APPEND [MODE]
 	esac
 }
 
-
 # The stock kernel's VMs first: its kernel is there, and the debug kernels
 # may still be building.
 say "Debian's stock kernel ($stock_image)"

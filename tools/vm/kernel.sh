@@ -96,9 +96,9 @@ if [ -n "$extract_only" ]; then
 	echo "$src"
 	exit 0
 fi
+flock -u 9
 exec 8>"$out.lock"
 flock 8
-flock -u 9
 if [ -f "$out/.kbloom-done" ]; then echo "$out"; exit 0; fi
 
 echo "kernel.sh: building $variant kernel in $out (about 12 minutes on 2 cores)" >&2
