@@ -52,28 +52,48 @@ static void kbloom_hash_matches_golden_vectors(struct kunit *test)
 			    i / 64, i % 64);
 }
 
+/* Every length up to 199: each tail case, and up to 16 whole rounds. */
 static void kbloom_hash_low_word_is_jhash(struct kunit *test)
 {
 	u32 seed[2] = { 0, 0 }, i, len;
-	u8 key[64];
+	u8 key[200];
 
-	for (i = 0; i < 2000; i++) {
-		len = kbloom_test_key(key, 1, i);
-		len += i % 40;	/* lengths 8..62: every tail case */
-		memset(key + len - i % 40, 0x5a, i % 40);
+	for (i = 0; i < 20000; i++) {
+		len = 1 + i % 199;
+		kbloom_test_key(key, i, i);
+		memset(key + 20, i, sizeof(key) - 20);
 		seed[0] = i * 2654435761U;
 		KUNIT_ASSERT_EQ_MSG(test, (u32)kbloom_hash64(key, len, seed),
 				    jhash(key, len, seed[0]), "key %u", i);
 	}
 }
 
-/* The hot paths' inline SipHash is siphash(), at any length and offset. */
+/*
+ * The hot paths' inline SipHash is siphash() at each of 8 offsets
+ * (lib/siphash.c reads aligned and unaligned keys apart): every length
+ * up to 300 bytes, past 256 where the length byte of the last block
+ * wraps, and the 8 longest keys.
+ */
 static void kbloom_hash_siphash_is_kernels(struct kunit *test)
 {
-	u8 *buf = kunit_kmalloc(test, KBLOOM_KEY_MAX + 8, GFP_KERNEL);
+	static const u32 seed[4] = { 0x01234567, 0x89abcdef, 0xfedcba98,
+				     0x76543210 };
+	const siphash_key_t key = {{ (u64)seed[1] << 32 | seed[0],
+				     (u64)seed[3] << 32 | seed[2] }};
+	const u32 max = KBLOOM_KEY_MAX;
+	u8 *buf = kunit_kmalloc(test, max + 8, GFP_KERNEL);
+	u32 len, off, i;
 
 	KUNIT_ASSERT_NOT_NULL(test, buf);
-	KUNIT_EXPECT_EQ(test, kbloom_test_siphash_any(buf, KBLOOM_KEY_MAX), -1);
+	for (i = 0; i < max + 8; i++)
+		buf[i] = i * 37 + 11;
+	for (len = 0; len <= max; len = len == 300 ? max - 7 : len + 1)
+		for (off = 0; off < 8; off++)
+			KUNIT_ASSERT_EQ_MSG(test,
+					    kbloom_siphash64(buf + off, len,
+							     seed),
+					    siphash(buf + off, len, &key),
+					    "%u bytes at offset %u", len, off);
 }
 
 static struct kunit_case kbloom_hash_cases[] = {

@@ -143,59 +143,6 @@ static u64 keys_found(const struct kbloom_core *core, u64 s, u64 from, u64 to)
 	return found;
 }
 
-/* The kernel's jhash(), with the CPU-endian reads it does. */
-static u32 ref_jhash(const void *key, u32 length, u32 initval)
-{
-	const u8 *k = key;
-	u32 a, b, c, w[3];
-
-	a = b = c = JHASH_INITVAL + length + initval;
-	while (length > 12) {
-		memcpy(w, k, 12);
-		a += w[0];
-		b += w[1];
-		c += w[2];
-		__jhash_mix(a, b, c);
-		length -= 12;
-		k += 12;
-	}
-	switch (length) {
-	case 12: c += (u32)k[11] << 24; fallthrough;
-	case 11: c += (u32)k[10] << 16; fallthrough;
-	case 10: c += (u32)k[9] << 8; fallthrough;
-	case 9: c += k[8]; fallthrough;
-	case 8: b += (u32)k[7] << 24; fallthrough;
-	case 7: b += (u32)k[6] << 16; fallthrough;
-	case 6: b += (u32)k[5] << 8; fallthrough;
-	case 5: b += k[4]; fallthrough;
-	case 4: a += (u32)k[3] << 24; fallthrough;
-	case 3: a += (u32)k[2] << 16; fallthrough;
-	case 2: a += (u32)k[1] << 8; fallthrough;
-	case 1: a += k[0];
-		__jhash_final(a, b, c);
-		break;
-	}
-	return c;
-}
-
-static bool hash_low_word_is_jhash(void)
-{
-	u8 key[200];
-	u32 i, len, seed[2];
-
-	for (i = 0; i < 20000; i++) {
-		len = 1 + i % 199;
-		kbloom_test_key(key, i, i);
-		memset(key + 20, (int)i, sizeof(key) - 20);
-		seed[0] = i * 2654435761U;
-		seed[1] = 0;
-		if ((u32)kbloom_hash64(key, len, seed) !=
-		    ref_jhash(key, len, seed[0]))
-			return fail("key %u len %u differs", i, len);
-	}
-	return true;
-}
-
 static bool siphash_reference(void)
 {
 	u8 msg[16];
@@ -208,15 +155,6 @@ static bool siphash_reference(void)
 		    kbloom_siphash_ref[i])
 			return fail("SipHash reference vector %d differs", i);
 	return true;
-}
-
-static bool siphash_any_length_and_offset(void)
-{
-	static u8 buf[KBLOOM_KEY_MAX + 8];
-	int i = kbloom_test_siphash_any(buf, KBLOOM_KEY_MAX);
-
-	return i < 0 || fail("SipHash of %d bytes at offset %d differs",
-			     i / 8, i % 8);
 }
 
 static bool golden_vectors_match(void)
@@ -1726,10 +1664,8 @@ static const struct {
 	bool (*with)(u32 arg);
 	u32 arg;
 } tests[] = {
-	TEST(hash_low_word_is_jhash),
 	TEST(golden_vectors_match),
 	TEST(siphash_reference),
-	TEST(siphash_any_length_and_offset),
 	TEST(positions_in_range_and_step_nonzero),
 	TEST(every_bit_reachable_and_uniform),
 	TEST(no_false_negatives),
