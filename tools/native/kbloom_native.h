@@ -170,16 +170,9 @@ static inline unsigned int hweight_long(unsigned long w)
 }
 
 /*
- * SipHash-2-4 with the kernel's interface (include/linux/siphash.h): the
- * permutation and constants are the kernel's, unchanged, and the message
- * is read as little-endian words as lib/siphash.c does. The KUnit and
- * native tests check both against the reference vectors of the SipHash
- * paper (those of the kernel's lib/test_siphash.c).
+ * SipHash-2-4's rounds and constants, from include/linux/siphash.h and
+ * lib/siphash.c, unchanged: the core's inline SipHash is built on them.
  */
-typedef struct {
-	u64 key[2];
-} siphash_key_t;
-
 #define SIPHASH_PERMUTATION(a, b, c, d) ( \
 	(a) += (b), (b) = rol64((b), 13), (b) ^= (a), (a) = rol64((a), 32), \
 	(c) += (d), (d) = rol64((d), 16), (d) ^= (c), \
@@ -196,36 +189,6 @@ static inline u64 get_unaligned_le64(const void *p)
 	const u8 *b = p;
 
 	return (u64)get_unaligned_le32(b) | (u64)get_unaligned_le32(b + 4) << 32;
-}
-
-static inline u64 siphash(const void *data, size_t len,
-			  const siphash_key_t *key)
-{
-	const u8 *p = data, *end = p + len - (len % 8);
-	u64 v0 = SIPHASH_CONST_0 ^ key->key[0];
-	u64 v1 = SIPHASH_CONST_1 ^ key->key[1];
-	u64 v2 = SIPHASH_CONST_2 ^ key->key[0];
-	u64 v3 = SIPHASH_CONST_3 ^ key->key[1];
-	u64 b = (u64)len << 56, m;
-	unsigned int i;
-
-	for (; p != end; p += 8) {
-		m = get_unaligned_le64(p);
-		v3 ^= m;
-		SIPHASH_PERMUTATION(v0, v1, v2, v3);
-		SIPHASH_PERMUTATION(v0, v1, v2, v3);
-		v0 ^= m;
-	}
-	for (i = 0; i < len % 8; i++)
-		b |= (u64)end[i] << (8 * i);
-	v3 ^= b;
-	SIPHASH_PERMUTATION(v0, v1, v2, v3);
-	SIPHASH_PERMUTATION(v0, v1, v2, v3);
-	v0 ^= b;
-	v2 ^= 0xff;
-	for (i = 0; i < 4; i++)
-		SIPHASH_PERMUTATION(v0, v1, v2, v3);
-	return (v0 ^ v1) ^ (v2 ^ v3);
 }
 
 #endif /* _KBLOOM_NATIVE_H */
