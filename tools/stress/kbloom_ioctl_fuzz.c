@@ -247,75 +247,55 @@ static void region_init(struct region *g, size_t len)
 struct cmdinfo {
 	unsigned long cmd;
 	const char *name;
-	const int *errs;	/* 0-terminated */
-	bool needs_write;	/* never succeeds on a read-only fd */
-	bool needs_admin;	/* never succeeds without CAP_SYS_ADMIN */
+	unsigned int flags;
+	const int *errs;	/* 0-terminated; EFAULT, EINVAL, ENOENT: any */
 };
 
-#define E(...) ((const int[]){ __VA_ARGS__, 0 })
+#define NEEDS_RW	1	/* never succeeds on a read-only fd */
+#define NEEDS_ADMIN	2	/* never succeeds without CAP_SYS_ADMIN */
+#define ON_HANDLE	4	/* a handle takes it; any other: ENOTTY */
+#define CMD(c, flags, ...)						\
+	{ KBLOOM_IOC_##c, #c, flags, (const int[]){ __VA_ARGS__, 0 } }
+#define KEY_ERRS	EBADF, EOPNOTSUPP, ENOMEM
+#define BATCH_ERRS	KEY_ERRS, E2BIG, EINTR
 
 static const struct cmdinfo cmds[] = {
-	{ KBLOOM_IOC_VERSION, "VERSION", E(EFAULT), false, false },
-	{ KBLOOM_IOC_CREATE, "CREATE",
-	  E(EBADF, EPERM, EINVAL, ENOENT, EEXIST, EFBIG, ENOSPC, EDQUOT,
-	    ENOMEM, EFAULT), true, true },
-	{ KBLOOM_IOC_DESTROY, "DESTROY",
-	  E(EBADF, EPERM, EINVAL, ENOENT, EBUSY, EFAULT), true, true },
-	{ KBLOOM_IOC_ROTATE, "ROTATE",
-	  E(EBADF, EPERM, EINVAL, ENOENT, EFAULT), true, true },
-	{ KBLOOM_IOC_CLEAR, "CLEAR",
-	  E(EBADF, EPERM, EINVAL, ENOENT, EINTR, EFAULT), true, true },
-	{ KBLOOM_IOC_INFO, "INFO", E(EINVAL, ENOENT, EFAULT), false, false },
-	{ KBLOOM_IOC_OPEN, "OPEN",
-	  E(EINVAL, ENOENT, EMFILE, ENFILE, ENOMEM, EFAULT), false, false },
-	{ KBLOOM_IOC_LIST, "LIST", E(EINVAL, EFAULT, ENOMEM), false, false },
-	{ KBLOOM_IOC_ADD, "ADD",
-	  E(EBADF, EINVAL, EFAULT, ENOENT, EOPNOTSUPP, ENOMEM), true, false },
-	{ KBLOOM_IOC_QUERY, "QUERY",
-	  E(EBADF, EINVAL, EFAULT, ENOENT, EOPNOTSUPP, ENOMEM), false, false },
-	{ KBLOOM_IOC_TEST_AND_ADD, "TEST_AND_ADD",
-	  E(EBADF, EINVAL, EFAULT, ENOENT, EOPNOTSUPP, ENOMEM), true, false },
-	{ KBLOOM_IOC_REMOVE, "REMOVE",
-	  E(EBADF, EINVAL, EFAULT, ENOENT, EOPNOTSUPP, ENOMEM), true, false },
-	{ KBLOOM_IOC_ADD_BATCH, "ADD_BATCH",
-	  E(EBADF, EINVAL, EFAULT, ENOENT, EOPNOTSUPP, E2BIG, EINTR, ENOMEM),
-	  true, false },
-	{ KBLOOM_IOC_QUERY_BATCH, "QUERY_BATCH",
-	  E(EBADF, EINVAL, EFAULT, ENOENT, EOPNOTSUPP, E2BIG, EINTR, ENOMEM),
-	  false, false },
-	{ KBLOOM_IOC_TEST_AND_ADD_BATCH, "TEST_AND_ADD_BATCH",
-	  E(EBADF, EINVAL, EFAULT, ENOENT, EOPNOTSUPP, E2BIG, EINTR, ENOMEM),
-	  true, false },
-	{ KBLOOM_IOC_REMOVE_BATCH, "REMOVE_BATCH",
-	  E(EBADF, EINVAL, EFAULT, ENOENT, EOPNOTSUPP, E2BIG, EINTR, ENOMEM),
-	  true, false },
+	CMD(VERSION, 0, 0),
+	CMD(CREATE, NEEDS_RW | NEEDS_ADMIN,
+	    EBADF, EPERM, EEXIST, EFBIG, ENOSPC, EDQUOT, ENOMEM),
+	CMD(DESTROY, NEEDS_RW | NEEDS_ADMIN, EBADF, EPERM, EBUSY),
+	CMD(ROTATE, NEEDS_RW | NEEDS_ADMIN, EBADF, EPERM),
+	CMD(CLEAR, NEEDS_RW | NEEDS_ADMIN, EBADF, EPERM, EINTR),
+	CMD(INFO, 0, 0),
+	CMD(OPEN, 0, EMFILE, ENFILE, ENOMEM),
+	CMD(LIST, 0, ENOMEM),
+	CMD(ADD, NEEDS_RW | ON_HANDLE, KEY_ERRS),
+	CMD(QUERY, ON_HANDLE, KEY_ERRS),
+	CMD(TEST_AND_ADD, NEEDS_RW | ON_HANDLE, KEY_ERRS),
+	CMD(REMOVE, NEEDS_RW | ON_HANDLE, KEY_ERRS),
+	CMD(ADD_BATCH, NEEDS_RW | ON_HANDLE, BATCH_ERRS),
+	CMD(QUERY_BATCH, ON_HANDLE, BATCH_ERRS),
+	CMD(TEST_AND_ADD_BATCH, NEEDS_RW | ON_HANDLE, BATCH_ERRS),
+	CMD(REMOVE_BATCH, NEEDS_RW | ON_HANDLE, BATCH_ERRS),
 	/* Windowed filters are not merged (EOPNOTSUPP); their EXPORT waits
 	 * for a rotation under way, so never gives up (no EAGAIN). */
-	{ KBLOOM_IOC_MERGE, "MERGE",
-	  E(EBADF, EINVAL, ENOENT, EINTR, EFAULT, EOPNOTSUPP), true, false },
-	{ KBLOOM_IOC_COMPARE, "COMPARE",
-	  E(EBADF, EINVAL, ENOENT, EINTR, EFAULT, EOPNOTSUPP), false, false },
-	{ KBLOOM_IOC_EXPORT, "EXPORT",
-	  E(EPERM, EINVAL, ENOBUFS, ENOENT, ENOMEM, EFAULT, EINTR),
-	  false, true },
-	{ KBLOOM_IOC_IMPORT, "IMPORT",
-	  E(EBADF, EPERM, EINVAL, EEXIST, ENOENT, EFBIG, ENOSPC, EDQUOT,
-	    ENOMEM, EFAULT, EINTR), true, true },
-	{ KBLOOM_IOC_COLLECT, "COLLECT",
-	  E(EBADF, EPERM, EINVAL, E2BIG, ENOENT, EOPNOTSUPP, ENOSPC, ENOMEM,
-	    EFAULT, EINTR), true, true },
-	{ KBLOOM_IOC_APPLY, "APPLY",
-	  E(EBADF, EPERM, EINVAL, E2BIG, ENOENT, EOPNOTSUPP, ESTALE, EXDEV,
-	    ENOSPC, ENOMEM, EFAULT, EINTR), true, true },
+	CMD(MERGE, NEEDS_RW, EBADF, EINTR, EOPNOTSUPP),
+	CMD(COMPARE, 0, EBADF, EINTR, EOPNOTSUPP),
+	CMD(EXPORT, NEEDS_ADMIN, EPERM, ENOBUFS, ENOMEM, EINTR),
+	CMD(IMPORT, NEEDS_RW | NEEDS_ADMIN,
+	    EBADF, EPERM, EEXIST, EFBIG, ENOSPC, EDQUOT, ENOMEM, EINTR),
+	CMD(COLLECT, NEEDS_RW | NEEDS_ADMIN | ON_HANDLE,
+	    EBADF, EPERM, E2BIG, EOPNOTSUPP, ENOSPC, ENOMEM, EINTR),
+	CMD(APPLY, NEEDS_RW | NEEDS_ADMIN | ON_HANDLE,
+	    EBADF, EPERM, E2BIG, EOPNOTSUPP, ESTALE, EXDEV, ENOSPC, ENOMEM,
+	    EINTR),
 };
-
-#define NCMDS (sizeof(cmds) / sizeof(cmds[0]))
 
 static const struct cmdinfo *cmd_lookup(unsigned long cmd)
 {
 	size_t i;
 
-	for (i = 0; i < NCMDS; i++)
+	for (i = 0; i < ARRAY_SIZE(cmds); i++)
 		if (cmds[i].cmd == cmd)
 			return &cmds[i];
 	return NULL;
@@ -390,26 +370,6 @@ static void violation(struct worker *w, ull *count, const char *fmt, ...)
 		     w->oplog[i % OPLOG]);
 }
 
-/* The commands a handle takes; it refuses any other with ENOTTY. */
-static bool key_cmd(unsigned long cmd)
-{
-	switch (cmd) {
-	case KBLOOM_IOC_ADD:
-	case KBLOOM_IOC_QUERY:
-	case KBLOOM_IOC_TEST_AND_ADD:
-	case KBLOOM_IOC_REMOVE:
-	case KBLOOM_IOC_ADD_BATCH:
-	case KBLOOM_IOC_QUERY_BATCH:
-	case KBLOOM_IOC_TEST_AND_ADD_BATCH:
-	case KBLOOM_IOC_REMOVE_BATCH:
-	case KBLOOM_IOC_COLLECT:
-	case KBLOOM_IOC_APPLY:
-		return true;
-	default:
-		return false;
-	}
-}
-
 /*
  * Whether @fd is a handle: one of the thread's chaos handles (*@ro: opened
  * on the read-only fd) or an owned filter's (read-write). Otherwise *@ro
@@ -461,23 +421,21 @@ static int call(struct worker *w, int fd, unsigned long cmd, u64 arg)
 		diag("[p%d t%d] %s: %s", w->proc, w->thread,
 		     w->oplog[(w->opn + OPLOG - 1) % OPLOG],
 		     rc ? strerror(err) : "ok");
-	if (ci) {
-		add(rc ? &sh->per_cmd_err[ci - cmds] : &sh->per_cmd_ok[ci - cmds],
-		    1);
-	}
+	if (ci)
+		add(&(rc ? sh->per_cmd_err : sh->per_cmd_ok)[ci - cmds], 1);
 	if (!rc) {
 		add(&sh->ok_calls, 1);
-		if (ci && ((ci->needs_write && ro) ||
-			   (ci->needs_admin && !w->admin) ||
-			   (handle && !key_cmd(cmd)))) {
+		if (ci && ((ci->flags & NEEDS_RW && ro) ||
+			   (ci->flags & NEEDS_ADMIN && !w->admin) ||
+			   (handle && !(ci->flags & ON_HANDLE)))) {
 			violation(w, &sh->forbidden, "%s succeeded %s", ci->name,
-				  handle && !key_cmd(cmd) ? "on a handle" :
-				  ci->needs_write && ro ? "on a read-only fd" :
-							  "without CAP_SYS_ADMIN");
+				  handle && !(ci->flags & ON_HANDLE) ?
+				  "on a handle" : ci->flags & NEEDS_RW && ro ?
+				  "on a read-only fd" : "without CAP_SYS_ADMIN");
 		}
 		return 0;
 	}
-	if (!ci || (handle && !key_cmd(cmd))) {
+	if (!ci || (handle && !(ci->flags & ON_HANDLE))) {
 		ok = err == ENOTTY;
 	} else {
 		for (ok = false, e = ci->errs; *e; e++)
@@ -2114,7 +2072,7 @@ int main(int argc, char **argv)
 	printf("# slowest call: %llu ms (%s)\n", sh->slowest_ms, sh->slowest);
 	/* Coverage: succeeded/failed calls per command. */
 	printf("# calls (ok/failed):");
-	for (i = 0; i < NCMDS; i++)
+	for (i = 0; i < ARRAY_SIZE(cmds); i++)
 		printf(" %s %llu/%llu", cmds[i].name, sh->per_cmd_ok[i],
 		       sh->per_cmd_err[i]);
 	printf("\n");
