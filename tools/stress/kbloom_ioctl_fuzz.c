@@ -1185,32 +1185,48 @@ static void own_step(struct worker *w)
  */
 static u64 place_arg(struct worker *w, void *arg, size_t size)
 {
+	char *p;
+
 	switch (below(&w->r, 24)) {
 	case 0:
 		return bad_ptr(&w->r);
 	case 1:
 		return (uintptr_t)page_ro;	/* zeros, unwritable */
-	case 2: {
+	case 2:
 		/* The structure runs into the guard page. */
-		char *p = w->keys.guard - size / 2;
-
+		p = w->keys.guard - size / 2;
 		memcpy(p, arg, size / 2);
 		return (uintptr_t)p;
-	}
-	case 3: {
+	case 3:
 		/* In the chaos region: maybe unmapped right now. */
-		char *p = chaos + below(&w->r, CHAOS_PAGES) * PAGE;
-
-		return (uintptr_t)p;
-	}
+		return (uintptr_t)(chaos + below(&w->r, CHAOS_PAGES) * PAGE);
 	default:
 		return (uintptr_t)arg;
 	}
 }
 
+/*
+ * A chaos step's call, its argument placed by place_arg(), noted as the
+ * command and @fmt's words (the name, and what else tells it apart).
+ */
+static int chaos_call(struct worker *w, int fd, unsigned long cmd, void *arg,
+		      size_t size, const char *fmt, ...)
+{
+	char what[80];
+	va_list ap;
+	bool ro;
+
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
+	note(w, "chaos %s %s%s", cmd_lookup(cmd)->name, what,
+	     fd_handle(w, fd, &ro) ? " (handle)" : "");
+	return call(w, fd, cmd, place_arg(w, arg, size));
+}
+
+/* Flip a few random bits of a structure. */
 static void chaos_bits(struct worker *w, void *p, size_t size)
 {
-	/* Flip a few random bits of a structure. */
 	u32 i, n = 1 + below(&w->r, 4);
 
 	for (i = 0; i < n; i++)
@@ -1256,7 +1272,7 @@ static u64 rnd_bits(struct worker *w)
 	}
 }
 
-static void chaos_create(struct worker *w)
+static void chaos_create(struct worker *w, unsigned long cmd)
 {
 	struct kbloom_create c = {};
 
@@ -1264,9 +1280,9 @@ static void chaos_create(struct worker *w)
 	switch (below(&w->r, 4)) {
 	case 0:
 		c.capacity = chance(&w->r, 80) ? below(&w->r, 100000) :
-						   rnd(&w->r);
+						 rnd(&w->r);
 		c.fpr_ppb = chance(&w->r, 80) ? below(&w->r, KBLOOM_FPR_ONE + 2) :
-						  (u32)rnd(&w->r);
+						(u32)rnd(&w->r);
 		break;
 	case 1:
 		c.flags = KBLOOM_CREATE_LIKE;
@@ -1296,22 +1312,22 @@ static void chaos_create(struct worker *w)
 	poke_reserved(w, 5, c.reserved);
 	if (chance(&w->r, 10))
 		chaos_bits(w, &c, sizeof(c));
-	note(w, "chaos create '%.32s'", c.name);
-	call(w, pick_fd(w, true), KBLOOM_IOC_CREATE,
-	     place_arg(w, &c, sizeof(c)));
+	chaos_call(w, pick_fd(w, true), cmd, &c, sizeof(c), "'%.32s'", c.name);
 }
 
+/* DESTROY, CLEAR, ROTATE (CLEAR on a module without windows). */
 static void chaos_name_cmd(struct worker *w, unsigned long cmd)
 {
 	struct kbloom_name n = {};
 
+	if (cmd == KBLOOM_IOC_ROTATE && !(features & KBLOOM_FEATURE_WINDOW))
+		cmd = KBLOOM_IOC_CLEAR;
 	any_name(w, n.name);
 	poke_reserved(w, 8, n.reserved);
-	note(w, "chaos %s '%.32s'", cmd_lookup(cmd)->name, n.name);
-	call(w, pick_fd(w, true), cmd, place_arg(w, &n, sizeof(n)));
+	chaos_call(w, pick_fd(w, true), cmd, &n, sizeof(n), "'%.32s'", n.name);
 }
 
-static void chaos_info(struct worker *w)
+static void chaos_info(struct worker *w, unsigned long cmd)
 {
 	struct kbloom_info info = {};
 
@@ -1324,12 +1340,11 @@ static void chaos_info(struct worker *w)
 			(unsigned char)(1 + below(&w->r, 255));
 	if (chance(&w->r, 10))
 		chaos_bits(w, &info, sizeof(info));
-	note(w, "chaos info '%.32s'", info.name);
-	call(w, pick_fd(w, false), KBLOOM_IOC_INFO,
-	     place_arg(w, &info, sizeof(info)));
+	chaos_call(w, pick_fd(w, false), cmd, &info, sizeof(info), "'%.32s'",
+		   info.name);
 }
 
-static void chaos_list(struct worker *w)
+static void chaos_list(struct worker *w, unsigned long cmd)
 {
 	struct kbloom_list l = {};
 
@@ -1352,9 +1367,8 @@ static void chaos_list(struct worker *w)
 		l.count = below(&w->r, (u32)(w->img.len / KBLOOM_NAME_MAX));
 	}
 	poke32(w, 8, &l.reserved);
-	note(w, "chaos list count %u", l.count);
-	call(w, pick_fd(w, false), KBLOOM_IOC_LIST,
-	     place_arg(w, &l, sizeof(l)));
+	chaos_call(w, pick_fd(w, false), cmd, &l, sizeof(l), "count %u",
+		   l.count);
 }
 
 /* On a handle the name must be all zero: usually it is. */
@@ -1372,7 +1386,7 @@ static void handle_name(struct worker *w, int fd, char *name)
  * cannot be written back (then no fd may be created, which the end of the
  * run checks: a leaked handle would hold a destroyed filter's memory).
  */
-static void chaos_open(struct worker *w)
+static void chaos_open(struct worker *w, unsigned long cmd)
 {
 	struct kbloom_open op = {};
 	u64 arg = (uintptr_t)&op;
@@ -1387,7 +1401,7 @@ static void chaos_open(struct worker *w)
 		arg = chance(&w->r, 50) ? (uintptr_t)page_ro : bad_ptr(&w->r);
 	note(w, "chaos open '%.32s'%s", op.name,
 	     arg != (uintptr_t)&op ? " (arg unwritable)" : "");
-	if (call(w, fd, KBLOOM_IOC_OPEN, arg))
+	if (call(w, fd, cmd, arg))
 		return;
 	if (arg != (uintptr_t)&op) {
 		violation(w, &sh->other, "OPEN succeeded with an unwritable argument");
@@ -1405,7 +1419,6 @@ static void chaos_key(struct worker *w, unsigned long cmd)
 	struct kbloom_key k = {};
 	u32 lens[1];
 	u64 bytes;
-	bool ro;
 	int fd;
 
 	any_name(w, k.name);
@@ -1425,9 +1438,7 @@ static void chaos_key(struct worker *w, unsigned long cmd)
 	poke32(w, 5, &k.result);
 	fd = pick_fd(w, cmd != KBLOOM_IOC_QUERY);
 	handle_name(w, fd, k.name);
-	note(w, "chaos %s '%.32s' len %u%s", cmd_lookup(cmd)->name, k.name,
-	     k.len, fd_handle(w, fd, &ro) ? " (handle)" : "");
-	call(w, fd, cmd, place_arg(w, &k, sizeof(k)));
+	chaos_call(w, fd, cmd, &k, sizeof(k), "'%.32s' len %u", k.name, k.len);
 }
 
 static void chaos_batch(struct worker *w, unsigned long cmd)
@@ -1438,7 +1449,6 @@ static void chaos_batch(struct worker *w, unsigned long cmd)
 	u32 *lens = (u32 *)w->lens_buf;
 	u64 bytes;
 	char *keys = lay_keys(w, NULL, real ? real : 1, lens, &bytes);
-	bool ro;
 	int fd;
 
 	any_name(w, b.name);
@@ -1492,11 +1502,10 @@ static void chaos_batch(struct worker *w, unsigned long cmd)
 	poke32(w, 5, &b.done);
 	fd = pick_fd(w, cmd != KBLOOM_IOC_QUERY_BATCH);
 	handle_name(w, fd, b.name);
-	note(w, "chaos %s '%.32s' count %u%s", cmd_lookup(cmd)->name, b.name,
-	     n, fd_handle(w, fd, &ro) ? " (handle)" : "");
-	call(w, fd, cmd, place_arg(w, &b, sizeof(b)));
+	chaos_call(w, fd, cmd, &b, sizeof(b), "'%.32s' count %u", b.name, n);
 }
 
+/* MERGE, COMPARE */
 static void chaos_merge(struct worker *w, unsigned long cmd)
 {
 	struct kbloom_merge m = {};
@@ -1509,13 +1518,12 @@ static void chaos_merge(struct worker *w, unsigned long cmd)
 	poke32(w, 6, &m.reserved0);
 	poke_reserved(w, 6, m.reserved);
 	poke32(w, 6, &m.mismatch);
-	note(w, "chaos %s '%.32s' '%.32s'", cmd_lookup(cmd)->name, m.dst,
-	     m.src);
-	call(w, pick_fd(w, true), cmd, place_arg(w, &m, sizeof(m)));
+	chaos_call(w, pick_fd(w, true), cmd, &m, sizeof(m), "'%.32s' '%.32s'",
+		   m.dst, m.src);
 }
 
-/* EXPORT a shared filter, maybe damage the image, IMPORT it somewhere. */
-static void chaos_image(struct worker *w, bool export_only)
+/* EXPORT a shared filter; for IMPORT, maybe damage the image, import it. */
+static void chaos_image(struct worker *w, unsigned long cmd)
 {
 	struct kbloom_image im = {};
 	int err;
@@ -1541,10 +1549,9 @@ static void chaos_image(struct worker *w, bool export_only)
 	}
 	poke32(w, 6, &im.import_flags);
 	poke32(w, 6, &im.age_ms);
-	note(w, "chaos export '%.32s'", im.name);
-	err = call(w, pick_fd(w, false), KBLOOM_IOC_EXPORT,
-		   place_arg(w, &im, sizeof(im)));
-	if (export_only)
+	err = chaos_call(w, pick_fd(w, false), KBLOOM_IOC_EXPORT, &im,
+			 sizeof(im), "'%.32s'", im.name);
+	if (cmd == KBLOOM_IOC_EXPORT)
 		return;
 	if (err) {
 		/* Invent a header. */
@@ -1566,9 +1573,8 @@ static void chaos_image(struct worker *w, bool export_only)
 	any_name(w, im.name);
 	im.import_flags = chance(&w->r, 50) ? KBLOOM_IMPORT_REPLACE :
 			  chance(&w->r, 90) ? 0 : (u32)rnd(&w->r);
-	note(w, "chaos import '%.32s' bits %llu", im.name, (ull)im.bits);
-	call(w, pick_fd(w, true), KBLOOM_IOC_IMPORT,
-	     place_arg(w, &im, sizeof(im)));
+	chaos_call(w, pick_fd(w, true), cmd, &im, sizeof(im),
+		   "'%.32s' bits %llu", im.name, (ull)im.bits);
 }
 
 /*
@@ -1576,7 +1582,7 @@ static void chaos_image(struct worker *w, bool export_only)
  * guard page or not exist, maybe damage them, APPLY them somewhere: what
  * APPLY takes is only ever ORed in, so no key of an owned filter is lost.
  */
-static void chaos_blocks(struct worker *w)
+static void chaos_blocks(struct worker *w, unsigned long cmd)
 {
 	struct kbloom_block *bl = (struct kbloom_block *)w->img.rw;
 	u32 room = (u32)(w->img.len / sizeof(*bl));
@@ -1601,9 +1607,8 @@ static void chaos_blocks(struct worker *w)
 		b.cursor = below(&w->r, 4096);
 	if (chance(&w->r, 6))
 		chaos_bits(w, &b, sizeof(b));
-	note(w, "chaos collect '%.32s' %u", b.name, b.count);
-	err = call(w, pick_fd(w, true), KBLOOM_IOC_COLLECT,
-		   place_arg(w, &b, sizeof(b)));
+	err = chaos_call(w, pick_fd(w, true), KBLOOM_IOC_COLLECT, &b, sizeof(b),
+			 "'%.32s' %u", b.name, b.count);
 	if (err || !b.done || b.blocks != (uintptr_t)bl)
 		return;
 	if (chance(&w->r, 30))
@@ -1617,15 +1622,13 @@ static void chaos_blocks(struct worker *w)
 	b.flags = 0;
 	b.max_set = chance(&w->r, 20) ? rnd(&w->r) % (BIG_BITS + 1) : 0;
 	any_name(w, b.name);
-	note(w, "chaos apply '%.32s' %u", b.name, b.count);
-	call(w, pick_fd(w, true), KBLOOM_IOC_APPLY,
-	     place_arg(w, &b, sizeof(b)));
+	chaos_call(w, pick_fd(w, true), KBLOOM_IOC_APPLY, &b, sizeof(b),
+		   "'%.32s' %u", b.name, b.count);
 }
 
 /* Unknown commands, and known numbers with the wrong size or direction. */
-static void chaos_unknown(struct worker *w)
+static void chaos_unknown(struct worker *w, unsigned long cmd)
 {
-	unsigned long cmd;
 	char buf[256] = {};
 
 	switch (below(&w->r, 3)) {
@@ -1648,74 +1651,52 @@ static void chaos_unknown(struct worker *w)
 	call(w, pick_fd(w, false), cmd, place_arg(w, buf, sizeof(buf)));
 }
 
-static void chaos_step(struct worker *w)
+static void chaos_version(struct worker *w, unsigned long cmd)
 {
-	static const unsigned long batches[] = {
-		KBLOOM_IOC_ADD_BATCH, KBLOOM_IOC_QUERY_BATCH,
-		KBLOOM_IOC_TEST_AND_ADD_BATCH, KBLOOM_IOC_REMOVE_BATCH,
-	};
-	static const unsigned long keycmds[] = {
-		KBLOOM_IOC_ADD, KBLOOM_IOC_QUERY, KBLOOM_IOC_TEST_AND_ADD,
-		KBLOOM_IOC_REMOVE,
-	};
 	struct kbloom_version v;
 
-	switch (below(&w->r, 22)) {
-	case 0:
-	case 1:
-		chaos_create(w);
-		break;
-	case 2:
-	case 3:
-		chaos_name_cmd(w, KBLOOM_IOC_DESTROY);
-		break;
-	case 4:
-		if ((features & KBLOOM_FEATURE_WINDOW) && chance(&w->r, 50)) {
-			chaos_name_cmd(w, KBLOOM_IOC_ROTATE);
-			break;
-		}
-		chaos_name_cmd(w, KBLOOM_IOC_CLEAR);
-		break;
-	case 5:
-		chaos_info(w);
-		break;
-	case 6:
-		chaos_list(w);
-		break;
-	case 7:
-	case 8:
-	case 9:
-		chaos_key(w, keycmds[below(&w->r, 4)]);
-		break;
-	case 10:
-	case 11:
-	case 12:
-		chaos_batch(w, batches[below(&w->r, 4)]);
-		break;
-	case 13:
-		chaos_merge(w, KBLOOM_IOC_MERGE);
-		break;
-	case 14:
-		chaos_merge(w, KBLOOM_IOC_COMPARE);
-		break;
-	case 15:
-	case 16:
-		chaos_image(w, chance(&w->r, 30));
-		break;
-	case 17:
-		chaos_unknown(w);
-		break;
-	case 18:
-		chaos_open(w);
-		break;
-	case 19:
-		chaos_blocks(w);
-		break;
-	default:
-		note(w, "version");
-		call(w, pick_fd(w, false), KBLOOM_IOC_VERSION,
-		     place_arg(w, &v, sizeof(v)));
-	}
+	chaos_call(w, pick_fd(w, false), cmd, &v, sizeof(v), "");
+}
+
+/* Each chaos step with its command, drawn @weight times in CHAOS_DRAWS. */
+static const struct {
+	void (*step)(struct worker *w, unsigned long cmd);
+	unsigned long cmd;
+	u32 weight;
+} chaos_steps[] = {
+	{ chaos_create, KBLOOM_IOC_CREATE, 8 },
+	{ chaos_name_cmd, KBLOOM_IOC_DESTROY, 8 },
+	{ chaos_name_cmd, KBLOOM_IOC_CLEAR, 2 },
+	{ chaos_name_cmd, KBLOOM_IOC_ROTATE, 2 },
+	{ chaos_info, KBLOOM_IOC_INFO, 4 },
+	{ chaos_list, KBLOOM_IOC_LIST, 4 },
+	{ chaos_key, KBLOOM_IOC_ADD, 3 },
+	{ chaos_key, KBLOOM_IOC_QUERY, 3 },
+	{ chaos_key, KBLOOM_IOC_TEST_AND_ADD, 3 },
+	{ chaos_key, KBLOOM_IOC_REMOVE, 3 },
+	{ chaos_batch, KBLOOM_IOC_ADD_BATCH, 3 },
+	{ chaos_batch, KBLOOM_IOC_QUERY_BATCH, 3 },
+	{ chaos_batch, KBLOOM_IOC_TEST_AND_ADD_BATCH, 3 },
+	{ chaos_batch, KBLOOM_IOC_REMOVE_BATCH, 3 },
+	{ chaos_merge, KBLOOM_IOC_MERGE, 4 },
+	{ chaos_merge, KBLOOM_IOC_COMPARE, 4 },
+	{ chaos_image, KBLOOM_IOC_EXPORT, 3 },	/* and no IMPORT */
+	{ chaos_image, KBLOOM_IOC_IMPORT, 5 },
+	{ chaos_unknown, 0, 4 },
+	{ chaos_open, KBLOOM_IOC_OPEN, 4 },
+	{ chaos_blocks, KBLOOM_IOC_COLLECT, 4 },
+	{ chaos_version, KBLOOM_IOC_VERSION, 8 },
+};
+
+#define CHAOS_DRAWS	88	/* the weights' sum */
+
+static void chaos_step(struct worker *w)
+{
+	u32 i = 0, draw = below(&w->r, CHAOS_DRAWS);
+
+	while (draw >= chaos_steps[i].weight)
+		draw -= chaos_steps[i++].weight;
+	chaos_steps[i].step(w, chaos_steps[i].cmd);
 }
 
 /* ------------------------------------------------------------------ */
