@@ -341,6 +341,13 @@ struct worker {
 	unsigned int opn;
 };
 
+static void close_fd(int *fd)
+{
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
+}
+
 static void note(struct worker *w, const char *fmt, ...)
 {
 	va_list ap;
@@ -637,6 +644,17 @@ static void vanished(struct worker *w, struct owned *o, const char *what,
 	shadow_clear(o);
 }
 
+/* A call on @o, which exists until the thread destroys it: not ENOENT. */
+static int own_call(struct worker *w, struct owned *o, int fd,
+		    unsigned long cmd, void *arg)
+{
+	int err = call(w, fd, cmd, (uintptr_t)arg);
+
+	if (err == ENOENT)
+		vanished(w, o, cmd_lookup(cmd)->name, err);
+	return err;
+}
+
 /*
  * The fd for a key command on @o, and the name to give: the device fd
  * (@write: the read-write one) and @o's name, or, half the time if @o has
@@ -684,11 +702,9 @@ static void own_verify(struct worker *w, struct owned *o)
 	fd = own_batch(w, o, ids, n, &b, false);
 	b.results = (uintptr_t)res;
 	note(w, "verify %s: %u keys", o->name, n);
-	err = call(w, fd, KBLOOM_IOC_QUERY_BATCH, (uintptr_t)&b);
-	if (err == ENOENT) {
-		vanished(w, o, "gone though nobody destroyed it", err);
+	err = own_call(w, o, fd, KBLOOM_IOC_QUERY_BATCH, &b);
+	if (err == ENOENT)
 		return;
-	}
 	if (err || b.done != n) {
 		violation(w, &sh->other, "verify %s: QUERY_BATCH of %u keys: %s, done %u",
 			  o->name, n, strerror(err), b.done);
@@ -703,24 +719,15 @@ static void own_verify(struct worker *w, struct owned *o)
 	}
 }
 
-static u32 fresh_id(struct worker *w)
-{
-	return w->next_key++;
-}
-
 /* A handle on @o, for some of its key commands (own_key_fd()). */
 static void own_open(struct worker *w, struct owned *o)
 {
 	struct kbloom_open op = {};
-	int err;
 
 	set_name(op.name, o->name);
 	note(w, "own open %s", o->name);
-	err = call(w, w->rw, KBLOOM_IOC_OPEN, (uintptr_t)&op);
-	if (!err)
+	if (!own_call(w, o, w->rw, KBLOOM_IOC_OPEN, &op))
 		o->handle = op.fd;
-	else if (err == ENOENT)
-		vanished(w, o, "OPEN", err);
 }
 
 /*
@@ -735,15 +742,14 @@ static void own_close_handle(struct worker *w, struct owned *o)
 
 	if (o->handle < 0)
 		return;
-	kk.len = key_text(key, w->id, fresh_id(w));
+	kk.len = key_text(key, w->id, w->next_key++);
 	kk.key = (uintptr_t)key;
 	note(w, "own add %s through its handle after DESTROY", o->name);
 	err = call(w, o->handle, KBLOOM_IOC_ADD, (uintptr_t)&kk);
 	if (err != ENOENT)
 		violation(w, &sh->other, "ADD on a handle of destroyed %s: %s, not ENOENT",
 			  o->name, strerror(err));
-	close(o->handle);
-	o->handle = -1;
+	close_fd(&o->handle);
 }
 
 static void own_create(struct worker *w, struct owned *o, int slot)
@@ -753,10 +759,7 @@ static void own_create(struct worker *w, struct owned *o, int slot)
 	u32 bpf;
 	int err;
 
-	if (o->handle >= 0) {
-		close(o->handle);
-		o->handle = -1;
-	}
+	close_fd(&o->handle);
 	set_name(c.name, o->name);
 	o->like[0] = 0;
 	if (model && model->exists && chance(&w->r, 60)) {
@@ -826,22 +829,20 @@ static int own_key(struct worker *w, struct owned *o, unsigned long cmd,
 	}
 	note(w, "own %s %s key %u%s%s", cmd_lookup(cmd)->name, o->name, id,
 	     ro_arg ? " (arg read-only)" : "", fd == o->handle ? " (handle)" : "");
-	err = call(w, fd, cmd, (uintptr_t)kp);
+	err = own_call(w, o, fd, cmd, kp);
 	if (ro_arg)
 		mprotect(w->scratch_ro, PAGE, PROT_READ | PROT_WRITE);
 	*result = kp->result;
 	if (!err && ro_arg)
 		violation(w, &sh->other, "%s with an unwritable argument succeeded",
 			  cmd_lookup(cmd)->name);
-	else if (err == ENOENT)
-		vanished(w, o, cmd_lookup(cmd)->name, err);
 	return err;
 }
 
 /* ADD or TEST_AND_ADD one key, sometimes with the structure unwritable. */
 static void own_add_one(struct worker *w, struct owned *o, bool tadd)
 {
-	u32 id = fresh_id(w), res;
+	u32 id = w->next_key++, res;
 
 	if (!own_key(w, o, tadd ? KBLOOM_IOC_TEST_AND_ADD : KBLOOM_IOC_ADD, id,
 		     chance(&w->r, 10), &res))
@@ -849,22 +850,23 @@ static void own_add_one(struct worker *w, struct owned *o, bool tadd)
 }
 
 /*
- * A batch of fresh keys, sometimes with a bad length in the middle, a
- * results buffer that ends in the middle of the batch, or keys that run
- * into the guard page: the keys before @done are claimed, no others.
+ * ADD_BATCH, TEST_AND_ADD_BATCH or REMOVE_BATCH of the keys @ids[0..n) on
+ * @o, sometimes with a bad length in the middle, keys that run into the
+ * guard page, or result bits that cannot all be written (read-only,
+ * PROT_NONE, or ending after the first chunk or earlier): the keys before
+ * @done are done, no others, and none whose result bit is not writable. A
+ * REMOVE of an added key is never refused.
  */
-static void own_add_batch(struct worker *w, struct owned *o, bool tadd)
+static void own_batch_cmd(struct worker *w, struct owned *o,
+			  unsigned long cmd, const u32 *ids, u32 n)
 {
-	u32 n = 1 + below(&w->r, chance(&w->r, 30) ? 2500 : 200);
-	u32 ids[2600], *lens = (u32 *)w->lens_buf, i, bad_at = ~0U;
+	u32 *lens = (u32 *)w->lens_buf, i, bad_at = ~0U;
 	u32 writable = ~0U;	/* keys whose result bits are writable */
+	unsigned char *res = (unsigned char *)w->res.guard - (n + 7) / 8;
+	const char *how = "", *name = cmd_lookup(cmd)->name;
 	struct kbloom_batch b;
-	const char *how = "";
-	int err, fd;
+	int err, fd = own_batch(w, o, ids, n, &b, true);
 
-	for (i = 0; i < n; i++)
-		ids[i] = fresh_id(w);
-	fd = own_batch(w, o, ids, n, &b, true);
 	switch (below(&w->r, 8)) {
 	case 0:
 		/* A bad length: EINVAL, @done tells which. */
@@ -872,15 +874,12 @@ static void own_add_batch(struct worker *w, struct owned *o, bool tadd)
 		lens[bad_at] = chance(&w->r, 50) ? 0 : KBLOOM_KEY_MAX + 1;
 		how = " (bad length)";
 		break;
-	case 1: {
+	case 1:
 		/* Results end after the first chunk or earlier. */
-		u32 room = 8 * below(&w->r, 17);
-
-		b.results = (uintptr_t)(w->res.guard - room);
-		writable = 8 * room;
+		writable = 64 * below(&w->r, 17);
+		res = (unsigned char *)w->res.guard - writable / 8;
 		how = " (results run into a guard page)";
 		break;
-	}
 	case 2:
 		/* The keys buffer claims more than is mapped. */
 		b.keys_bytes += below(&w->r, 64);
@@ -889,43 +888,52 @@ static void own_add_batch(struct worker *w, struct owned *o, bool tadd)
 		how = " (keys run into a guard page)";
 		break;
 	case 3:
-		b.results = (uintptr_t)page_ro;
+		res = (unsigned char *)(chance(&w->r, 50) ? page_ro : page_none);
 		writable = 0;
-		how = " (results read-only)";
+		how = " (results unwritable)";
 		break;
-	default:
-		b.results = (uintptr_t)(w->res.guard - (n + 7) / 8);
 	}
-	note(w, "own %s %s %u keys%s%s", tadd ? "tadd_batch" : "add_batch",
-	     o->name, n, how, fd == o->handle ? " (handle)" : "");
-	err = call(w, fd, tadd ? KBLOOM_IOC_TEST_AND_ADD_BATCH :
-				 KBLOOM_IOC_ADD_BATCH, (uintptr_t)&b);
-	if (err == ENOENT) {
-		vanished(w, o, "ADD_BATCH", err);
+	b.results = (uintptr_t)res;
+	note(w, "own %s %s %u keys%s%s", name, o->name, n, how,
+	     fd == o->handle ? " (handle)" : "");
+	err = own_call(w, o, fd, cmd, &b);
+	if (err == ENOENT)
 		return;
-	}
-	if (!err && b.done != n)
-		violation(w, &sh->other, "ADD_BATCH succeeded with done %u of %u",
-			  b.done, n);
-	if (b.done > n || (bad_at != ~0U && b.done > bad_at) ||
+	if ((!err && b.done != n) || b.done > n || b.done > bad_at ||
 	    b.done > writable) {
-		violation(w, &sh->other, "ADD_BATCH: done %u, count %u, bad length at %d, results writable for %d keys%s",
-			  b.done, n, (int)bad_at, (int)writable, how);
+		violation(w, &sh->other, "%s: %s, done %u of %u, bad length at %d, results writable for %d keys%s",
+			  name, strerror(err), b.done, n, (int)bad_at,
+			  (int)writable, how);
 		return;
 	}
-	for (i = 0; i < b.done; i++)
-		shadow_add(o, ids[i]);
+	for (i = 0; i < b.done; i++) {
+		if (cmd != KBLOOM_IOC_REMOVE_BATCH)
+			shadow_add(o, ids[i]);
+		else if (bit_get(res, i))
+			shadow_remove(o, ids[i]);
+		else
+			lost(w, o, "REMOVE_BATCH refused an added key", ids[i]);
+	}
+}
+
+/* A batch of fresh keys. */
+static void own_add_batch(struct worker *w, struct owned *o, bool tadd)
+{
+	u32 n = 1 + below(&w->r, chance(&w->r, 30) ? 2500 : 200);
+	u32 ids[2600], i;
+
+	for (i = 0; i < n; i++)
+		ids[i] = w->next_key++;
+	own_batch_cmd(w, o, tadd ? KBLOOM_IOC_TEST_AND_ADD_BATCH :
+				   KBLOOM_IOC_ADD_BATCH, ids, n);
 }
 
 /* Remove keys the thread added (never others: that could steal counts). */
 static void own_remove(struct worker *w, struct owned *o)
 {
-	u32 ids[128], n, i, start, res1;
-	struct kbloom_batch b;
-	unsigned char *res;
-	const char *how = "";
-	bool ro_arg, unwritable;
-	int err, fd;
+	u32 ids[128], n, i, start, res;
+	bool ro_arg;
+	int err;
 
 	if (!o->n)
 		return;
@@ -933,8 +941,8 @@ static void own_remove(struct worker *w, struct owned *o)
 		/* One key, sometimes with the structure unwritable. */
 		ids[0] = o->k[below(&w->r, o->n)].id;
 		ro_arg = chance(&w->r, 20);
-		err = own_key(w, o, KBLOOM_IOC_REMOVE, ids[0], ro_arg, &res1);
-		if (!err && !ro_arg && !res1)
+		err = own_key(w, o, KBLOOM_IOC_REMOVE, ids[0], ro_arg, &res);
+		if (!err && !ro_arg && !res)
 			lost(w, o, "REMOVE refused an added key", ids[0]);
 		else if (!err)
 			shadow_remove(o, ids[0]);
@@ -945,44 +953,7 @@ static void own_remove(struct worker *w, struct owned *o)
 	start = below(&w->r, o->n);
 	for (i = 0; i < n; i++)
 		ids[i] = o->k[(start + i) % o->n].id;
-	fd = own_batch(w, o, ids, n, &b, true);
-	res = (unsigned char *)w->res.guard - (n + 7) / 8;
-	switch (below(&w->r, 6)) {
-	case 0:
-		res = (unsigned char *)page_none;
-		how = " (results PROT_NONE)";
-		break;
-	case 1:
-		res = (unsigned char *)page_ro;
-		how = " (results read-only)";
-		break;
-	default:
-		break;
-	}
-	unwritable = res == (unsigned char *)page_none ||
-		     res == (unsigned char *)page_ro;
-	b.results = (uintptr_t)res;
-	note(w, "own remove_batch %s %u keys%s%s", o->name, n, how,
-	     fd == o->handle ? " (handle)" : "");
-	err = call(w, fd, KBLOOM_IOC_REMOVE_BATCH, (uintptr_t)&b);
-	if (err == ENOENT) {
-		vanished(w, o, "REMOVE_BATCH", err);
-		return;
-	}
-	if (b.done > n || (b.done && unwritable)) {
-		violation(w, &sh->other, "REMOVE_BATCH done %u of %u%s",
-			  b.done, n, how);
-		return;
-	}
-	if (!err && b.done != n)
-		violation(w, &sh->other, "REMOVE_BATCH succeeded with done %u of %u",
-			  b.done, n);
-	for (i = 0; i < b.done; i++) {
-		if (bit_get(res, i))
-			shadow_remove(o, ids[i]);
-		else
-			lost(w, o, "REMOVE_BATCH refused an added key", ids[i]);
-	}
+	own_batch_cmd(w, o, KBLOOM_IOC_REMOVE_BATCH, ids, n);
 }
 
 /* CLEAR or DESTROY @o: its shadow is void, and (DESTROY) it is gone. */
@@ -994,11 +965,9 @@ static void own_clear(struct worker *w, struct owned *o, bool destroy)
 
 	set_name(n.name, o->name);
 	note(w, "own %s %s", cmd_lookup(cmd)->name, o->name);
-	err = call(w, w->rw, cmd, (uintptr_t)&n);
-	if (err == ENOENT) {
-		vanished(w, o, cmd_lookup(cmd)->name, err);
+	err = own_call(w, o, w->rw, cmd, &n);
+	if (err == ENOENT)
 		return;
-	}
 	if (!err || (err == EINTR && !destroy))
 		shadow_clear(o);
 	if (err || !destroy)
@@ -1028,12 +997,7 @@ static void own_roundtrip(struct worker *w, struct owned *o)
 	im.payload = (uintptr_t)w->img.rw;
 	im.payload_len = w->img.len;
 	note(w, "own export %s", o->name);
-	err = call(w, w->rw, KBLOOM_IOC_EXPORT, (uintptr_t)&im);
-	if (err == ENOENT) {
-		vanished(w, o, "EXPORT", err);
-		return;
-	}
-	if (err)
+	if (own_call(w, o, w->rw, KBLOOM_IOC_EXPORT, &im))
 		return;		/* ENOBUFS: too big for our buffer */
 	for (i = 0; i < NOWN; i++)
 		if (!w->own[i].exists && chance(&w->r, 50))
@@ -1060,28 +1024,22 @@ static void own_roundtrip(struct worker *w, struct owned *o)
 		return;
 	/*
 	 * A filter the image makes takes its BPF access; a replaced one
-	 * keeps its own.
+	 * keeps its own. A handle left from a filter of the name that
+	 * vanished is closed.
 	 */
+	if (dst != o) {
+		close_fd(&dst->handle);
+		set_name(dst->like, o->name);
+	}
+	dst->exists = true;
+	dst->counting = o->counting;
+	dst->bpf = o->bpf;
 	if (damage) {
 		shadow_clear(dst);
-		dst->exists = true;
-		dst->counting = o->counting;
-		dst->bpf = o->bpf;
-		return;
-	}
-	if (dst != o) {
-		/* A handle left from a filter of this name that vanished. */
-		if (dst->handle >= 0) {
-			close(dst->handle);
-			dst->handle = -1;
-		}
-		dst->exists = true;
-		dst->counting = o->counting;
-		dst->bpf = o->bpf;
+	} else if (dst != o) {
 		dst->n = o->n;
 		dst->full = o->full;
 		memcpy(dst->k, o->k, sizeof(o->k[0]) * o->n);
-		set_name(dst->like, o->name);
 	}
 }
 
@@ -1126,12 +1084,8 @@ static void own_info(struct worker *w, struct owned *o)
 
 	set_name(info.name, o->name);
 	note(w, "own info %s", o->name);
-	err = call(w, chance(&w->r, 50) ? w->ro : w->rw, KBLOOM_IOC_INFO,
-		   (uintptr_t)&info);
-	if (err == ENOENT) {
-		vanished(w, o, "INFO", err);
-		return;
-	}
+	err = own_call(w, o, chance(&w->r, 50) ? w->ro : w->rw,
+		       KBLOOM_IOC_INFO, &info);
 	if (!err && (info.bits_set > info.bits || !info.memory_bytes ||
 		     !!(info.flags & KBLOOM_CREATE_COUNTING) != o->counting ||
 		     (o->bpf != ~0U &&
@@ -1407,8 +1361,7 @@ static void chaos_open(struct worker *w, unsigned long cmd)
 		violation(w, &sh->other, "OPEN succeeded with an unwritable argument");
 		return;
 	}
-	if (w->hfd[slot] >= 0)
-		close(w->hfd[slot]);
+	close_fd(&w->hfd[slot]);
 	w->hfd[slot] = op.fd;
 	fd_handle(w, fd, &ro);
 	w->hfd_ro[slot] = ro;
@@ -1791,11 +1744,9 @@ static void *worker_main(void *arg)
 	for (i = 0; i < NOWN && w->own_enabled; i++)
 		own_verify(w, &w->own[i]);
 	for (i = 0; i < NOWN; i++)
-		if (w->own[i].handle >= 0)
-			close(w->own[i].handle);
+		close_fd(&w->own[i].handle);
 	for (i = 0; i < NHANDLES; i++)
-		if (w->hfd[i] >= 0)
-			close(w->hfd[i]);
+		close_fd(&w->hfd[i]);
 	close(w->rw);
 	close(w->ro);
 	return NULL;
