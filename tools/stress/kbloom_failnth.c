@@ -98,17 +98,6 @@ static int fail(const char *fmt, ...)
 	return -1;
 }
 
-static void *xmalloc(size_t n)
-{
-	void *p = calloc(1, n ? n : 1);
-
-	if (!p) {
-		printf("Bail out! out of memory\n");
-		exit(2);
-	}
-	return p;
-}
-
 /* ------------------------------------------------------------------ */
 /* Fault injection                                                    */
 /* ------------------------------------------------------------------ */
@@ -573,8 +562,6 @@ static unsigned char results[4096];
 static unsigned char *export_buf;
 static size_t export_len;
 static struct image img_for_import;	/* fn_plain's contents */
-/* Expected after the remove batch succeeds (computed once). */
-static struct image count_removed;
 /* Longer than the ioctl's on-stack copy: the key itself is allocated. */
 static const char single_key[] =
 	"single-key, long enough to be copied in by memdup_user() rather than to the stack";
@@ -762,21 +749,19 @@ static int check_compare(const struct fsnap *now, const struct fsnap *a)
 	return 0;
 }
 
-/* ADD_BATCH, TEST_AND_ADD_BATCH: adds counts them, each is found. */
+/* ADD, TEST_AND_ADD: adds counts one, and the key is found. */
 static int check_added(const struct fsnap *now, const struct fsnap *was)
 {
-	u32 n = keys_batch.count;
-	struct kbloom_batch b;
+	u32 res = 0;
 	int err;
 
-	if (now->info.adds != was->info.adds + n)
-		return fail("adds went from %llu to %llu for %u keys",
-			    was->info.adds, now->info.adds, n);
-	err = ks_batch(kfd, KBLOOM_IOC_QUERY_BATCH, now->name, &keys_batch, 0,
-		       n, NULL, &b);
-	if (err || b.hits != n)
-		return fail("%s: %u of %u keys found (%s)", now->name, b.hits,
-			    n, err ? strerror(err) : "no error");
+	if (now->info.adds != was->info.adds + 1)
+		return fail("adds went from %llu to %llu for one key",
+			    was->info.adds, now->info.adds);
+	err = kb_skey(kfd, KBLOOM_IOC_QUERY, now->name, cur->key, &res);
+	if (err || res != 1)
+		return fail("%s: the added key not found (%s, result %u)",
+			    now->name, strerror(err), res);
 	return 0;
 }
 
@@ -796,14 +781,6 @@ static int check_query_batch(const struct fsnap *now, const struct fsnap *was)
 	return 0;
 }
 
-static int check_removed(const struct fsnap *now, const struct fsnap *was)
-{
-	if (memcmp(now->im.payload, count_removed.payload,
-		   count_removed.hdr.payload_len))
-		return fail("the counters differ from the same removes done without a fault");
-	return 0;
-}
-
 static int check_merged(const struct fsnap *now, const struct fsnap *was)
 {
 	const struct fsnap *src = snap_find(cur_before, F_PLAIN);
@@ -815,22 +792,6 @@ static int check_merged(const struct fsnap *now, const struct fsnap *was)
 			return fail("byte %zu of the union is %#x, expected %#x",
 				    i, now->im.payload[i],
 				    was->im.payload[i] | src->im.payload[i]);
-	return 0;
-}
-
-/* ADD, TEST_AND_ADD: adds counts one, and the key is found. */
-static int check_single_added(const struct fsnap *now, const struct fsnap *was)
-{
-	u32 res = 0;
-	int err;
-
-	if (now->info.adds != was->info.adds + 1)
-		return fail("adds went from %llu to %llu for one key",
-			    was->info.adds, now->info.adds);
-	err = kb_skey(kfd, KBLOOM_IOC_QUERY, now->name, single_key, &res);
-	if (err || res != 1)
-		return fail("%s: the added key not found (%s, result %u)",
-			    now->name, strerror(err), res);
 	return 0;
 }
 
@@ -889,11 +850,12 @@ static int check_rotated(const struct fsnap *now, const struct fsnap *was)
 }
 
 /*
- * A batch that failed after applying @done keys: the target must equal its
- * old contents with exactly keys [0, done) applied, replayed without a
- * fault on a copy made from the old image; adds counts them.
+ * A batch that applied @done keys (all of them, or those before it
+ * failed): the target must equal its old contents with exactly keys
+ * [0, done) applied, replayed without a fault on a copy made from the old
+ * image; adds counts them.
  */
-static int check_prefix(const struct fsnap *now, const struct fsnap *was)
+static int check_batch(const struct fsnap *now, const struct fsnap *was)
 {
 	unsigned int done = arg.b.done;
 	struct image want = {};
@@ -904,11 +866,11 @@ static int check_prefix(const struct fsnap *now, const struct fsnap *was)
 		ret = fail("replaying %u keys on a copy: %s", done,
 			   strerror(err));
 	else if (memcmp(now->im.payload, want.payload, want.hdr.payload_len))
-		ret = fail("failed after %u keys, but the contents are not the old ones plus exactly those keys",
+		ret = fail("%u keys done, but the contents are not the old ones plus exactly those keys",
 			   done);
 	else if (cur->cmd != KBLOOM_IOC_REMOVE_BATCH &&
 		 now->info.adds != was->info.adds + done)
-		ret = fail("failed after %u keys, but adds went from %llu to %llu",
+		ret = fail("%u keys done, but adds went from %llu to %llu",
 			   done, was->info.adds, now->info.adds);
 	image_free(&want);
 	return ret;
@@ -938,19 +900,19 @@ static struct sweep sweeps[] = {
 	SWEEP("LIST", LIST, READS, NULL, .check = check_list),
 	SWEEP("EXPORT", EXPORT, READS, F_COUNT, .check = check_export),
 	SWEEP("ADD_BATCH (3000 keys, 3 chunks)", ADD_BATCH, MODIFIES, F_PLAIN,
-	      .keys = &keys_batch, .check = check_added),
+	      .keys = &keys_batch, .check = check_batch),
 	SWEEP("QUERY_BATCH", QUERY_BATCH, READS, F_PLAIN,
 	      .keys = &keys_query, .check = check_query_batch),
 	SWEEP("TEST_AND_ADD_BATCH (3000 keys)", TEST_AND_ADD_BATCH, MODIFIES,
-	      F_PLAIN, .keys = &keys_batch, .check = check_added),
+	      F_PLAIN, .keys = &keys_batch, .check = check_batch),
 	SWEEP("REMOVE_BATCH on a counting filter", REMOVE_BATCH, MODIFIES,
-	      F_COUNT, .keys = &keys_remove, .check = check_removed),
+	      F_COUNT, .keys = &keys_remove, .check = check_batch),
 	SWEEP("MERGE", MERGE, MODIFIES, F_LIKE, .src = F_PLAIN,
 	      .check = check_merged),
 	SWEEP("ADD", ADD, MODIFIES, F_PLAIN, .key = single_key,
-	      .check = check_single_added),
+	      .check = check_added),
 	SWEEP("TEST_AND_ADD", TEST_AND_ADD, MODIFIES, F_PLAIN,
-	      .key = single_key, .check = check_single_added),
+	      .key = single_key, .check = check_added),
 	SWEEP("QUERY", QUERY, READS, F_PLAIN, .key = "p:7",
 	      .check = check_query),
 	SWEEP("REMOVE", REMOVE, MODIFIES, F_COUNT, .key = "c:150",
@@ -1090,7 +1052,7 @@ static int judge_failure(const struct sweep *sw, const struct snap *before,
 	if (!done)
 		return compare_after(before, NULL, NULL, SAME_STATS, NULL,
 				     NULL);
-	return changed(sw, before, SAME_STATS, check_prefix);
+	return changed(sw, before, SAME_STATS, check_batch);
 }
 
 /* --- Running a sweep --------------------------------------------------- */
@@ -1099,14 +1061,14 @@ static int judge_failure(const struct sweep *sw, const struct snap *before,
 static bool sweep_steps(struct sweep *sw, unsigned int *reached)
 {
 	unsigned int n, nerr = 0;
-	bool ok = true, finished = false;
+	bool finished = false;
 
 	cur = sw;
 	sw->failed = sw->absorbed = 0;
 	for (n = 1; n <= MAX_POINTS && !finished; n++) {
 		struct snap before;
 		bool injected;
-		int rc, err;
+		int rc, err, bad;
 		u64 mem = ~0ULL;
 
 		*reached = n - 1;
@@ -1117,26 +1079,12 @@ static bool sweep_steps(struct sweep *sw, unsigned int *reached)
 		cur_before = &before;
 		prep(sw);
 		rc = inject_ioctl(n, sw->cmd, &arg, &err, &injected);
-		if (!injected) {
-			/* Past every allocation: it must simply work. */
-			finished = true;
-			if (rc)
-				fail("the call failed without a fault: %s",
-				     strerror(err));
-			if (rc || success(sw, &before)) {
-				diag("%s: %s", sw->name, why);
-				ok = false;
-			}
-		} else if (!rc) {
-			/* The fault was absorbed: the job must be whole. */
-			sw->absorbed++;
-			if (success(sw, &before)) {
-				diag("%s: fault at allocation %u absorbed, but: %s",
-				     sw->name, n, why);
-				ok = false;
-				nerr++;
-			}
-		} else {
+		/* Past every allocation, it must simply work. */
+		finished = !injected;
+		if (rc && !injected) {
+			bad = fail("the call failed without a fault: %s",
+				   strerror(err));
+		} else if (rc) {
 			sw->failed++;
 			if (verbose) {
 				sysfs_read_u64(SYSFS "/memory_used", &mem);
@@ -1145,12 +1093,17 @@ static bool sweep_steps(struct sweep *sw, unsigned int *reached)
 				     sw->keys ? arg.b.done : 0, mem,
 				     before.mem);
 			}
-			if (judge_failure(sw, &before, err)) {
-				diag("%s: fault at allocation %u: %s", sw->name,
-				     n, why);
-				ok = false;
-				nerr++;
-			}
+			bad = judge_failure(sw, &before, err);
+		} else {
+			/* Absorbed or no fault: the job must be whole. */
+			sw->absorbed += injected;
+			bad = success(sw, &before);
+		}
+		if (bad) {
+			diag("%s: %s at allocation %u: %s", sw->name,
+			     !injected ? "no fault" : rc ? "fault" :
+			     "fault absorbed, but", n, why);
+			nerr++;
 		}
 		snap_free(&before);
 		/* Keep going past a bad step (to count them), not forever. */
@@ -1159,12 +1112,10 @@ static bool sweep_steps(struct sweep *sw, unsigned int *reached)
 			return false;
 		}
 	}
-	if (!finished) {
+	if (!finished)
 		diag("%s: still failing after %u injection points", sw->name,
 		     MAX_POINTS);
-		ok = false;
-	}
-	return ok;
+	return finished && !nerr;
 }
 
 /*
@@ -1236,12 +1187,10 @@ static int prepare(void)
 	err = export_image(F_PLAIN, &img_for_import);
 	if (!err)
 		err = export_image(F_COUNT, &cnt);
-	/* What REMOVE_BATCH must leave: the same removes on a copy. */
-	if (!err)
-		err = replay(&cnt, KBLOOM_IOC_REMOVE_BATCH, &keys_remove,
-			     keys_remove.count, &count_removed);
 	export_len = cnt.hdr.payload_len;
-	export_buf = xmalloc(export_len);
+	export_buf = malloc(export_len);
+	if (!err && !export_buf)
+		err = ENOMEM;
 	image_free(&cnt);
 	if (err)
 		return fail("preparing images: %s", strerror(err));
