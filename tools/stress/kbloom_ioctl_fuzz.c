@@ -532,42 +532,27 @@ static u32 key_text(char *buf, int worker, u32 id)
 
 /*
  * Lay out @n keys ending at the keys region's guard (so the region's end
- * is past the last key) and their lengths. @ids: the key ids, or NULL for
+ * is past the last key) and their lengths: written from its start, then
+ * moved (callers keep n small enough). @ids: the key ids, or NULL for
  * random keys. Returns the pointer to the first key; *bytes the size.
  */
 static char *lay_keys(struct worker *w, const u32 *ids, u32 n, u32 *lens,
 		      u64 *bytes)
 {
-	char tmp[64];
-	size_t total = 0, pos;
-	u32 i, len;
-	char *start;
+	char *p = w->keys.rw;
+	u32 i, j;
 
-	for (i = 0; i < n; i++) {
-		if (ids)
-			len = key_text(tmp, w->id, ids[i]);
-		else
-			len = 1 + below(&w->r, 24);
-		lens[i] = len;
-		total += len;
-	}
-	if (total > w->keys.len)
-		total = w->keys.len;	/* callers keep n small enough */
-	start = w->keys.guard - total;
-	for (i = 0, pos = 0; i < n && pos + lens[i] <= total; i++) {
+	for (i = 0; i < n; p += lens[i++]) {
 		if (ids) {
-			key_text(tmp, w->id, ids[i]);
-			memcpy(start + pos, tmp, lens[i]);
-		} else {
-			u32 j;
-
-			for (j = 0; j < lens[i]; j++)
-				start[pos + j] = (char)rnd(&w->r);
+			lens[i] = key_text(p, w->id, ids[i]);
+			continue;
 		}
-		pos += lens[i];
+		lens[i] = 1 + below(&w->r, 24);
+		for (j = 0; j < lens[i]; j++)
+			p[j] = (char)rnd(&w->r);
 	}
-	*bytes = total;
-	return start;
+	*bytes = p - w->keys.rw;
+	return memmove(w->keys.guard - *bytes, w->keys.rw, *bytes);
 }
 
 /* ------------------------------------------------------------------ */
