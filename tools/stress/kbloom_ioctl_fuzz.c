@@ -130,27 +130,15 @@ static void diag(const char *fmt, ...)
 }
 
 /* ------------------------------------------------------------------ */
-/* Random numbers: rng_next() to seed, xorshift64* to run            */
+/* Random numbers: kbloom_util.h's rng_next(), *r its state           */
 /* ------------------------------------------------------------------ */
 
-struct rng {
-	u64 s;
-};
-
-static u64 rnd(struct rng *r)
+static u32 below(u64 *r, u32 n)
 {
-	r->s ^= r->s >> 12;
-	r->s ^= r->s << 25;
-	r->s ^= r->s >> 27;
-	return r->s * 2685821657736338717ULL;
+	return n ? (u32)(rng_next(r) % n) : 0;
 }
 
-static u32 below(struct rng *r, u32 n)
-{
-	return n ? (u32)(rnd(r) % n) : 0;
-}
-
-static bool chance(struct rng *r, u32 percent)
+static bool chance(u64 *r, u32 percent)
 {
 	return below(r, 100) < percent;
 }
@@ -209,7 +197,7 @@ static void process_memory(void)
 }
 
 /* A pointer nobody may dereference, as a u64. */
-static u64 bad_ptr(struct rng *r)
+static u64 bad_ptr(u64 *r)
 {
 	switch (below(r, 8)) {
 	case 0: return 0;
@@ -219,7 +207,7 @@ static u64 bad_ptr(struct rng *r)
 	case 4: return 0xffffffff81000000ULL;	/* kernel text */
 	case 5: return 0xffff888000000000ULL;	/* direct map */
 	case 6: return 1ULL << 47;		/* past the user half */
-	default: return rnd(r);
+	default: return rng_next(r);
 	}
 }
 
@@ -324,12 +312,11 @@ struct owned {
 
 struct worker {
 	int proc, thread, id;
-	struct rng r;
+	u64 r;			/* rng_next()'s */
 	int rw, ro;
 	int hfd[NHANDLES];	/* chaos handles (KBLOOM_IOC_OPEN), or -1 */
 	bool hfd_ro[NHANDLES];	/* ... opened on the read-only fd */
-	bool admin;		/* may use CAP_SYS_ADMIN commands */
-	bool own_enabled;
+	bool admin;		/* CAP_SYS_ADMIN: owns filters too */
 	u32 next_key;
 	struct owned own[NOWN];
 	struct region keys;	/* batch keys, ending at a guard */
@@ -501,7 +488,7 @@ static void any_name(struct worker *w, char *name)
 		break;
 	case 4:
 		for (i = 0; i < KBLOOM_NAME_MAX; i++)
-			name[i] = (char)rnd(&w->r);
+			name[i] = (char)rng_next(&w->r);
 		break;
 	case 5:
 		set_name(name, "fz_nosuch");
@@ -513,7 +500,7 @@ static void any_name(struct worker *w, char *name)
 		/* valid name, garbage after the NUL */
 		shared_name(w, name);
 		for (i = 6; i < KBLOOM_NAME_MAX; i++)
-			name[i] = (char)rnd(&w->r);
+			name[i] = (char)rng_next(&w->r);
 		break;
 	}
 	default:
@@ -549,7 +536,7 @@ static char *lay_keys(struct worker *w, const u32 *ids, u32 n, u32 *lens,
 		}
 		lens[i] = 1 + below(&w->r, 24);
 		for (j = 0; j < lens[i]; j++)
-			p[j] = (char)rnd(&w->r);
+			p[j] = (char)rng_next(&w->r);
 	}
 	*bytes = p - w->keys.rw;
 	return memmove(w->keys.guard - *bytes, w->keys.rw, *bytes);
@@ -1177,13 +1164,13 @@ static void chaos_bits(struct worker *w, void *p, size_t size)
 static void poke32(struct worker *w, u32 percent, __u32 *field)
 {
 	if (chance(&w->r, percent))
-		*field = (u32)rnd(&w->r);
+		*field = (u32)rng_next(&w->r);
 }
 
 static void poke_reserved(struct worker *w, u32 percent, __u64 *reserved)
 {
 	if (chance(&w->r, percent))
-		reserved[below(&w->r, 2)] = rnd(&w->r);
+		reserved[below(&w->r, 2)] = rng_next(&w->r);
 }
 
 static u32 rnd_count(struct worker *w)
@@ -1193,7 +1180,7 @@ static u32 rnd_count(struct worker *w)
 	case 1: return KBLOOM_BATCH_MAX;
 	case 2: return KBLOOM_BATCH_MAX + 1;
 	case 3: return 0xffffffffU;
-	case 4: return (u32)rnd(&w->r);
+	case 4: return (u32)rng_next(&w->r);
 	default: return 1 + below(&w->r, 300);
 	}
 }
@@ -1204,7 +1191,7 @@ static u64 rnd_bits(struct worker *w)
 	case 0: return 0;
 	case 1: return below(&w->r, 64);
 	case 2: return KBLOOM_MAX_BITS + below(&w->r, 2);
-	case 3: return rnd(&w->r);
+	case 3: return rng_next(&w->r);
 	case 4: return 1ULL << (30 + below(&w->r, 7));	/* EFBIG/ENOSPC */
 	case 5: return 1ULL << (16 + below(&w->r, 6));	/* up to 256 KiB */
 	default: return 64 + below(&w->r, 100000);
@@ -1219,9 +1206,9 @@ static void chaos_create(struct worker *w, unsigned long cmd)
 	switch (below(&w->r, 4)) {
 	case 0:
 		c.capacity = chance(&w->r, 80) ? below(&w->r, 100000) :
-						 rnd(&w->r);
+						 rng_next(&w->r);
 		c.fpr_ppb = chance(&w->r, 80) ? below(&w->r, KBLOOM_FPR_ONE + 2) :
-						(u32)rnd(&w->r);
+						(u32)rng_next(&w->r);
 		break;
 	case 1:
 		c.flags = KBLOOM_CREATE_LIKE;
@@ -1244,7 +1231,7 @@ static void chaos_create(struct worker *w, unsigned long cmd)
 				below(&w->r, KBLOOM_MAX_GENERATIONS + 3);
 		c.window_ms = chance(&w->r, 40) ? 0 :
 			      chance(&w->r, 80) ? 20 + below(&w->r, 2000) :
-						  (u32)rnd(&w->r);
+						  (u32)rng_next(&w->r);
 		if (chance(&w->r, 20))
 			c.flags |= KBLOOM_CREATE_ROTATE_AT_FILL;
 	}
@@ -1406,12 +1393,12 @@ static void chaos_batch(struct worker *w, unsigned long cmd)
 		b.lens = (uintptr_t)(w->keys.guard - 4 * below(&w->r, real + 1));
 		break;
 	case 3:
-		b.keys_bytes = chance(&w->r, 50) ? rnd(&w->r) :
+		b.keys_bytes = chance(&w->r, 50) ? rng_next(&w->r) :
 			       bytes - below(&w->r, (u32)bytes + 1);
 		break;
 	case 4:
 		lens[below(&w->r, real ? real : 1)] =
-			chance(&w->r, 50) ? 0 : (u32)rnd(&w->r);
+			chance(&w->r, 50) ? 0 : (u32)rng_next(&w->r);
 		break;
 	default:
 		break;
@@ -1470,7 +1457,7 @@ static void chaos_image(struct worker *w, unsigned long cmd)
 	switch (below(&w->r, 6)) {
 	case 0:
 		im.payload = bad_ptr(&w->r);
-		im.payload_len = chance(&w->r, 50) ? rnd(&w->r) : w->img.len;
+		im.payload_len = chance(&w->r, 50) ? rng_next(&w->r) : w->img.len;
 		break;
 	case 1:
 		/* Claims more room than is mapped. */
@@ -1495,11 +1482,11 @@ static void chaos_image(struct worker *w, unsigned long cmd)
 		/* Invent a header. */
 		im.bits = rnd_bits(w);
 		im.hashes = below(&w->r, KBLOOM_MAX_HASHES + 2);
-		im.flags = chance(&w->r, 80) ? 0 : (u32)rnd(&w->r);
+		im.flags = chance(&w->r, 80) ? 0 : (u32)rng_next(&w->r);
 		im.hash_scheme = below(&w->r, 4);
-		im.seed[0] = (u32)rnd(&w->r);
+		im.seed[0] = (u32)rng_next(&w->r);
 		im.payload_len = chance(&w->r, 50) ?
-				 ((im.bits + 63) / 64) * 8 : rnd(&w->r);
+				 ((im.bits + 63) / 64) * 8 : rng_next(&w->r);
 		im.payload = (uintptr_t)w->img.rw;
 		if (im.payload_len <= w->img.len)
 			memset(w->img.rw, 0, im.payload_len);
@@ -1510,7 +1497,7 @@ static void chaos_image(struct worker *w, unsigned long cmd)
 		w->img.rw[below(&w->r, (u32)im.payload_len)] ^= 0x80;
 	any_name(w, im.name);
 	im.import_flags = chance(&w->r, 50) ? KBLOOM_IMPORT_REPLACE :
-			  chance(&w->r, 90) ? 0 : (u32)rnd(&w->r);
+			  chance(&w->r, 90) ? 0 : (u32)rng_next(&w->r);
 	chaos_call(w, pick_fd(w, true), cmd, &im, sizeof(im),
 		   "'%.32s' bits %llu", im.name, (ull)im.bits);
 }
@@ -1528,7 +1515,7 @@ static void chaos_blocks(struct worker *w, unsigned long cmd)
 	int err;
 
 	any_name(w, b.name);
-	b.count = chance(&w->r, 10) ? (u32)rnd(&w->r) :
+	b.count = chance(&w->r, 10) ? (u32)rng_next(&w->r) :
 		  1 + below(&w->r, room < KBLOOM_BLOCKS_MAX ? room :
 						KBLOOM_BLOCKS_MAX);
 	b.blocks = (uintptr_t)bl;
@@ -1540,7 +1527,7 @@ static void chaos_blocks(struct worker *w, unsigned long cmd)
 				       (1 + below(&w->r, 4)));
 	if (chance(&w->r, 10))
 		b.flags = chance(&w->r, 50) ? KBLOOM_COLLECT_ALL :
-					      (u32)rnd(&w->r);
+					      (u32)rng_next(&w->r);
 	if (chance(&w->r, 10))
 		b.cursor = below(&w->r, 4096);
 	if (chance(&w->r, 6))
@@ -1552,13 +1539,13 @@ static void chaos_blocks(struct worker *w, unsigned long cmd)
 	if (chance(&w->r, 30))
 		chaos_bits(w, bl, b.done * sizeof(*bl));
 	if (chance(&w->r, 10))
-		b.fingerprint = rnd(&w->r);
+		b.fingerprint = rng_next(&w->r);
 	b.count = b.done;
 	b.done = 0;
 	b.cursor = 0;
 	b.age_ms = 0;
 	b.flags = 0;
-	b.max_set = chance(&w->r, 20) ? rnd(&w->r) % (BIG_BITS + 1) : 0;
+	b.max_set = chance(&w->r, 20) ? rng_next(&w->r) % (BIG_BITS + 1) : 0;
 	any_name(w, b.name);
 	chaos_call(w, pick_fd(w, true), KBLOOM_IOC_APPLY, &b, sizeof(b),
 		   "'%.32s' %u", b.name, b.count);
@@ -1645,7 +1632,7 @@ static pthread_barrier_t start_barrier;
 
 static void *chaos_mapper(void *arg)
 {
-	struct rng r = { *(u64 *)arg | 1 };
+	u64 r = *(u64 *)arg;
 
 	while (!expired()) {
 		char *p = chaos + below(&r, CHAOS_PAGES) * PAGE;
@@ -1671,19 +1658,16 @@ static void *chaos_mapper(void *arg)
 	return NULL;
 }
 
-static void worker_init(struct worker *w, int proc, int thread, bool admin,
-			bool own)
+static void worker_init(struct worker *w, int proc, int thread, bool admin)
 {
-	u64 s = opt_seed ^ ((u64)proc << 40) ^ ((u64)thread << 20) ^ 0x5eed;
 	int i;
 
 	memset(w, 0, sizeof(*w));
 	w->proc = proc;
 	w->thread = thread;
 	w->id = proc * MAXTHREADS + thread;
-	w->r.s = rng_next(&s) | 1;
+	w->r = opt_seed ^ ((u64)proc << 40) ^ ((u64)thread << 20) ^ 0x5eed;
 	w->admin = admin;
-	w->own_enabled = own;
 	w->rw = w->ro = -1;
 	region_init(&w->keys, 160 * 1024);
 	region_init(&w->res, 64 * 1024);
@@ -1717,16 +1701,16 @@ static void *worker_main(void *arg)
 		return NULL;
 	}
 	/* Leftovers of an earlier run of this process slot. */
-	for (i = 0; i < NOWN && w->own_enabled; i++)
+	for (i = 0; i < NOWN && w->admin; i++)
 		destroy_quiet(w->rw, w->own[i].name);
 	while (!expired()) {
-		if (w->own_enabled && chance(&w->r, 45))
+		if (w->admin && chance(&w->r, 45))
 			own_step(w);
 		else
 			chaos_step(w);
 	}
 	/* Last word: every shadow key is still there. */
-	for (i = 0; i < NOWN && w->own_enabled; i++)
+	for (i = 0; i < NOWN && w->admin; i++)
 		own_verify(w, &w->own[i]);
 	for (i = 0; i < NOWN; i++)
 		close_fd(&w->own[i].handle);
@@ -1762,7 +1746,7 @@ static int process_main(int proc, unsigned int threads, bool unprivileged)
 	}
 	pthread_barrier_init(&start_barrier, NULL, threads);
 	for (t = 0; t < threads; t++) {
-		worker_init(&ws[t], proc, t, !unprivileged, !unprivileged);
+		worker_init(&ws[t], proc, t, !unprivileged);
 		if (unprivileged) {
 			ws[t].rw = dup(pre_rw);
 			ws[t].ro = dup(pre_ro);
@@ -1866,7 +1850,7 @@ int main(int argc, char **argv)
 	char why[512] = "";
 	unsigned int i, nproc, restarts = 0;
 	u64 budget = 0, base_mem = 0, mem = 0, t_start, t_end;
-	struct rng kr;
+	u64 kr;
 	int opt, status, tapno = 0, nfail = 0, no_budget, unsettled;
 	pid_t victim;
 
@@ -1937,11 +1921,7 @@ int main(int argc, char **argv)
 
 	t_start = now_ms();
 	deadline_ms = t_start + (ull)opt_time * 1000;
-	{
-		u64 ks = opt_seed ^ 0x4b111;
-
-		kr.s = rng_next(&ks) | 1;
-	}
+	kr = opt_seed ^ 0x4b111;
 	/* Process 0..P-1: root; P: unprivileged; P+1: killed and reborn. */
 	nproc = opt_procs + 2;
 	for (i = 0; i < opt_procs; i++)
