@@ -116,7 +116,8 @@ static void diag(const char *fmt, ...)
 	va_list ap;
 	int n;
 
-	if (__atomic_add_fetch(&sh->diag_lines, 1, __ATOMIC_RELAXED) > 200)
+	if (sh && __atomic_add_fetch(&sh->diag_lines, 1,
+				     __ATOMIC_RELAXED) > 200)
 		return;
 	n = snprintf(buf, sizeof(buf), "# ");
 	va_start(ap, fmt);
@@ -860,7 +861,8 @@ static void own_batch_cmd(struct worker *w, struct owned *o,
 		how = " (keys run into a guard page)";
 		break;
 	case 3:
-		res = (unsigned char *)(chance(&w->r, 50) ? page_ro : page_none);
+		res = (unsigned char *)(chance(&w->r, 50) ? page_ro :
+							    page_none);
 		writable = 0;
 		how = " (results unwritable)";
 		break;
@@ -1457,7 +1459,8 @@ static void chaos_image(struct worker *w, unsigned long cmd)
 	switch (below(&w->r, 6)) {
 	case 0:
 		im.payload = bad_ptr(&w->r);
-		im.payload_len = chance(&w->r, 50) ? rng_next(&w->r) : w->img.len;
+		im.payload_len = chance(&w->r, 50) ? rng_next(&w->r) :
+						     w->img.len;
 		break;
 	case 1:
 		/* Claims more room than is mapped. */
@@ -1871,14 +1874,9 @@ int main(int argc, char **argv)
 	    opt_threads > MAXTHREADS)
 		usage(argv[0]);
 	if (!seeded) {
-		int fd = open("/dev/urandom", O_RDONLY);
-
-		if (fd < 0 || read(fd, &opt_seed, sizeof(opt_seed)) !=
-			      sizeof(opt_seed))
-			opt_seed = (ull)time(NULL) ^ (ull)getpid() << 32;
-		if (fd >= 0)
-			close(fd);
-		opt_seed &= 0xffffffffffffULL;	/* short enough to type */
+		opt_seed = now_ns() ^ (u64)getpid() << 32;
+		/* short enough to type */
+		opt_seed = rng_next(&opt_seed) & 0xffffffffffffULL;
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	printf("# seed %llu\n", opt_seed);
@@ -1887,15 +1885,10 @@ int main(int argc, char **argv)
 	printf("1..5\n");
 	fflush(stdout);
 
-	/* Shared counters, between PROT_NONE pages (see map_guarded()). */
-	{
-		char *g = mmap(NULL, 4 * PAGE, PROT_NONE,
-			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-
-		sh = g == MAP_FAILED ? MAP_FAILED :
-		     mmap(g + PAGE, 2 * PAGE, PROT_READ | PROT_WRITE,
-			  MAP_SHARED | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
-	}
+	/* Shared counters, between PROT_NONE pages (map_guarded()). */
+	sh = mmap(map_guarded(2 * PAGE, PROT_NONE), 2 * PAGE,
+		  PROT_READ | PROT_WRITE,
+		  MAP_SHARED | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
 	main_fd = open(dev, O_RDWR);
 	if (sh == MAP_FAILED || main_fd < 0) {
 		printf("# open %s: %s\n", dev, strerror(errno));
