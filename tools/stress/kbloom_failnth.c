@@ -52,15 +52,7 @@ static int kfd = -1;
 static int nth_fd = -1;
 static bool verbose;
 static const char *only;
-/*
- * Wait at every step until deferred frees are done and memory_used is
- * exactly what the live filters are charged. Without it (the default,
- * much faster: the debug kernel releases kobjects 1-5 s late), a step
- * only checks memory_used is not below that, and the sweep ends with one
- * wait for it to come back exactly; if it does not, the sweep is run
- * again precisely to find the step that leaked.
- */
-static bool precise;
+static bool precise;	/* -p, or the rerun of a sweep that leaked */
 /*
  * What memory_used is expected to exceed the charges by: 0, until a sweep
  * leaks; then what it leaked, so that the steps after it (and the

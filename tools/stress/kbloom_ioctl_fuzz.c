@@ -1851,7 +1851,7 @@ int main(int argc, char **argv)
 	pid_t pids[MAXPROCS + 2];
 	bool seeded = false, children_ok = true, consistent;
 	char why[512] = "";
-	unsigned int i, nproc, restarts = 0;
+	unsigned int i, nproc;
 	u64 budget = 0, base_mem = 0, mem = 0, t_start, t_end;
 	u64 kr;
 	int opt, status, tapno = 0, nfail = 0, no_budget, unsettled;
@@ -1920,16 +1920,14 @@ int main(int argc, char **argv)
 	for (i = 0; i < opt_procs; i++)
 		pids[i] = spawn(i, opt_threads, false);
 	pids[opt_procs] = spawn(opt_procs, 2, true);
-	victim = pids[opt_procs + 1] = spawn(opt_procs + 1, 2, false);
-	while (!expired()) {
+	for (;;) {
+		victim = pids[opt_procs + 1] = spawn(opt_procs + 1, 2, false);
 		usleep(200000 + below(&kr, 1300000));
 		if (expired())
 			break;
 		kill(victim, SIGKILL);
 		waitpid(victim, &status, 0);
 		add(&sh->kills, 1);
-		restarts++;
-		victim = pids[opt_procs + 1] = spawn(opt_procs + 1, 2, false);
 	}
 	for (i = 0; i < nproc; i++) {
 		if (waitpid(pids[i], &status, 0) < 0 ||
@@ -1956,9 +1954,9 @@ int main(int argc, char **argv)
 	if (!no_budget)
 		sysfs_write_u64(MAX_MEMORY, budget);
 
-	printf("# %llu ioctls (%llu succeeded) in %.1f s by %u processes, %u restarts of the killed one\n",
+	printf("# %llu ioctls (%llu succeeded) in %.1f s by %u processes, %llu restarts of the killed one\n",
 	       sh->ops, sh->ok_calls, (t_end - t_start) / 1000.0,
-	       nproc, restarts);
+	       nproc, sh->kills);
 	printf("# slowest call: %llu ms (%s)\n", sh->slowest_ms, sh->slowest);
 	/* Coverage: succeeded/failed calls per command. */
 	printf("# calls (ok/failed):");
@@ -1966,32 +1964,29 @@ int main(int argc, char **argv)
 		printf(" %s %llu/%llu", cmds[i].name, sh->per_cmd_ok[i],
 		       sh->per_cmd_err[i]);
 	printf("\n");
-#define RESULT(cond, ...) do {						\
+#define RESULT(cond, fmt, ...) do {					\
 		bool _ok = (cond);					\
 		nfail += !_ok;						\
-		printf("%sok %d - ", _ok ? "" : "not ", ++tapno);	\
-		printf(__VA_ARGS__);					\
-		printf("\n");						\
+		printf("%sok %d - ioctl fuzz (seed %llu): " fmt "\n",	\
+		       _ok ? "" : "not ", ++tapno, opt_seed, ##__VA_ARGS__); \
 	} while (0)
 	RESULT(!sh->bad_errno && !sh->forbidden,
-	       "ioctl fuzz (seed %llu): every errno documented, nothing succeeded without the rights it needs (%llu undocumented, %llu forbidden)",
-	       opt_seed, sh->bad_errno, sh->forbidden);
+	       "every errno documented, nothing succeeded without the rights it needs (%llu undocumented, %llu forbidden)",
+	       sh->bad_errno, sh->forbidden);
 	RESULT(!sh->lost && !sh->other,
-	       "ioctl fuzz (seed %llu): no key added to an owned filter was lost (%llu lost, %llu other inconsistencies)",
-	       opt_seed, sh->lost, sh->other);
+	       "no key added to an owned filter was lost (%llu lost, %llu other inconsistencies)",
+	       sh->lost, sh->other);
 	RESULT(!sh->vanished,
-	       "ioctl fuzz (seed %llu): owned filters never vanished or appeared (%llu)",
-	       opt_seed, sh->vanished);
+	       "owned filters never vanished or appeared (%llu)", sh->vanished);
 	RESULT(children_ok && sh->ops > 0,
-	       "ioctl fuzz (seed %llu): every process exited cleanly (but the one killed %llu times)",
-	       opt_seed, sh->kills);
+	       "every process exited cleanly (but the one killed %llu times)",
+	       sh->kills);
 	if (!consistent)
 		printf("# %s\n", why);
 	if (consistent && unsettled)
 		printf("# memory_used %llu, but the remaining filters are charged %llu (%s)\n",
 		       mem, base_mem, strerror(unsettled));
 	RESULT(consistent && !unsettled,
-	       "ioctl fuzz (seed %llu): afterwards LIST, sysfs, filter_count and bits_set agree, and memory_used comes back to what the filters are charged",
-	       opt_seed);
+	       "afterwards LIST, sysfs, filter_count and bits_set agree, and memory_used comes back to what the filters are charged");
 	return nfail ? 1 : 0;
 }
