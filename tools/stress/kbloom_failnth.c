@@ -950,34 +950,31 @@ static int compare_after(const struct snap *before, const char *skip,
 	return ret;
 }
 
-/* The target changed as @check says, the rest did not; then restore it. */
+/*
+ * The target changed as @check says (DESTROYS: it is gone), the rest did
+ * not; then it is restored from its image.
+ */
 static int changed(const struct sweep *sw, const struct snap *before,
 		   unsigned int how, check_fn *check)
 {
 	const struct fsnap *was = snap_find(before, sw->target);
-	int ret = compare_after(before, sw->target, NULL, how, check, was);
-
-	if (restore(was) && !ret)
-		ret = fail("cannot restore %s", sw->target);
-	return ret;
-}
-
-/* The victim is gone, the rest as it was; then it is re-created. */
-static int destroyed(const struct sweep *sw, const struct snap *before)
-{
-	const struct fsnap *was = snap_find(before, sw->target);
-	struct snap less = *before;
-	unsigned int i, j;
+	struct snap less;
+	unsigned int i;
 	int ret;
 
-	for (i = j = 0; i < before->n; i++)
-		if (strcmp(before->f[i].name, sw->target))
-			less.f[j++] = before->f[i];
-	less.n = j;
-	less.mem -= was->charged;
-	ret = compare_after(&less, NULL, NULL, 0, NULL, NULL);
+	if (sw->effect == DESTROYS) {
+		less = *before;
+		less.n = 0;
+		for (i = 0; i < before->n; i++)
+			if (strcmp(before->f[i].name, sw->target))
+				less.f[less.n++] = before->f[i];
+		less.mem -= was->charged;
+		ret = compare_after(&less, NULL, NULL, 0, NULL, NULL);
+	} else {
+		ret = compare_after(before, sw->target, NULL, how, check, was);
+	}
 	if (restore(was) && !ret)
-		ret = fail("cannot re-create %s", sw->target);
+		ret = fail("cannot restore %s", sw->target);
 	return ret;
 }
 
@@ -1002,10 +999,8 @@ static int success(const struct sweep *sw, const struct snap *before)
 		if (kb_destroy(kfd, sw->target) && !ret)
 			ret = fail("cannot destroy %s again", sw->target);
 		return ret;
-	case MODIFIES:
-		return changed(sw, before, 0, sw->check);
 	default:
-		return destroyed(sw, before);
+		return changed(sw, before, 0, sw->check);
 	}
 }
 
