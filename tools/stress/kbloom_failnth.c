@@ -63,9 +63,7 @@ static u64 features;	/* KBLOOM_IOC_VERSION's */
 /* What went wrong, for the diagnostic line (fail()). */
 static char why[512];
 
-/* ------------------------------------------------------------------ */
-/* Small helpers                                                      */
-/* ------------------------------------------------------------------ */
+/* --- Small helpers ------------------------------------------------------ */
 
 static void diag(const char *fmt, ...)
 {
@@ -90,9 +88,7 @@ static int fail(const char *fmt, ...)
 	return -1;
 }
 
-/* ------------------------------------------------------------------ */
-/* Fault injection                                                    */
-/* ------------------------------------------------------------------ */
+/* --- Fault injection ---------------------------------------------------- */
 
 /*
  * fail-nth counts only the allocations the injectors look at: make them
@@ -176,9 +172,7 @@ static int inject_ioctl(unsigned int n, unsigned long cmd, void *arg,
 	return rc;
 }
 
-/* ------------------------------------------------------------------ */
-/* Images                                                             */
-/* ------------------------------------------------------------------ */
+/* --- Images ------------------------------------------------------------- */
 
 /* A filter's image: header and payload. */
 struct image {
@@ -240,9 +234,7 @@ static bool payload_zero(const struct image *im)
 	return true;
 }
 
-/* ------------------------------------------------------------------ */
-/* Snapshots of the whole module state                                */
-/* ------------------------------------------------------------------ */
+/* --- Snapshots of the whole module state -------------------------------- */
 
 struct fsnap {
 	char name[KBLOOM_NAME_MAX];
@@ -398,9 +390,7 @@ static int snap_diff(const struct snap *before, const struct snap *after,
 	return 0;
 }
 
-/* ------------------------------------------------------------------ */
-/* The fixture                                                        */
-/* ------------------------------------------------------------------ */
+/* --- The fixture -------------------------------------------------------- */
 
 #define F_PLAIN		"fn_plain"	/* plain, sized by capacity */
 #define F_LIKE		"fn_like"	/* --like fn_plain: mergeable */
@@ -497,9 +487,7 @@ static int replay(const struct image *from, unsigned long cmd,
 	return err;
 }
 
-/* ------------------------------------------------------------------ */
-/* The sweeps                                                         */
-/* ------------------------------------------------------------------ */
+/* --- The sweeps --------------------------------------------------------- */
 
 /*
  * A check of the filter a call changed or created (@now), against the
@@ -625,7 +613,7 @@ static void prep(const struct sweep *sw)
 		set_name(arg.name, sw->target);
 }
 
-/* --- Checks of what a successful call did ---------------------------- */
+/* --- Checks of what a successful call did ------------------------------- */
 
 /* CREATE: the new filter is empty, with the geometry CREATE gave back. */
 static int check_empty(const struct fsnap *f, const struct fsnap *was)
@@ -861,7 +849,7 @@ static int check_batch(const struct fsnap *now, const struct fsnap *was)
 	return ret;
 }
 
-/* --- The table ------------------------------------------------------- */
+/* --- The table ---------------------------------------------------------- */
 
 #define SWEEP(n, c, e, t, ...)						\
 	{ .name = n, .cmd = KBLOOM_IOC_##c, .effect = e, .target = t,	\
@@ -918,7 +906,7 @@ static struct sweep sweeps[] = {
 	SWEEP("ROTATE", ROTATE, MODIFIES, F_WIN, .check = check_rotated),
 };
 
-/* --- Judging a step ---------------------------------------------------- */
+/* --- Judging a step ----------------------------------------------------- */
 
 /*
  * A snapshot after the call against @before: the same filters but @skip
@@ -1035,7 +1023,7 @@ static int judge_failure(const struct sweep *sw, const struct snap *before,
 	return changed(sw, before, SAME_STATS, check_batch);
 }
 
-/* --- Running a sweep --------------------------------------------------- */
+/* --- Running a sweep ---------------------------------------------------- */
 
 /* The steps of one sweep; false if any went wrong (said in diag lines). */
 static bool sweep_steps(struct sweep *sw, unsigned int *reached)

@@ -76,9 +76,7 @@ static bool opt_verbose;
 static ull deadline_ms;
 static u64 features;	/* KBLOOM_IOC_VERSION's, read before the run */
 
-/* ------------------------------------------------------------------ */
-/* Shared (across processes) counters                                 */
-/* ------------------------------------------------------------------ */
+/* --- Shared (across processes) counters --------------------------------- */
 
 struct shared {
 	ull ops;
@@ -130,9 +128,7 @@ static void diag(const char *fmt, ...)
 		_exit(3);
 }
 
-/* ------------------------------------------------------------------ */
-/* Random numbers: kbloom_util.h's rng_next(), *r its state           */
-/* ------------------------------------------------------------------ */
+/* --- Random numbers: kbloom_util.h's rng_next(), *r its state ----------- */
 
 static u32 below(u64 *r, u32 n)
 {
@@ -144,9 +140,7 @@ static bool chance(u64 *r, u32 percent)
 	return below(r, 100) < percent;
 }
 
-/* ------------------------------------------------------------------ */
-/* Memory with holes                                                  */
-/* ------------------------------------------------------------------ */
+/* --- Memory with holes -------------------------------------------------- */
 
 /* Per-process: a read-only page, a PROT_NONE page, an unmapped hole. */
 static char *page_ro, *page_none, *hole;
@@ -229,9 +223,7 @@ static void region_init(struct region *g, size_t len)
 	g->guard = g->rw + g->len;
 }
 
-/* ------------------------------------------------------------------ */
-/* Commands and the errnos the uapi header documents for each         */
-/* ------------------------------------------------------------------ */
+/* --- Commands and the errnos the uapi header documents for each --------- */
 
 struct cmdinfo {
 	unsigned long cmd;
@@ -290,9 +282,7 @@ static const struct cmdinfo *cmd_lookup(unsigned long cmd)
 	return NULL;
 }
 
-/* ------------------------------------------------------------------ */
-/* Workers                                                            */
-/* ------------------------------------------------------------------ */
+/* --- Workers ------------------------------------------------------------ */
 
 struct skey {
 	u32 id;
@@ -457,9 +447,7 @@ static int pick_fd(struct worker *w, bool write)
 	return chance(&w->r, 5) ? w->ro : w->rw;
 }
 
-/* ------------------------------------------------------------------ */
-/* Names                                                              */
-/* ------------------------------------------------------------------ */
+/* --- Names -------------------------------------------------------------- */
 
 static void shared_name(struct worker *w, char *name)
 {
@@ -509,9 +497,7 @@ static void any_name(struct worker *w, char *name)
 	}
 }
 
-/* ------------------------------------------------------------------ */
-/* Keys                                                               */
-/* ------------------------------------------------------------------ */
+/* --- Keys --------------------------------------------------------------- */
 
 static u32 key_text(char *buf, int worker, u32 id)
 {
@@ -543,9 +529,7 @@ static char *lay_keys(struct worker *w, const u32 *ids, u32 n, u32 *lens,
 	return memmove(w->keys.guard - *bytes, w->keys.rw, *bytes);
 }
 
-/* ------------------------------------------------------------------ */
-/* Owned filters and their shadows                                    */
-/* ------------------------------------------------------------------ */
+/* --- Owned filters and their shadows ------------------------------------ */
 
 static void shadow_clear(struct owned *o)
 {
@@ -1102,9 +1086,7 @@ static void own_step(struct worker *w)
 		own_clear(w, o, c >= 94);
 }
 
-/* ------------------------------------------------------------------ */
-/* Chaos: random commands, random arguments                           */
-/* ------------------------------------------------------------------ */
+/* --- Chaos: random commands, random arguments --------------------------- */
 
 /*
  * Where the argument structure goes: usually the stack, sometimes a page
@@ -1627,9 +1609,7 @@ static void chaos_step(struct worker *w)
 	chaos_steps[i].step(w, chaos_steps[i].cmd);
 }
 
-/* ------------------------------------------------------------------ */
-/* Threads and processes                                              */
-/* ------------------------------------------------------------------ */
+/* --- Threads and processes ---------------------------------------------- */
 
 static pthread_barrier_t start_barrier;
 
@@ -1765,9 +1745,7 @@ static int process_main(int proc, unsigned int threads, bool unprivileged)
 	return 0;
 }
 
-/* ------------------------------------------------------------------ */
-/* The parent: setup, the kill loop, the final checks                 */
-/* ------------------------------------------------------------------ */
+/* --- The parent: setup, the kill loop, the final checks ----------------- */
 
 static int main_fd = -1;
 
