@@ -460,17 +460,6 @@ static int fixture(void)
 	return 0;
 }
 
-/* Put @f back as it was in a snapshot (contents, seed, adds). */
-static int restore(const struct fsnap *f)
-{
-	int err = import_image(f->name, &f->im, kb_exists(kfd, f->name) ?
-					       KBLOOM_IMPORT_REPLACE : 0);
-
-	if (err)
-		diag("restoring %s: %s", f->name, strerror(err));
-	return err;
-}
-
 /* @cmd of keys [0, n) of @ks, without a fault, on a copy of @from. */
 static int replay(const struct image *from, unsigned long cmd,
 		  const struct keyset *ks, u32 n, struct image *out)
@@ -549,20 +538,8 @@ static struct image img_for_import;	/* fn_plain's contents */
 /* Longer than the ioctl's on-stack copy: the key itself is allocated. */
 static const char single_key[] =
 	"single-key, long enough to be copied in by memdup_user() rather than to the stack";
-static int open_fds;	/* before the OPEN step */
-
-static int count_fds(void)
-{
-	DIR *d = opendir("/proc/self/fd");
-	int n = 0;
-
-	if (!d)
-		return -1;
-	while (readdir(d))
-		n++;
-	closedir(d);
-	return n;
-}
+/* Before the OPEN step, the lowest free descriptor: where one would go. */
+static int free_fd;
 
 static void prep(const struct sweep *sw)
 {
@@ -595,7 +572,8 @@ static void prep(const struct sweep *sw)
 		break;
 	case KBLOOM_IOC_OPEN:
 		arg.o.fd = -1;
-		open_fds = count_fds();
+		free_fd = dup(kfd);
+		close(free_fd);
 		break;
 	default:
 		if (ks) {
@@ -948,7 +926,7 @@ static int changed(const struct sweep *sw, const struct snap *before,
 	const struct fsnap *was = snap_find(before, sw->target);
 	struct snap less;
 	unsigned int i;
-	int ret;
+	int ret, err;
 
 	if (sw->effect == DESTROYS) {
 		less = *before;
@@ -961,8 +939,11 @@ static int changed(const struct sweep *sw, const struct snap *before,
 	} else {
 		ret = compare_after(before, sw->target, NULL, how, check, was);
 	}
-	if (restore(was) && !ret)
-		ret = fail("cannot restore %s", sw->target);
+	/* Back as it was: contents, seed, adds. */
+	err = import_image(was->name, &was->im, kb_exists(kfd, was->name) ?
+						KBLOOM_IMPORT_REPLACE : 0);
+	if (err && !ret)
+		ret = fail("cannot restore %s: %s", was->name, strerror(err));
 	return ret;
 }
 
@@ -1006,9 +987,8 @@ static int judge_failure(const struct sweep *sw, const struct snap *before,
 		return fail("failed with %s (errno %d), not ENOMEM",
 			    strerror(err), err);
 	/* A failed OPEN leaves no descriptor behind. */
-	if (sw->cmd == KBLOOM_IOC_OPEN && count_fds() != open_fds)
-		return fail("%d descriptors open after a failed OPEN, %d before",
-			    count_fds(), open_fds);
+	if (sw->cmd == KBLOOM_IOC_OPEN && fcntl(free_fd, F_GETFD) >= 0)
+		return fail("descriptor %d open after a failed OPEN", free_fd);
 	if (sw->keys && done > arg.b.count)
 		return fail("done %u of %u", done, arg.b.count);
 	/*
