@@ -570,25 +570,18 @@ static void shadow_remove(struct owned *o, u32 id)
 		*k = o->k[--o->n];
 }
 
-/* Forget a key entirely (reported once). */
-static void shadow_forget(struct owned *o, u32 id)
-{
-	struct skey *k = shadow_find(o, id);
-
-	if (k)
-		*k = o->k[--o->n];
-}
-
 /* A key of the shadow was not found or not removed: reported once. */
 static void lost(struct worker *w, struct owned *o, const char *what, u32 id)
 {
+	struct skey *k = shadow_find(o, id);
 	char key[32];
 
 	key_text(key, w->id, id);
 	violation(w, &sh->lost, "%s: key '%s' of owned filter %s (%s, %u keys in the shadow)",
 		  what, key, o->name, o->counting ? "counting" : "plain",
 		  o->n);
-	shadow_forget(o, id);
+	if (k)
+		*k = o->k[--o->n];
 }
 
 /* @o is gone (ENOENT) or there (EEXIST) though we did not make it so. */
