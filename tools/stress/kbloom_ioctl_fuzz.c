@@ -237,8 +237,10 @@ struct cmdinfo {
 #define ON_HANDLE	4	/* a handle takes it; any other: ENOTTY */
 #define CMD(c, flags, ...)						\
 	{ KBLOOM_IOC_##c, #c, flags, (const int[]){ __VA_ARGS__, 0 } }
-#define KEY_ERRS	EBADF, EOPNOTSUPP, ENOMEM
-#define BATCH_ERRS	KEY_ERRS, E2BIG, EINTR
+#define KEY_CMD(c, flags)						\
+	CMD(c, (flags) | ON_HANDLE, EBADF, EOPNOTSUPP, ENOMEM)
+#define BATCH_CMD(c, flags)						\
+	CMD(c, (flags) | ON_HANDLE, EBADF, EOPNOTSUPP, ENOMEM, E2BIG, EINTR)
 
 static const struct cmdinfo cmds[] = {
 	CMD(VERSION, 0, 0),
@@ -250,14 +252,14 @@ static const struct cmdinfo cmds[] = {
 	CMD(INFO, 0, 0),
 	CMD(OPEN, 0, EMFILE, ENFILE, ENOMEM),
 	CMD(LIST, 0, ENOMEM),
-	CMD(ADD, NEEDS_RW | ON_HANDLE, KEY_ERRS),
-	CMD(QUERY, ON_HANDLE, KEY_ERRS),
-	CMD(TEST_AND_ADD, NEEDS_RW | ON_HANDLE, KEY_ERRS),
-	CMD(REMOVE, NEEDS_RW | ON_HANDLE, KEY_ERRS),
-	CMD(ADD_BATCH, NEEDS_RW | ON_HANDLE, BATCH_ERRS),
-	CMD(QUERY_BATCH, ON_HANDLE, BATCH_ERRS),
-	CMD(TEST_AND_ADD_BATCH, NEEDS_RW | ON_HANDLE, BATCH_ERRS),
-	CMD(REMOVE_BATCH, NEEDS_RW | ON_HANDLE, BATCH_ERRS),
+	KEY_CMD(ADD, NEEDS_RW),
+	KEY_CMD(QUERY, 0),
+	KEY_CMD(TEST_AND_ADD, NEEDS_RW),
+	KEY_CMD(REMOVE, NEEDS_RW),
+	BATCH_CMD(ADD_BATCH, NEEDS_RW),
+	BATCH_CMD(QUERY_BATCH, 0),
+	BATCH_CMD(TEST_AND_ADD_BATCH, NEEDS_RW),
+	BATCH_CMD(REMOVE_BATCH, NEEDS_RW),
 	/* Windowed filters are not merged (EOPNOTSUPP); their EXPORT waits
 	 * for a rotation under way, so never gives up (no EAGAIN). */
 	CMD(MERGE, NEEDS_RW, EBADF, EINTR, EOPNOTSUPP),
