@@ -76,9 +76,7 @@ static bool opt_verbose;
 static ull deadline_ms;
 static u64 features;	/* KBLOOM_IOC_VERSION's, read before the run */
 
-/* ------------------------------------------------------------------ */
-/* Shared (across processes) counters                                 */
-/* ------------------------------------------------------------------ */
+/* --- Shared (across processes) counters --------------------------------- */
 
 struct shared {
 	ull ops;
@@ -116,7 +114,8 @@ static void diag(const char *fmt, ...)
 	va_list ap;
 	int n;
 
-	if (__atomic_add_fetch(&sh->diag_lines, 1, __ATOMIC_RELAXED) > 200)
+	if (sh && __atomic_add_fetch(&sh->diag_lines, 1,
+				     __ATOMIC_RELAXED) > 200)
 		return;
 	n = snprintf(buf, sizeof(buf), "# ");
 	va_start(ap, fmt);
@@ -129,35 +128,19 @@ static void diag(const char *fmt, ...)
 		_exit(3);
 }
 
-/* ------------------------------------------------------------------ */
-/* Random numbers: rng_next() to seed, xorshift64* to run            */
-/* ------------------------------------------------------------------ */
+/* --- Random numbers: kbloom_util.h's rng_next(), *r its state ----------- */
 
-struct rng {
-	u64 s;
-};
-
-static u64 rnd(struct rng *r)
+static u32 below(u64 *r, u32 n)
 {
-	r->s ^= r->s >> 12;
-	r->s ^= r->s << 25;
-	r->s ^= r->s >> 27;
-	return r->s * 2685821657736338717ULL;
+	return n ? (u32)(rng_next(r) % n) : 0;
 }
 
-static u32 below(struct rng *r, u32 n)
-{
-	return n ? (u32)(rnd(r) % n) : 0;
-}
-
-static bool chance(struct rng *r, u32 percent)
+static bool chance(u64 *r, u32 percent)
 {
 	return below(r, 100) < percent;
 }
 
-/* ------------------------------------------------------------------ */
-/* Memory with holes                                                  */
-/* ------------------------------------------------------------------ */
+/* --- Memory with holes -------------------------------------------------- */
 
 /* Per-process: a read-only page, a PROT_NONE page, an unmapped hole. */
 static char *page_ro, *page_none, *hole;
@@ -209,7 +192,7 @@ static void process_memory(void)
 }
 
 /* A pointer nobody may dereference, as a u64. */
-static u64 bad_ptr(struct rng *r)
+static u64 bad_ptr(u64 *r)
 {
 	switch (below(r, 8)) {
 	case 0: return 0;
@@ -219,7 +202,7 @@ static u64 bad_ptr(struct rng *r)
 	case 4: return 0xffffffff81000000ULL;	/* kernel text */
 	case 5: return 0xffff888000000000ULL;	/* direct map */
 	case 6: return 1ULL << 47;		/* past the user half */
-	default: return rnd(r);
+	default: return rng_next(r);
 	}
 }
 
@@ -240,90 +223,68 @@ static void region_init(struct region *g, size_t len)
 	g->guard = g->rw + g->len;
 }
 
-/* ------------------------------------------------------------------ */
-/* Commands and the errnos the uapi header documents for each         */
-/* ------------------------------------------------------------------ */
+/* --- Commands and the errnos the uapi header documents for each --------- */
 
 struct cmdinfo {
 	unsigned long cmd;
 	const char *name;
-	const int *errs;	/* 0-terminated */
-	bool needs_write;	/* never succeeds on a read-only fd */
-	bool needs_admin;	/* never succeeds without CAP_SYS_ADMIN */
+	unsigned int flags;
+	const int *errs;	/* 0-terminated; EFAULT, EINVAL, ENOENT: any */
 };
 
-#define E(...) ((const int[]){ __VA_ARGS__, 0 })
+#define NEEDS_RW	1	/* never succeeds on a read-only fd */
+#define NEEDS_ADMIN	2	/* never succeeds without CAP_SYS_ADMIN */
+#define ON_HANDLE	4	/* a handle takes it; any other: ENOTTY */
+#define CMD(c, flags, ...)						\
+	{ KBLOOM_IOC_##c, #c, flags, (const int[]){ __VA_ARGS__, 0 } }
+#define KEY_CMD(c, flags)						\
+	CMD(c, (flags) | ON_HANDLE, EBADF, EOPNOTSUPP, ENOMEM)
+#define BATCH_CMD(c, flags)						\
+	CMD(c, (flags) | ON_HANDLE, EBADF, EOPNOTSUPP, ENOMEM, E2BIG, EINTR)
 
 static const struct cmdinfo cmds[] = {
-	{ KBLOOM_IOC_VERSION, "VERSION", E(EFAULT), false, false },
-	{ KBLOOM_IOC_CREATE, "CREATE",
-	  E(EBADF, EPERM, EINVAL, ENOENT, EEXIST, EFBIG, ENOSPC, EDQUOT,
-	    ENOMEM, EFAULT), true, true },
-	{ KBLOOM_IOC_DESTROY, "DESTROY",
-	  E(EBADF, EPERM, EINVAL, ENOENT, EBUSY, EFAULT), true, true },
-	{ KBLOOM_IOC_ROTATE, "ROTATE",
-	  E(EBADF, EPERM, EINVAL, ENOENT, EFAULT), true, true },
-	{ KBLOOM_IOC_CLEAR, "CLEAR",
-	  E(EBADF, EPERM, EINVAL, ENOENT, EINTR, EFAULT), true, true },
-	{ KBLOOM_IOC_INFO, "INFO", E(EINVAL, ENOENT, EFAULT), false, false },
-	{ KBLOOM_IOC_OPEN, "OPEN",
-	  E(EINVAL, ENOENT, EMFILE, ENFILE, ENOMEM, EFAULT), false, false },
-	{ KBLOOM_IOC_LIST, "LIST", E(EINVAL, EFAULT, ENOMEM), false, false },
-	{ KBLOOM_IOC_ADD, "ADD",
-	  E(EBADF, EINVAL, EFAULT, ENOENT, EOPNOTSUPP, ENOMEM), true, false },
-	{ KBLOOM_IOC_QUERY, "QUERY",
-	  E(EBADF, EINVAL, EFAULT, ENOENT, EOPNOTSUPP, ENOMEM), false, false },
-	{ KBLOOM_IOC_TEST_AND_ADD, "TEST_AND_ADD",
-	  E(EBADF, EINVAL, EFAULT, ENOENT, EOPNOTSUPP, ENOMEM), true, false },
-	{ KBLOOM_IOC_REMOVE, "REMOVE",
-	  E(EBADF, EINVAL, EFAULT, ENOENT, EOPNOTSUPP, ENOMEM), true, false },
-	{ KBLOOM_IOC_ADD_BATCH, "ADD_BATCH",
-	  E(EBADF, EINVAL, EFAULT, ENOENT, EOPNOTSUPP, E2BIG, EINTR, ENOMEM),
-	  true, false },
-	{ KBLOOM_IOC_QUERY_BATCH, "QUERY_BATCH",
-	  E(EBADF, EINVAL, EFAULT, ENOENT, EOPNOTSUPP, E2BIG, EINTR, ENOMEM),
-	  false, false },
-	{ KBLOOM_IOC_TEST_AND_ADD_BATCH, "TEST_AND_ADD_BATCH",
-	  E(EBADF, EINVAL, EFAULT, ENOENT, EOPNOTSUPP, E2BIG, EINTR, ENOMEM),
-	  true, false },
-	{ KBLOOM_IOC_REMOVE_BATCH, "REMOVE_BATCH",
-	  E(EBADF, EINVAL, EFAULT, ENOENT, EOPNOTSUPP, E2BIG, EINTR, ENOMEM),
-	  true, false },
+	CMD(VERSION, 0, 0),
+	CMD(CREATE, NEEDS_RW | NEEDS_ADMIN,
+	    EBADF, EPERM, EEXIST, EFBIG, ENOSPC, EDQUOT, ENOMEM),
+	CMD(DESTROY, NEEDS_RW | NEEDS_ADMIN, EBADF, EPERM, EBUSY),
+	CMD(ROTATE, NEEDS_RW | NEEDS_ADMIN, EBADF, EPERM),
+	CMD(CLEAR, NEEDS_RW | NEEDS_ADMIN, EBADF, EPERM, EINTR),
+	CMD(INFO, 0, 0),
+	CMD(OPEN, 0, EMFILE, ENFILE, ENOMEM),
+	CMD(LIST, 0, ENOMEM),
+	KEY_CMD(ADD, NEEDS_RW),
+	KEY_CMD(QUERY, 0),
+	KEY_CMD(TEST_AND_ADD, NEEDS_RW),
+	KEY_CMD(REMOVE, NEEDS_RW),
+	BATCH_CMD(ADD_BATCH, NEEDS_RW),
+	BATCH_CMD(QUERY_BATCH, 0),
+	BATCH_CMD(TEST_AND_ADD_BATCH, NEEDS_RW),
+	BATCH_CMD(REMOVE_BATCH, NEEDS_RW),
 	/* Windowed filters are not merged (EOPNOTSUPP); their EXPORT waits
 	 * for a rotation under way, so never gives up (no EAGAIN). */
-	{ KBLOOM_IOC_MERGE, "MERGE",
-	  E(EBADF, EINVAL, ENOENT, EINTR, EFAULT, EOPNOTSUPP), true, false },
-	{ KBLOOM_IOC_COMPARE, "COMPARE",
-	  E(EBADF, EINVAL, ENOENT, EINTR, EFAULT, EOPNOTSUPP), false, false },
-	{ KBLOOM_IOC_EXPORT, "EXPORT",
-	  E(EPERM, EINVAL, ENOBUFS, ENOENT, ENOMEM, EFAULT, EINTR),
-	  false, true },
-	{ KBLOOM_IOC_IMPORT, "IMPORT",
-	  E(EBADF, EPERM, EINVAL, EEXIST, ENOENT, EFBIG, ENOSPC, EDQUOT,
-	    ENOMEM, EFAULT, EINTR), true, true },
-	{ KBLOOM_IOC_COLLECT, "COLLECT",
-	  E(EBADF, EPERM, EINVAL, E2BIG, ENOENT, EOPNOTSUPP, ENOSPC, ENOMEM,
-	    EFAULT, EINTR), true, true },
-	{ KBLOOM_IOC_APPLY, "APPLY",
-	  E(EBADF, EPERM, EINVAL, E2BIG, ENOENT, EOPNOTSUPP, ESTALE, EXDEV,
-	    ENOSPC, ENOMEM, EFAULT, EINTR), true, true },
+	CMD(MERGE, NEEDS_RW, EBADF, EINTR, EOPNOTSUPP),
+	CMD(COMPARE, 0, EBADF, EINTR, EOPNOTSUPP),
+	CMD(EXPORT, NEEDS_ADMIN, EPERM, ENOBUFS, ENOMEM, EINTR),
+	CMD(IMPORT, NEEDS_RW | NEEDS_ADMIN,
+	    EBADF, EPERM, EEXIST, EFBIG, ENOSPC, EDQUOT, ENOMEM, EINTR),
+	CMD(COLLECT, NEEDS_RW | NEEDS_ADMIN | ON_HANDLE,
+	    EBADF, EPERM, E2BIG, EOPNOTSUPP, ENOSPC, ENOMEM, EINTR),
+	CMD(APPLY, NEEDS_RW | NEEDS_ADMIN | ON_HANDLE,
+	    EBADF, EPERM, E2BIG, EOPNOTSUPP, ESTALE, EXDEV, ENOSPC, ENOMEM,
+	    EINTR),
 };
-
-#define NCMDS (sizeof(cmds) / sizeof(cmds[0]))
 
 static const struct cmdinfo *cmd_lookup(unsigned long cmd)
 {
 	size_t i;
 
-	for (i = 0; i < NCMDS; i++)
+	for (i = 0; i < ARRAY_SIZE(cmds); i++)
 		if (cmds[i].cmd == cmd)
 			return &cmds[i];
 	return NULL;
 }
 
-/* ------------------------------------------------------------------ */
-/* Workers                                                            */
-/* ------------------------------------------------------------------ */
+/* --- Workers ------------------------------------------------------------ */
 
 struct skey {
 	u32 id;
@@ -344,12 +305,11 @@ struct owned {
 
 struct worker {
 	int proc, thread, id;
-	struct rng r;
+	u64 r;			/* rng_next()'s */
 	int rw, ro;
 	int hfd[NHANDLES];	/* chaos handles (KBLOOM_IOC_OPEN), or -1 */
 	bool hfd_ro[NHANDLES];	/* ... opened on the read-only fd */
-	bool admin;		/* may use CAP_SYS_ADMIN commands */
-	bool own_enabled;
+	bool admin;		/* CAP_SYS_ADMIN: owns filters too */
 	u32 next_key;
 	struct owned own[NOWN];
 	struct region keys;	/* batch keys, ending at a guard */
@@ -360,6 +320,13 @@ struct worker {
 	char oplog[OPLOG][96];
 	unsigned int opn;
 };
+
+static void close_fd(int *fd)
+{
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
+}
 
 static void note(struct worker *w, const char *fmt, ...)
 {
@@ -388,26 +355,6 @@ static void violation(struct worker *w, ull *count, const char *fmt, ...)
 	for (i = from; i < w->opn; i++)
 		diag("  [p%d t%d] op %u: %s", w->proc, w->thread, i,
 		     w->oplog[i % OPLOG]);
-}
-
-/* The commands a handle takes; it refuses any other with ENOTTY. */
-static bool key_cmd(unsigned long cmd)
-{
-	switch (cmd) {
-	case KBLOOM_IOC_ADD:
-	case KBLOOM_IOC_QUERY:
-	case KBLOOM_IOC_TEST_AND_ADD:
-	case KBLOOM_IOC_REMOVE:
-	case KBLOOM_IOC_ADD_BATCH:
-	case KBLOOM_IOC_QUERY_BATCH:
-	case KBLOOM_IOC_TEST_AND_ADD_BATCH:
-	case KBLOOM_IOC_REMOVE_BATCH:
-	case KBLOOM_IOC_COLLECT:
-	case KBLOOM_IOC_APPLY:
-		return true;
-	default:
-		return false;
-	}
 }
 
 /*
@@ -461,23 +408,21 @@ static int call(struct worker *w, int fd, unsigned long cmd, u64 arg)
 		diag("[p%d t%d] %s: %s", w->proc, w->thread,
 		     w->oplog[(w->opn + OPLOG - 1) % OPLOG],
 		     rc ? strerror(err) : "ok");
-	if (ci) {
-		add(rc ? &sh->per_cmd_err[ci - cmds] : &sh->per_cmd_ok[ci - cmds],
-		    1);
-	}
+	if (ci)
+		add(&(rc ? sh->per_cmd_err : sh->per_cmd_ok)[ci - cmds], 1);
 	if (!rc) {
 		add(&sh->ok_calls, 1);
-		if (ci && ((ci->needs_write && ro) ||
-			   (ci->needs_admin && !w->admin) ||
-			   (handle && !key_cmd(cmd)))) {
+		if (ci && ((ci->flags & NEEDS_RW && ro) ||
+			   (ci->flags & NEEDS_ADMIN && !w->admin) ||
+			   (handle && !(ci->flags & ON_HANDLE)))) {
 			violation(w, &sh->forbidden, "%s succeeded %s", ci->name,
-				  handle && !key_cmd(cmd) ? "on a handle" :
-				  ci->needs_write && ro ? "on a read-only fd" :
-							  "without CAP_SYS_ADMIN");
+				  handle && !(ci->flags & ON_HANDLE) ?
+				  "on a handle" : ci->flags & NEEDS_RW && ro ?
+				  "on a read-only fd" : "without CAP_SYS_ADMIN");
 		}
 		return 0;
 	}
-	if (!ci || (handle && !key_cmd(cmd))) {
+	if (!ci || (handle && !(ci->flags & ON_HANDLE))) {
 		ok = err == ENOTTY;
 	} else {
 		for (ok = false, e = ci->errs; *e; e++)
@@ -504,9 +449,7 @@ static int pick_fd(struct worker *w, bool write)
 	return chance(&w->r, 5) ? w->ro : w->rw;
 }
 
-/* ------------------------------------------------------------------ */
-/* Names                                                              */
-/* ------------------------------------------------------------------ */
+/* --- Names -------------------------------------------------------------- */
 
 static void shared_name(struct worker *w, char *name)
 {
@@ -536,7 +479,7 @@ static void any_name(struct worker *w, char *name)
 		break;
 	case 4:
 		for (i = 0; i < KBLOOM_NAME_MAX; i++)
-			name[i] = (char)rnd(&w->r);
+			name[i] = (char)rng_next(&w->r);
 		break;
 	case 5:
 		set_name(name, "fz_nosuch");
@@ -548,7 +491,7 @@ static void any_name(struct worker *w, char *name)
 		/* valid name, garbage after the NUL */
 		shared_name(w, name);
 		for (i = 6; i < KBLOOM_NAME_MAX; i++)
-			name[i] = (char)rnd(&w->r);
+			name[i] = (char)rng_next(&w->r);
 		break;
 	}
 	default:
@@ -556,9 +499,7 @@ static void any_name(struct worker *w, char *name)
 	}
 }
 
-/* ------------------------------------------------------------------ */
-/* Keys                                                               */
-/* ------------------------------------------------------------------ */
+/* --- Keys --------------------------------------------------------------- */
 
 static u32 key_text(char *buf, int worker, u32 id)
 {
@@ -567,47 +508,30 @@ static u32 key_text(char *buf, int worker, u32 id)
 
 /*
  * Lay out @n keys ending at the keys region's guard (so the region's end
- * is past the last key) and their lengths. @ids: the key ids, or NULL for
+ * is past the last key) and their lengths: written from its start, then
+ * moved (callers keep n small enough). @ids: the key ids, or NULL for
  * random keys. Returns the pointer to the first key; *bytes the size.
  */
 static char *lay_keys(struct worker *w, const u32 *ids, u32 n, u32 *lens,
 		      u64 *bytes)
 {
-	char tmp[64];
-	size_t total = 0, pos;
-	u32 i, len;
-	char *start;
+	char *p = w->keys.rw;
+	u32 i, j;
 
-	for (i = 0; i < n; i++) {
-		if (ids)
-			len = key_text(tmp, w->id, ids[i]);
-		else
-			len = 1 + below(&w->r, 24);
-		lens[i] = len;
-		total += len;
-	}
-	if (total > w->keys.len)
-		total = w->keys.len;	/* callers keep n small enough */
-	start = w->keys.guard - total;
-	for (i = 0, pos = 0; i < n && pos + lens[i] <= total; i++) {
+	for (i = 0; i < n; p += lens[i++]) {
 		if (ids) {
-			key_text(tmp, w->id, ids[i]);
-			memcpy(start + pos, tmp, lens[i]);
-		} else {
-			u32 j;
-
-			for (j = 0; j < lens[i]; j++)
-				start[pos + j] = (char)rnd(&w->r);
+			lens[i] = key_text(p, w->id, ids[i]);
+			continue;
 		}
-		pos += lens[i];
+		lens[i] = 1 + below(&w->r, 24);
+		for (j = 0; j < lens[i]; j++)
+			p[j] = (char)rng_next(&w->r);
 	}
-	*bytes = total;
-	return start;
+	*bytes = p - w->keys.rw;
+	return memmove(w->keys.guard - *bytes, w->keys.rw, *bytes);
 }
 
-/* ------------------------------------------------------------------ */
-/* Owned filters and their shadows                                    */
-/* ------------------------------------------------------------------ */
+/* --- Owned filters and their shadows ------------------------------------ */
 
 static void shadow_clear(struct owned *o)
 {
@@ -648,25 +572,18 @@ static void shadow_remove(struct owned *o, u32 id)
 		*k = o->k[--o->n];
 }
 
-/* Forget a key entirely (reported once). */
-static void shadow_forget(struct owned *o, u32 id)
-{
-	struct skey *k = shadow_find(o, id);
-
-	if (k)
-		*k = o->k[--o->n];
-}
-
 /* A key of the shadow was not found or not removed: reported once. */
 static void lost(struct worker *w, struct owned *o, const char *what, u32 id)
 {
+	struct skey *k = shadow_find(o, id);
 	char key[32];
 
 	key_text(key, w->id, id);
 	violation(w, &sh->lost, "%s: key '%s' of owned filter %s (%s, %u keys in the shadow)",
 		  what, key, o->name, o->counting ? "counting" : "plain",
 		  o->n);
-	shadow_forget(o, id);
+	if (k)
+		*k = o->k[--o->n];
 }
 
 /* @o is gone (ENOENT) or there (EEXIST) though we did not make it so. */
@@ -677,6 +594,17 @@ static void vanished(struct worker *w, struct owned *o, const char *what,
 		  strerror(err));
 	o->exists = err != ENOENT;
 	shadow_clear(o);
+}
+
+/* A call on @o, which exists until the thread destroys it: not ENOENT. */
+static int own_call(struct worker *w, struct owned *o, int fd,
+		    unsigned long cmd, void *arg)
+{
+	int err = call(w, fd, cmd, (uintptr_t)arg);
+
+	if (err == ENOENT)
+		vanished(w, o, cmd_lookup(cmd)->name, err);
+	return err;
 }
 
 /*
@@ -726,11 +654,9 @@ static void own_verify(struct worker *w, struct owned *o)
 	fd = own_batch(w, o, ids, n, &b, false);
 	b.results = (uintptr_t)res;
 	note(w, "verify %s: %u keys", o->name, n);
-	err = call(w, fd, KBLOOM_IOC_QUERY_BATCH, (uintptr_t)&b);
-	if (err == ENOENT) {
-		vanished(w, o, "gone though nobody destroyed it", err);
+	err = own_call(w, o, fd, KBLOOM_IOC_QUERY_BATCH, &b);
+	if (err == ENOENT)
 		return;
-	}
 	if (err || b.done != n) {
 		violation(w, &sh->other, "verify %s: QUERY_BATCH of %u keys: %s, done %u",
 			  o->name, n, strerror(err), b.done);
@@ -745,24 +671,15 @@ static void own_verify(struct worker *w, struct owned *o)
 	}
 }
 
-static u32 fresh_id(struct worker *w)
-{
-	return w->next_key++;
-}
-
 /* A handle on @o, for some of its key commands (own_key_fd()). */
 static void own_open(struct worker *w, struct owned *o)
 {
 	struct kbloom_open op = {};
-	int err;
 
 	set_name(op.name, o->name);
 	note(w, "own open %s", o->name);
-	err = call(w, w->rw, KBLOOM_IOC_OPEN, (uintptr_t)&op);
-	if (!err)
+	if (!own_call(w, o, w->rw, KBLOOM_IOC_OPEN, &op))
 		o->handle = op.fd;
-	else if (err == ENOENT)
-		vanished(w, o, "OPEN", err);
 }
 
 /*
@@ -777,15 +694,14 @@ static void own_close_handle(struct worker *w, struct owned *o)
 
 	if (o->handle < 0)
 		return;
-	kk.len = key_text(key, w->id, fresh_id(w));
+	kk.len = key_text(key, w->id, w->next_key++);
 	kk.key = (uintptr_t)key;
 	note(w, "own add %s through its handle after DESTROY", o->name);
 	err = call(w, o->handle, KBLOOM_IOC_ADD, (uintptr_t)&kk);
 	if (err != ENOENT)
 		violation(w, &sh->other, "ADD on a handle of destroyed %s: %s, not ENOENT",
 			  o->name, strerror(err));
-	close(o->handle);
-	o->handle = -1;
+	close_fd(&o->handle);
 }
 
 static void own_create(struct worker *w, struct owned *o, int slot)
@@ -795,10 +711,7 @@ static void own_create(struct worker *w, struct owned *o, int slot)
 	u32 bpf;
 	int err;
 
-	if (o->handle >= 0) {
-		close(o->handle);
-		o->handle = -1;
-	}
+	close_fd(&o->handle);
 	set_name(c.name, o->name);
 	o->like[0] = 0;
 	if (model && model->exists && chance(&w->r, 60)) {
@@ -868,22 +781,20 @@ static int own_key(struct worker *w, struct owned *o, unsigned long cmd,
 	}
 	note(w, "own %s %s key %u%s%s", cmd_lookup(cmd)->name, o->name, id,
 	     ro_arg ? " (arg read-only)" : "", fd == o->handle ? " (handle)" : "");
-	err = call(w, fd, cmd, (uintptr_t)kp);
+	err = own_call(w, o, fd, cmd, kp);
 	if (ro_arg)
 		mprotect(w->scratch_ro, PAGE, PROT_READ | PROT_WRITE);
 	*result = kp->result;
 	if (!err && ro_arg)
 		violation(w, &sh->other, "%s with an unwritable argument succeeded",
 			  cmd_lookup(cmd)->name);
-	else if (err == ENOENT)
-		vanished(w, o, cmd_lookup(cmd)->name, err);
 	return err;
 }
 
 /* ADD or TEST_AND_ADD one key, sometimes with the structure unwritable. */
 static void own_add_one(struct worker *w, struct owned *o, bool tadd)
 {
-	u32 id = fresh_id(w), res;
+	u32 id = w->next_key++, res;
 
 	if (!own_key(w, o, tadd ? KBLOOM_IOC_TEST_AND_ADD : KBLOOM_IOC_ADD, id,
 		     chance(&w->r, 10), &res))
@@ -891,22 +802,23 @@ static void own_add_one(struct worker *w, struct owned *o, bool tadd)
 }
 
 /*
- * A batch of fresh keys, sometimes with a bad length in the middle, a
- * results buffer that ends in the middle of the batch, or keys that run
- * into the guard page: the keys before @done are claimed, no others.
+ * ADD_BATCH, TEST_AND_ADD_BATCH or REMOVE_BATCH of the keys @ids[0..n) on
+ * @o, sometimes with a bad length in the middle, keys that run into the
+ * guard page, or result bits that cannot all be written (read-only,
+ * PROT_NONE, or ending after the first chunk or earlier): the keys before
+ * @done are done, no others, and none whose result bit is not writable. A
+ * REMOVE of an added key is never refused.
  */
-static void own_add_batch(struct worker *w, struct owned *o, bool tadd)
+static void own_batch_cmd(struct worker *w, struct owned *o,
+			  unsigned long cmd, const u32 *ids, u32 n)
 {
-	u32 n = 1 + below(&w->r, chance(&w->r, 30) ? 2500 : 200);
-	u32 ids[2600], *lens = (u32 *)w->lens_buf, i, bad_at = ~0U;
+	u32 *lens = (u32 *)w->lens_buf, i, bad_at = ~0U;
 	u32 writable = ~0U;	/* keys whose result bits are writable */
+	unsigned char *res = (unsigned char *)w->res.guard - (n + 7) / 8;
+	const char *how = "", *name = cmd_lookup(cmd)->name;
 	struct kbloom_batch b;
-	const char *how = "";
-	int err, fd;
+	int err, fd = own_batch(w, o, ids, n, &b, true);
 
-	for (i = 0; i < n; i++)
-		ids[i] = fresh_id(w);
-	fd = own_batch(w, o, ids, n, &b, true);
 	switch (below(&w->r, 8)) {
 	case 0:
 		/* A bad length: EINVAL, @done tells which. */
@@ -914,15 +826,12 @@ static void own_add_batch(struct worker *w, struct owned *o, bool tadd)
 		lens[bad_at] = chance(&w->r, 50) ? 0 : KBLOOM_KEY_MAX + 1;
 		how = " (bad length)";
 		break;
-	case 1: {
+	case 1:
 		/* Results end after the first chunk or earlier. */
-		u32 room = 8 * below(&w->r, 17);
-
-		b.results = (uintptr_t)(w->res.guard - room);
-		writable = 8 * room;
+		writable = 64 * below(&w->r, 17);
+		res = (unsigned char *)w->res.guard - writable / 8;
 		how = " (results run into a guard page)";
 		break;
-	}
 	case 2:
 		/* The keys buffer claims more than is mapped. */
 		b.keys_bytes += below(&w->r, 64);
@@ -931,43 +840,53 @@ static void own_add_batch(struct worker *w, struct owned *o, bool tadd)
 		how = " (keys run into a guard page)";
 		break;
 	case 3:
-		b.results = (uintptr_t)page_ro;
+		res = (unsigned char *)(chance(&w->r, 50) ? page_ro :
+							    page_none);
 		writable = 0;
-		how = " (results read-only)";
+		how = " (results unwritable)";
 		break;
-	default:
-		b.results = (uintptr_t)(w->res.guard - (n + 7) / 8);
 	}
-	note(w, "own %s %s %u keys%s%s", tadd ? "tadd_batch" : "add_batch",
-	     o->name, n, how, fd == o->handle ? " (handle)" : "");
-	err = call(w, fd, tadd ? KBLOOM_IOC_TEST_AND_ADD_BATCH :
-				 KBLOOM_IOC_ADD_BATCH, (uintptr_t)&b);
-	if (err == ENOENT) {
-		vanished(w, o, "ADD_BATCH", err);
+	b.results = (uintptr_t)res;
+	note(w, "own %s %s %u keys%s%s", name, o->name, n, how,
+	     fd == o->handle ? " (handle)" : "");
+	err = own_call(w, o, fd, cmd, &b);
+	if (err == ENOENT)
 		return;
-	}
-	if (!err && b.done != n)
-		violation(w, &sh->other, "ADD_BATCH succeeded with done %u of %u",
-			  b.done, n);
-	if (b.done > n || (bad_at != ~0U && b.done > bad_at) ||
+	if ((!err && b.done != n) || b.done > n || b.done > bad_at ||
 	    b.done > writable) {
-		violation(w, &sh->other, "ADD_BATCH: done %u, count %u, bad length at %d, results writable for %d keys%s",
-			  b.done, n, (int)bad_at, (int)writable, how);
+		violation(w, &sh->other, "%s: %s, done %u of %u, bad length at %d, results writable for %d keys%s",
+			  name, strerror(err), b.done, n, (int)bad_at,
+			  (int)writable, how);
 		return;
 	}
-	for (i = 0; i < b.done; i++)
-		shadow_add(o, ids[i]);
+	for (i = 0; i < b.done; i++) {
+		if (cmd != KBLOOM_IOC_REMOVE_BATCH)
+			shadow_add(o, ids[i]);
+		else if (bit_get(res, i))
+			shadow_remove(o, ids[i]);
+		else
+			lost(w, o, "REMOVE_BATCH refused an added key", ids[i]);
+	}
+}
+
+/* A batch of fresh keys. */
+static void own_add_batch(struct worker *w, struct owned *o, bool tadd)
+{
+	u32 n = 1 + below(&w->r, chance(&w->r, 30) ? 2500 : 200);
+	u32 ids[2600], i;
+
+	for (i = 0; i < n; i++)
+		ids[i] = w->next_key++;
+	own_batch_cmd(w, o, tadd ? KBLOOM_IOC_TEST_AND_ADD_BATCH :
+				   KBLOOM_IOC_ADD_BATCH, ids, n);
 }
 
 /* Remove keys the thread added (never others: that could steal counts). */
 static void own_remove(struct worker *w, struct owned *o)
 {
-	u32 ids[128], n, i, start, res1;
-	struct kbloom_batch b;
-	unsigned char *res;
-	const char *how = "";
-	bool ro_arg, unwritable;
-	int err, fd;
+	u32 ids[128], n, i, start, res;
+	bool ro_arg;
+	int err;
 
 	if (!o->n)
 		return;
@@ -975,8 +894,8 @@ static void own_remove(struct worker *w, struct owned *o)
 		/* One key, sometimes with the structure unwritable. */
 		ids[0] = o->k[below(&w->r, o->n)].id;
 		ro_arg = chance(&w->r, 20);
-		err = own_key(w, o, KBLOOM_IOC_REMOVE, ids[0], ro_arg, &res1);
-		if (!err && !ro_arg && !res1)
+		err = own_key(w, o, KBLOOM_IOC_REMOVE, ids[0], ro_arg, &res);
+		if (!err && !ro_arg && !res)
 			lost(w, o, "REMOVE refused an added key", ids[0]);
 		else if (!err)
 			shadow_remove(o, ids[0]);
@@ -987,44 +906,7 @@ static void own_remove(struct worker *w, struct owned *o)
 	start = below(&w->r, o->n);
 	for (i = 0; i < n; i++)
 		ids[i] = o->k[(start + i) % o->n].id;
-	fd = own_batch(w, o, ids, n, &b, true);
-	res = (unsigned char *)w->res.guard - (n + 7) / 8;
-	switch (below(&w->r, 6)) {
-	case 0:
-		res = (unsigned char *)page_none;
-		how = " (results PROT_NONE)";
-		break;
-	case 1:
-		res = (unsigned char *)page_ro;
-		how = " (results read-only)";
-		break;
-	default:
-		break;
-	}
-	unwritable = res == (unsigned char *)page_none ||
-		     res == (unsigned char *)page_ro;
-	b.results = (uintptr_t)res;
-	note(w, "own remove_batch %s %u keys%s%s", o->name, n, how,
-	     fd == o->handle ? " (handle)" : "");
-	err = call(w, fd, KBLOOM_IOC_REMOVE_BATCH, (uintptr_t)&b);
-	if (err == ENOENT) {
-		vanished(w, o, "REMOVE_BATCH", err);
-		return;
-	}
-	if (b.done > n || (b.done && unwritable)) {
-		violation(w, &sh->other, "REMOVE_BATCH done %u of %u%s",
-			  b.done, n, how);
-		return;
-	}
-	if (!err && b.done != n)
-		violation(w, &sh->other, "REMOVE_BATCH succeeded with done %u of %u",
-			  b.done, n);
-	for (i = 0; i < b.done; i++) {
-		if (bit_get(res, i))
-			shadow_remove(o, ids[i]);
-		else
-			lost(w, o, "REMOVE_BATCH refused an added key", ids[i]);
-	}
+	own_batch_cmd(w, o, KBLOOM_IOC_REMOVE_BATCH, ids, n);
 }
 
 /* CLEAR or DESTROY @o: its shadow is void, and (DESTROY) it is gone. */
@@ -1036,11 +918,9 @@ static void own_clear(struct worker *w, struct owned *o, bool destroy)
 
 	set_name(n.name, o->name);
 	note(w, "own %s %s", cmd_lookup(cmd)->name, o->name);
-	err = call(w, w->rw, cmd, (uintptr_t)&n);
-	if (err == ENOENT) {
-		vanished(w, o, cmd_lookup(cmd)->name, err);
+	err = own_call(w, o, w->rw, cmd, &n);
+	if (err == ENOENT)
 		return;
-	}
 	if (!err || (err == EINTR && !destroy))
 		shadow_clear(o);
 	if (err || !destroy)
@@ -1070,12 +950,7 @@ static void own_roundtrip(struct worker *w, struct owned *o)
 	im.payload = (uintptr_t)w->img.rw;
 	im.payload_len = w->img.len;
 	note(w, "own export %s", o->name);
-	err = call(w, w->rw, KBLOOM_IOC_EXPORT, (uintptr_t)&im);
-	if (err == ENOENT) {
-		vanished(w, o, "EXPORT", err);
-		return;
-	}
-	if (err)
+	if (own_call(w, o, w->rw, KBLOOM_IOC_EXPORT, &im))
 		return;		/* ENOBUFS: too big for our buffer */
 	for (i = 0; i < NOWN; i++)
 		if (!w->own[i].exists && chance(&w->r, 50))
@@ -1102,28 +977,22 @@ static void own_roundtrip(struct worker *w, struct owned *o)
 		return;
 	/*
 	 * A filter the image makes takes its BPF access; a replaced one
-	 * keeps its own.
+	 * keeps its own. A handle left from a filter of the name that
+	 * vanished is closed.
 	 */
+	if (dst != o) {
+		close_fd(&dst->handle);
+		set_name(dst->like, o->name);
+	}
+	dst->exists = true;
+	dst->counting = o->counting;
+	dst->bpf = o->bpf;
 	if (damage) {
 		shadow_clear(dst);
-		dst->exists = true;
-		dst->counting = o->counting;
-		dst->bpf = o->bpf;
-		return;
-	}
-	if (dst != o) {
-		/* A handle left from a filter of this name that vanished. */
-		if (dst->handle >= 0) {
-			close(dst->handle);
-			dst->handle = -1;
-		}
-		dst->exists = true;
-		dst->counting = o->counting;
-		dst->bpf = o->bpf;
+	} else if (dst != o) {
 		dst->n = o->n;
 		dst->full = o->full;
 		memcpy(dst->k, o->k, sizeof(o->k[0]) * o->n);
-		set_name(dst->like, o->name);
 	}
 }
 
@@ -1168,12 +1037,8 @@ static void own_info(struct worker *w, struct owned *o)
 
 	set_name(info.name, o->name);
 	note(w, "own info %s", o->name);
-	err = call(w, chance(&w->r, 50) ? w->ro : w->rw, KBLOOM_IOC_INFO,
-		   (uintptr_t)&info);
-	if (err == ENOENT) {
-		vanished(w, o, "INFO", err);
-		return;
-	}
+	err = own_call(w, o, chance(&w->r, 50) ? w->ro : w->rw,
+		       KBLOOM_IOC_INFO, &info);
 	if (!err && (info.bits_set > info.bits || !info.memory_bytes ||
 		     !!(info.flags & KBLOOM_CREATE_COUNTING) != o->counting ||
 		     (o->bpf != ~0U &&
@@ -1216,9 +1081,7 @@ static void own_step(struct worker *w)
 		own_clear(w, o, c >= 94);
 }
 
-/* ------------------------------------------------------------------ */
-/* Chaos: random commands, random arguments                           */
-/* ------------------------------------------------------------------ */
+/* --- Chaos: random commands, random arguments --------------------------- */
 
 /*
  * Where the argument structure goes: usually the stack, sometimes a page
@@ -1227,32 +1090,48 @@ static void own_step(struct worker *w)
  */
 static u64 place_arg(struct worker *w, void *arg, size_t size)
 {
+	char *p;
+
 	switch (below(&w->r, 24)) {
 	case 0:
 		return bad_ptr(&w->r);
 	case 1:
 		return (uintptr_t)page_ro;	/* zeros, unwritable */
-	case 2: {
+	case 2:
 		/* The structure runs into the guard page. */
-		char *p = w->keys.guard - size / 2;
-
+		p = w->keys.guard - size / 2;
 		memcpy(p, arg, size / 2);
 		return (uintptr_t)p;
-	}
-	case 3: {
+	case 3:
 		/* In the chaos region: maybe unmapped right now. */
-		char *p = chaos + below(&w->r, CHAOS_PAGES) * PAGE;
-
-		return (uintptr_t)p;
-	}
+		return (uintptr_t)(chaos + below(&w->r, CHAOS_PAGES) * PAGE);
 	default:
 		return (uintptr_t)arg;
 	}
 }
 
+/*
+ * A chaos step's call, its argument placed by place_arg(), noted as the
+ * command and @fmt's words (the name, and what else tells it apart).
+ */
+static int chaos_call(struct worker *w, int fd, unsigned long cmd, void *arg,
+		      size_t size, const char *fmt, ...)
+{
+	char what[80];
+	va_list ap;
+	bool ro;
+
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
+	note(w, "chaos %s %s%s", cmd_lookup(cmd)->name, what,
+	     fd_handle(w, fd, &ro) ? " (handle)" : "");
+	return call(w, fd, cmd, place_arg(w, arg, size));
+}
+
+/* Flip a few random bits of a structure. */
 static void chaos_bits(struct worker *w, void *p, size_t size)
 {
-	/* Flip a few random bits of a structure. */
 	u32 i, n = 1 + below(&w->r, 4);
 
 	for (i = 0; i < n; i++)
@@ -1264,13 +1143,13 @@ static void chaos_bits(struct worker *w, void *p, size_t size)
 static void poke32(struct worker *w, u32 percent, __u32 *field)
 {
 	if (chance(&w->r, percent))
-		*field = (u32)rnd(&w->r);
+		*field = (u32)rng_next(&w->r);
 }
 
 static void poke_reserved(struct worker *w, u32 percent, __u64 *reserved)
 {
 	if (chance(&w->r, percent))
-		reserved[below(&w->r, 2)] = rnd(&w->r);
+		reserved[below(&w->r, 2)] = rng_next(&w->r);
 }
 
 static u32 rnd_count(struct worker *w)
@@ -1280,7 +1159,7 @@ static u32 rnd_count(struct worker *w)
 	case 1: return KBLOOM_BATCH_MAX;
 	case 2: return KBLOOM_BATCH_MAX + 1;
 	case 3: return 0xffffffffU;
-	case 4: return (u32)rnd(&w->r);
+	case 4: return (u32)rng_next(&w->r);
 	default: return 1 + below(&w->r, 300);
 	}
 }
@@ -1291,14 +1170,14 @@ static u64 rnd_bits(struct worker *w)
 	case 0: return 0;
 	case 1: return below(&w->r, 64);
 	case 2: return KBLOOM_MAX_BITS + below(&w->r, 2);
-	case 3: return rnd(&w->r);
+	case 3: return rng_next(&w->r);
 	case 4: return 1ULL << (30 + below(&w->r, 7));	/* EFBIG/ENOSPC */
 	case 5: return 1ULL << (16 + below(&w->r, 6));	/* up to 256 KiB */
 	default: return 64 + below(&w->r, 100000);
 	}
 }
 
-static void chaos_create(struct worker *w)
+static void chaos_create(struct worker *w, unsigned long cmd)
 {
 	struct kbloom_create c = {};
 
@@ -1306,9 +1185,9 @@ static void chaos_create(struct worker *w)
 	switch (below(&w->r, 4)) {
 	case 0:
 		c.capacity = chance(&w->r, 80) ? below(&w->r, 100000) :
-						   rnd(&w->r);
+						 rng_next(&w->r);
 		c.fpr_ppb = chance(&w->r, 80) ? below(&w->r, KBLOOM_FPR_ONE + 2) :
-						  (u32)rnd(&w->r);
+						(u32)rng_next(&w->r);
 		break;
 	case 1:
 		c.flags = KBLOOM_CREATE_LIKE;
@@ -1331,29 +1210,29 @@ static void chaos_create(struct worker *w)
 				below(&w->r, KBLOOM_MAX_GENERATIONS + 3);
 		c.window_ms = chance(&w->r, 40) ? 0 :
 			      chance(&w->r, 80) ? 20 + below(&w->r, 2000) :
-						  (u32)rnd(&w->r);
+						  (u32)rng_next(&w->r);
 		if (chance(&w->r, 20))
 			c.flags |= KBLOOM_CREATE_ROTATE_AT_FILL;
 	}
 	poke_reserved(w, 5, c.reserved);
 	if (chance(&w->r, 10))
 		chaos_bits(w, &c, sizeof(c));
-	note(w, "chaos create '%.32s'", c.name);
-	call(w, pick_fd(w, true), KBLOOM_IOC_CREATE,
-	     place_arg(w, &c, sizeof(c)));
+	chaos_call(w, pick_fd(w, true), cmd, &c, sizeof(c), "'%.32s'", c.name);
 }
 
+/* DESTROY, CLEAR, ROTATE (CLEAR on a module without windows). */
 static void chaos_name_cmd(struct worker *w, unsigned long cmd)
 {
 	struct kbloom_name n = {};
 
+	if (cmd == KBLOOM_IOC_ROTATE && !(features & KBLOOM_FEATURE_WINDOW))
+		cmd = KBLOOM_IOC_CLEAR;
 	any_name(w, n.name);
 	poke_reserved(w, 8, n.reserved);
-	note(w, "chaos %s '%.32s'", cmd_lookup(cmd)->name, n.name);
-	call(w, pick_fd(w, true), cmd, place_arg(w, &n, sizeof(n)));
+	chaos_call(w, pick_fd(w, true), cmd, &n, sizeof(n), "'%.32s'", n.name);
 }
 
-static void chaos_info(struct worker *w)
+static void chaos_info(struct worker *w, unsigned long cmd)
 {
 	struct kbloom_info info = {};
 
@@ -1366,12 +1245,11 @@ static void chaos_info(struct worker *w)
 			(unsigned char)(1 + below(&w->r, 255));
 	if (chance(&w->r, 10))
 		chaos_bits(w, &info, sizeof(info));
-	note(w, "chaos info '%.32s'", info.name);
-	call(w, pick_fd(w, false), KBLOOM_IOC_INFO,
-	     place_arg(w, &info, sizeof(info)));
+	chaos_call(w, pick_fd(w, false), cmd, &info, sizeof(info), "'%.32s'",
+		   info.name);
 }
 
-static void chaos_list(struct worker *w)
+static void chaos_list(struct worker *w, unsigned long cmd)
 {
 	struct kbloom_list l = {};
 
@@ -1394,9 +1272,8 @@ static void chaos_list(struct worker *w)
 		l.count = below(&w->r, (u32)(w->img.len / KBLOOM_NAME_MAX));
 	}
 	poke32(w, 8, &l.reserved);
-	note(w, "chaos list count %u", l.count);
-	call(w, pick_fd(w, false), KBLOOM_IOC_LIST,
-	     place_arg(w, &l, sizeof(l)));
+	chaos_call(w, pick_fd(w, false), cmd, &l, sizeof(l), "count %u",
+		   l.count);
 }
 
 /* On a handle the name must be all zero: usually it is. */
@@ -1414,7 +1291,7 @@ static void handle_name(struct worker *w, int fd, char *name)
  * cannot be written back (then no fd may be created, which the end of the
  * run checks: a leaked handle would hold a destroyed filter's memory).
  */
-static void chaos_open(struct worker *w)
+static void chaos_open(struct worker *w, unsigned long cmd)
 {
 	struct kbloom_open op = {};
 	u64 arg = (uintptr_t)&op;
@@ -1429,14 +1306,13 @@ static void chaos_open(struct worker *w)
 		arg = chance(&w->r, 50) ? (uintptr_t)page_ro : bad_ptr(&w->r);
 	note(w, "chaos open '%.32s'%s", op.name,
 	     arg != (uintptr_t)&op ? " (arg unwritable)" : "");
-	if (call(w, fd, KBLOOM_IOC_OPEN, arg))
+	if (call(w, fd, cmd, arg))
 		return;
 	if (arg != (uintptr_t)&op) {
 		violation(w, &sh->other, "OPEN succeeded with an unwritable argument");
 		return;
 	}
-	if (w->hfd[slot] >= 0)
-		close(w->hfd[slot]);
+	close_fd(&w->hfd[slot]);
 	w->hfd[slot] = op.fd;
 	fd_handle(w, fd, &ro);
 	w->hfd_ro[slot] = ro;
@@ -1447,7 +1323,6 @@ static void chaos_key(struct worker *w, unsigned long cmd)
 	struct kbloom_key k = {};
 	u32 lens[1];
 	u64 bytes;
-	bool ro;
 	int fd;
 
 	any_name(w, k.name);
@@ -1467,9 +1342,7 @@ static void chaos_key(struct worker *w, unsigned long cmd)
 	poke32(w, 5, &k.result);
 	fd = pick_fd(w, cmd != KBLOOM_IOC_QUERY);
 	handle_name(w, fd, k.name);
-	note(w, "chaos %s '%.32s' len %u%s", cmd_lookup(cmd)->name, k.name,
-	     k.len, fd_handle(w, fd, &ro) ? " (handle)" : "");
-	call(w, fd, cmd, place_arg(w, &k, sizeof(k)));
+	chaos_call(w, fd, cmd, &k, sizeof(k), "'%.32s' len %u", k.name, k.len);
 }
 
 static void chaos_batch(struct worker *w, unsigned long cmd)
@@ -1480,7 +1353,6 @@ static void chaos_batch(struct worker *w, unsigned long cmd)
 	u32 *lens = (u32 *)w->lens_buf;
 	u64 bytes;
 	char *keys = lay_keys(w, NULL, real ? real : 1, lens, &bytes);
-	bool ro;
 	int fd;
 
 	any_name(w, b.name);
@@ -1500,12 +1372,12 @@ static void chaos_batch(struct worker *w, unsigned long cmd)
 		b.lens = (uintptr_t)(w->keys.guard - 4 * below(&w->r, real + 1));
 		break;
 	case 3:
-		b.keys_bytes = chance(&w->r, 50) ? rnd(&w->r) :
+		b.keys_bytes = chance(&w->r, 50) ? rng_next(&w->r) :
 			       bytes - below(&w->r, (u32)bytes + 1);
 		break;
 	case 4:
 		lens[below(&w->r, real ? real : 1)] =
-			chance(&w->r, 50) ? 0 : (u32)rnd(&w->r);
+			chance(&w->r, 50) ? 0 : (u32)rng_next(&w->r);
 		break;
 	default:
 		break;
@@ -1534,11 +1406,10 @@ static void chaos_batch(struct worker *w, unsigned long cmd)
 	poke32(w, 5, &b.done);
 	fd = pick_fd(w, cmd != KBLOOM_IOC_QUERY_BATCH);
 	handle_name(w, fd, b.name);
-	note(w, "chaos %s '%.32s' count %u%s", cmd_lookup(cmd)->name, b.name,
-	     n, fd_handle(w, fd, &ro) ? " (handle)" : "");
-	call(w, fd, cmd, place_arg(w, &b, sizeof(b)));
+	chaos_call(w, fd, cmd, &b, sizeof(b), "'%.32s' count %u", b.name, n);
 }
 
+/* MERGE, COMPARE */
 static void chaos_merge(struct worker *w, unsigned long cmd)
 {
 	struct kbloom_merge m = {};
@@ -1551,13 +1422,12 @@ static void chaos_merge(struct worker *w, unsigned long cmd)
 	poke32(w, 6, &m.reserved0);
 	poke_reserved(w, 6, m.reserved);
 	poke32(w, 6, &m.mismatch);
-	note(w, "chaos %s '%.32s' '%.32s'", cmd_lookup(cmd)->name, m.dst,
-	     m.src);
-	call(w, pick_fd(w, true), cmd, place_arg(w, &m, sizeof(m)));
+	chaos_call(w, pick_fd(w, true), cmd, &m, sizeof(m), "'%.32s' '%.32s'",
+		   m.dst, m.src);
 }
 
-/* EXPORT a shared filter, maybe damage the image, IMPORT it somewhere. */
-static void chaos_image(struct worker *w, bool export_only)
+/* EXPORT a shared filter; for IMPORT, maybe damage the image, import it. */
+static void chaos_image(struct worker *w, unsigned long cmd)
 {
 	struct kbloom_image im = {};
 	int err;
@@ -1566,7 +1436,8 @@ static void chaos_image(struct worker *w, bool export_only)
 	switch (below(&w->r, 6)) {
 	case 0:
 		im.payload = bad_ptr(&w->r);
-		im.payload_len = chance(&w->r, 50) ? rnd(&w->r) : w->img.len;
+		im.payload_len = chance(&w->r, 50) ? rng_next(&w->r) :
+						     w->img.len;
 		break;
 	case 1:
 		/* Claims more room than is mapped. */
@@ -1583,20 +1454,19 @@ static void chaos_image(struct worker *w, bool export_only)
 	}
 	poke32(w, 6, &im.import_flags);
 	poke32(w, 6, &im.age_ms);
-	note(w, "chaos export '%.32s'", im.name);
-	err = call(w, pick_fd(w, false), KBLOOM_IOC_EXPORT,
-		   place_arg(w, &im, sizeof(im)));
-	if (export_only)
+	err = chaos_call(w, pick_fd(w, false), KBLOOM_IOC_EXPORT, &im,
+			 sizeof(im), "'%.32s'", im.name);
+	if (cmd == KBLOOM_IOC_EXPORT)
 		return;
 	if (err) {
 		/* Invent a header. */
 		im.bits = rnd_bits(w);
 		im.hashes = below(&w->r, KBLOOM_MAX_HASHES + 2);
-		im.flags = chance(&w->r, 80) ? 0 : (u32)rnd(&w->r);
+		im.flags = chance(&w->r, 80) ? 0 : (u32)rng_next(&w->r);
 		im.hash_scheme = below(&w->r, 4);
-		im.seed[0] = (u32)rnd(&w->r);
+		im.seed[0] = (u32)rng_next(&w->r);
 		im.payload_len = chance(&w->r, 50) ?
-				 ((im.bits + 63) / 64) * 8 : rnd(&w->r);
+				 ((im.bits + 63) / 64) * 8 : rng_next(&w->r);
 		im.payload = (uintptr_t)w->img.rw;
 		if (im.payload_len <= w->img.len)
 			memset(w->img.rw, 0, im.payload_len);
@@ -1607,10 +1477,9 @@ static void chaos_image(struct worker *w, bool export_only)
 		w->img.rw[below(&w->r, (u32)im.payload_len)] ^= 0x80;
 	any_name(w, im.name);
 	im.import_flags = chance(&w->r, 50) ? KBLOOM_IMPORT_REPLACE :
-			  chance(&w->r, 90) ? 0 : (u32)rnd(&w->r);
-	note(w, "chaos import '%.32s' bits %llu", im.name, (ull)im.bits);
-	call(w, pick_fd(w, true), KBLOOM_IOC_IMPORT,
-	     place_arg(w, &im, sizeof(im)));
+			  chance(&w->r, 90) ? 0 : (u32)rng_next(&w->r);
+	chaos_call(w, pick_fd(w, true), cmd, &im, sizeof(im),
+		   "'%.32s' bits %llu", im.name, (ull)im.bits);
 }
 
 /*
@@ -1618,7 +1487,7 @@ static void chaos_image(struct worker *w, bool export_only)
  * guard page or not exist, maybe damage them, APPLY them somewhere: what
  * APPLY takes is only ever ORed in, so no key of an owned filter is lost.
  */
-static void chaos_blocks(struct worker *w)
+static void chaos_blocks(struct worker *w, unsigned long cmd)
 {
 	struct kbloom_block *bl = (struct kbloom_block *)w->img.rw;
 	u32 room = (u32)(w->img.len / sizeof(*bl));
@@ -1626,7 +1495,7 @@ static void chaos_blocks(struct worker *w)
 	int err;
 
 	any_name(w, b.name);
-	b.count = chance(&w->r, 10) ? (u32)rnd(&w->r) :
+	b.count = chance(&w->r, 10) ? (u32)rng_next(&w->r) :
 		  1 + below(&w->r, room < KBLOOM_BLOCKS_MAX ? room :
 						KBLOOM_BLOCKS_MAX);
 	b.blocks = (uintptr_t)bl;
@@ -1638,36 +1507,33 @@ static void chaos_blocks(struct worker *w)
 				       (1 + below(&w->r, 4)));
 	if (chance(&w->r, 10))
 		b.flags = chance(&w->r, 50) ? KBLOOM_COLLECT_ALL :
-					      (u32)rnd(&w->r);
+					      (u32)rng_next(&w->r);
 	if (chance(&w->r, 10))
 		b.cursor = below(&w->r, 4096);
 	if (chance(&w->r, 6))
 		chaos_bits(w, &b, sizeof(b));
-	note(w, "chaos collect '%.32s' %u", b.name, b.count);
-	err = call(w, pick_fd(w, true), KBLOOM_IOC_COLLECT,
-		   place_arg(w, &b, sizeof(b)));
+	err = chaos_call(w, pick_fd(w, true), KBLOOM_IOC_COLLECT, &b, sizeof(b),
+			 "'%.32s' %u", b.name, b.count);
 	if (err || !b.done || b.blocks != (uintptr_t)bl)
 		return;
 	if (chance(&w->r, 30))
 		chaos_bits(w, bl, b.done * sizeof(*bl));
 	if (chance(&w->r, 10))
-		b.fingerprint = rnd(&w->r);
+		b.fingerprint = rng_next(&w->r);
 	b.count = b.done;
 	b.done = 0;
 	b.cursor = 0;
 	b.age_ms = 0;
 	b.flags = 0;
-	b.max_set = chance(&w->r, 20) ? rnd(&w->r) % (BIG_BITS + 1) : 0;
+	b.max_set = chance(&w->r, 20) ? rng_next(&w->r) % (BIG_BITS + 1) : 0;
 	any_name(w, b.name);
-	note(w, "chaos apply '%.32s' %u", b.name, b.count);
-	call(w, pick_fd(w, true), KBLOOM_IOC_APPLY,
-	     place_arg(w, &b, sizeof(b)));
+	chaos_call(w, pick_fd(w, true), KBLOOM_IOC_APPLY, &b, sizeof(b),
+		   "'%.32s' %u", b.name, b.count);
 }
 
 /* Unknown commands, and known numbers with the wrong size or direction. */
-static void chaos_unknown(struct worker *w)
+static void chaos_unknown(struct worker *w, unsigned long cmd)
 {
-	unsigned long cmd;
 	char buf[256] = {};
 
 	switch (below(&w->r, 3)) {
@@ -1690,85 +1556,61 @@ static void chaos_unknown(struct worker *w)
 	call(w, pick_fd(w, false), cmd, place_arg(w, buf, sizeof(buf)));
 }
 
-static void chaos_step(struct worker *w)
+static void chaos_version(struct worker *w, unsigned long cmd)
 {
-	static const unsigned long batches[] = {
-		KBLOOM_IOC_ADD_BATCH, KBLOOM_IOC_QUERY_BATCH,
-		KBLOOM_IOC_TEST_AND_ADD_BATCH, KBLOOM_IOC_REMOVE_BATCH,
-	};
-	static const unsigned long keycmds[] = {
-		KBLOOM_IOC_ADD, KBLOOM_IOC_QUERY, KBLOOM_IOC_TEST_AND_ADD,
-		KBLOOM_IOC_REMOVE,
-	};
 	struct kbloom_version v;
 
-	switch (below(&w->r, 22)) {
-	case 0:
-	case 1:
-		chaos_create(w);
-		break;
-	case 2:
-	case 3:
-		chaos_name_cmd(w, KBLOOM_IOC_DESTROY);
-		break;
-	case 4:
-		if ((features & KBLOOM_FEATURE_WINDOW) && chance(&w->r, 50)) {
-			chaos_name_cmd(w, KBLOOM_IOC_ROTATE);
-			break;
-		}
-		chaos_name_cmd(w, KBLOOM_IOC_CLEAR);
-		break;
-	case 5:
-		chaos_info(w);
-		break;
-	case 6:
-		chaos_list(w);
-		break;
-	case 7:
-	case 8:
-	case 9:
-		chaos_key(w, keycmds[below(&w->r, 4)]);
-		break;
-	case 10:
-	case 11:
-	case 12:
-		chaos_batch(w, batches[below(&w->r, 4)]);
-		break;
-	case 13:
-		chaos_merge(w, KBLOOM_IOC_MERGE);
-		break;
-	case 14:
-		chaos_merge(w, KBLOOM_IOC_COMPARE);
-		break;
-	case 15:
-	case 16:
-		chaos_image(w, chance(&w->r, 30));
-		break;
-	case 17:
-		chaos_unknown(w);
-		break;
-	case 18:
-		chaos_open(w);
-		break;
-	case 19:
-		chaos_blocks(w);
-		break;
-	default:
-		note(w, "version");
-		call(w, pick_fd(w, false), KBLOOM_IOC_VERSION,
-		     place_arg(w, &v, sizeof(v)));
-	}
+	chaos_call(w, pick_fd(w, false), cmd, &v, sizeof(v), "");
 }
 
-/* ------------------------------------------------------------------ */
-/* Threads and processes                                              */
-/* ------------------------------------------------------------------ */
+/* Each chaos step with its command, drawn @weight times in CHAOS_DRAWS. */
+static const struct {
+	void (*step)(struct worker *w, unsigned long cmd);
+	unsigned long cmd;
+	u32 weight;
+} chaos_steps[] = {
+	{ chaos_create, KBLOOM_IOC_CREATE, 8 },
+	{ chaos_name_cmd, KBLOOM_IOC_DESTROY, 8 },
+	{ chaos_name_cmd, KBLOOM_IOC_CLEAR, 2 },
+	{ chaos_name_cmd, KBLOOM_IOC_ROTATE, 2 },
+	{ chaos_info, KBLOOM_IOC_INFO, 4 },
+	{ chaos_list, KBLOOM_IOC_LIST, 4 },
+	{ chaos_key, KBLOOM_IOC_ADD, 3 },
+	{ chaos_key, KBLOOM_IOC_QUERY, 3 },
+	{ chaos_key, KBLOOM_IOC_TEST_AND_ADD, 3 },
+	{ chaos_key, KBLOOM_IOC_REMOVE, 3 },
+	{ chaos_batch, KBLOOM_IOC_ADD_BATCH, 3 },
+	{ chaos_batch, KBLOOM_IOC_QUERY_BATCH, 3 },
+	{ chaos_batch, KBLOOM_IOC_TEST_AND_ADD_BATCH, 3 },
+	{ chaos_batch, KBLOOM_IOC_REMOVE_BATCH, 3 },
+	{ chaos_merge, KBLOOM_IOC_MERGE, 4 },
+	{ chaos_merge, KBLOOM_IOC_COMPARE, 4 },
+	{ chaos_image, KBLOOM_IOC_EXPORT, 3 },	/* and no IMPORT */
+	{ chaos_image, KBLOOM_IOC_IMPORT, 5 },
+	{ chaos_unknown, 0, 4 },
+	{ chaos_open, KBLOOM_IOC_OPEN, 4 },
+	{ chaos_blocks, KBLOOM_IOC_COLLECT, 4 },
+	{ chaos_version, KBLOOM_IOC_VERSION, 8 },
+};
+
+#define CHAOS_DRAWS	88	/* the weights' sum */
+
+static void chaos_step(struct worker *w)
+{
+	u32 i = 0, draw = below(&w->r, CHAOS_DRAWS);
+
+	while (draw >= chaos_steps[i].weight)
+		draw -= chaos_steps[i++].weight;
+	chaos_steps[i].step(w, chaos_steps[i].cmd);
+}
+
+/* --- Threads and processes ---------------------------------------------- */
 
 static pthread_barrier_t start_barrier;
 
 static void *chaos_mapper(void *arg)
 {
-	struct rng r = { *(u64 *)arg | 1 };
+	u64 r = *(u64 *)arg;
 
 	while (!expired()) {
 		char *p = chaos + below(&r, CHAOS_PAGES) * PAGE;
@@ -1794,19 +1636,16 @@ static void *chaos_mapper(void *arg)
 	return NULL;
 }
 
-static void worker_init(struct worker *w, int proc, int thread, bool admin,
-			bool own)
+static void worker_init(struct worker *w, int proc, int thread, bool admin)
 {
-	u64 s = opt_seed ^ ((u64)proc << 40) ^ ((u64)thread << 20) ^ 0x5eed;
 	int i;
 
 	memset(w, 0, sizeof(*w));
 	w->proc = proc;
 	w->thread = thread;
 	w->id = proc * MAXTHREADS + thread;
-	w->r.s = rng_next(&s) | 1;
+	w->r = opt_seed ^ ((u64)proc << 40) ^ ((u64)thread << 20) ^ 0x5eed;
 	w->admin = admin;
-	w->own_enabled = own;
 	w->rw = w->ro = -1;
 	region_init(&w->keys, 160 * 1024);
 	region_init(&w->res, 64 * 1024);
@@ -1840,23 +1679,21 @@ static void *worker_main(void *arg)
 		return NULL;
 	}
 	/* Leftovers of an earlier run of this process slot. */
-	for (i = 0; i < NOWN && w->own_enabled; i++)
+	for (i = 0; i < NOWN && w->admin; i++)
 		destroy_quiet(w->rw, w->own[i].name);
 	while (!expired()) {
-		if (w->own_enabled && chance(&w->r, 45))
+		if (w->admin && chance(&w->r, 45))
 			own_step(w);
 		else
 			chaos_step(w);
 	}
 	/* Last word: every shadow key is still there. */
-	for (i = 0; i < NOWN && w->own_enabled; i++)
+	for (i = 0; i < NOWN && w->admin; i++)
 		own_verify(w, &w->own[i]);
 	for (i = 0; i < NOWN; i++)
-		if (w->own[i].handle >= 0)
-			close(w->own[i].handle);
+		close_fd(&w->own[i].handle);
 	for (i = 0; i < NHANDLES; i++)
-		if (w->hfd[i] >= 0)
-			close(w->hfd[i]);
+		close_fd(&w->hfd[i]);
 	close(w->rw);
 	close(w->ro);
 	return NULL;
@@ -1887,7 +1724,7 @@ static int process_main(int proc, unsigned int threads, bool unprivileged)
 	}
 	pthread_barrier_init(&start_barrier, NULL, threads);
 	for (t = 0; t < threads; t++) {
-		worker_init(&ws[t], proc, t, !unprivileged, !unprivileged);
+		worker_init(&ws[t], proc, t, !unprivileged);
 		if (unprivileged) {
 			ws[t].rw = dup(pre_rw);
 			ws[t].ro = dup(pre_ro);
@@ -1903,9 +1740,7 @@ static int process_main(int proc, unsigned int threads, bool unprivileged)
 	return 0;
 }
 
-/* ------------------------------------------------------------------ */
-/* The parent: setup, the kill loop, the final checks                 */
-/* ------------------------------------------------------------------ */
+/* --- The parent: setup, the kill loop, the final checks ----------------- */
 
 static int main_fd = -1;
 
@@ -1989,9 +1824,9 @@ int main(int argc, char **argv)
 	pid_t pids[MAXPROCS + 2];
 	bool seeded = false, children_ok = true, consistent;
 	char why[512] = "";
-	unsigned int i, nproc, restarts = 0;
+	unsigned int i, nproc;
 	u64 budget = 0, base_mem = 0, mem = 0, t_start, t_end;
-	struct rng kr;
+	u64 kr;
 	int opt, status, tapno = 0, nfail = 0, no_budget, unsettled;
 	pid_t victim;
 
@@ -2012,14 +1847,9 @@ int main(int argc, char **argv)
 	    opt_threads > MAXTHREADS)
 		usage(argv[0]);
 	if (!seeded) {
-		int fd = open("/dev/urandom", O_RDONLY);
-
-		if (fd < 0 || read(fd, &opt_seed, sizeof(opt_seed)) !=
-			      sizeof(opt_seed))
-			opt_seed = (ull)time(NULL) ^ (ull)getpid() << 32;
-		if (fd >= 0)
-			close(fd);
-		opt_seed &= 0xffffffffffffULL;	/* short enough to type */
+		opt_seed = now_ns() ^ (u64)getpid() << 32;
+		/* short enough to type */
+		opt_seed = rng_next(&opt_seed) & 0xffffffffffffULL;
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	printf("# seed %llu\n", opt_seed);
@@ -2028,15 +1858,10 @@ int main(int argc, char **argv)
 	printf("1..5\n");
 	fflush(stdout);
 
-	/* Shared counters, between PROT_NONE pages (see map_guarded()). */
-	{
-		char *g = mmap(NULL, 4 * PAGE, PROT_NONE,
-			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-
-		sh = g == MAP_FAILED ? MAP_FAILED :
-		     mmap(g + PAGE, 2 * PAGE, PROT_READ | PROT_WRITE,
-			  MAP_SHARED | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
-	}
+	/* Shared counters, between PROT_NONE pages (map_guarded()). */
+	sh = mmap(map_guarded(2 * PAGE, PROT_NONE), 2 * PAGE,
+		  PROT_READ | PROT_WRITE,
+		  MAP_SHARED | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
 	main_fd = open(dev, O_RDWR);
 	if (sh == MAP_FAILED || main_fd < 0) {
 		printf("# open %s: %s\n", dev, strerror(errno));
@@ -2062,26 +1887,20 @@ int main(int argc, char **argv)
 
 	t_start = now_ms();
 	deadline_ms = t_start + (ull)opt_time * 1000;
-	{
-		u64 ks = opt_seed ^ 0x4b111;
-
-		kr.s = rng_next(&ks) | 1;
-	}
+	kr = opt_seed ^ 0x4b111;
 	/* Process 0..P-1: root; P: unprivileged; P+1: killed and reborn. */
 	nproc = opt_procs + 2;
 	for (i = 0; i < opt_procs; i++)
 		pids[i] = spawn(i, opt_threads, false);
 	pids[opt_procs] = spawn(opt_procs, 2, true);
-	victim = pids[opt_procs + 1] = spawn(opt_procs + 1, 2, false);
-	while (!expired()) {
+	for (;;) {
+		victim = pids[opt_procs + 1] = spawn(opt_procs + 1, 2, false);
 		usleep(200000 + below(&kr, 1300000));
 		if (expired())
 			break;
 		kill(victim, SIGKILL);
 		waitpid(victim, &status, 0);
 		add(&sh->kills, 1);
-		restarts++;
-		victim = pids[opt_procs + 1] = spawn(opt_procs + 1, 2, false);
 	}
 	for (i = 0; i < nproc; i++) {
 		if (waitpid(pids[i], &status, 0) < 0 ||
@@ -2108,42 +1927,39 @@ int main(int argc, char **argv)
 	if (!no_budget)
 		sysfs_write_u64(MAX_MEMORY, budget);
 
-	printf("# %llu ioctls (%llu succeeded) in %.1f s by %u processes, %u restarts of the killed one\n",
+	printf("# %llu ioctls (%llu succeeded) in %.1f s by %u processes, %llu restarts of the killed one\n",
 	       sh->ops, sh->ok_calls, (t_end - t_start) / 1000.0,
-	       nproc, restarts);
+	       nproc, sh->kills);
 	printf("# slowest call: %llu ms (%s)\n", sh->slowest_ms, sh->slowest);
 	/* Coverage: succeeded/failed calls per command. */
 	printf("# calls (ok/failed):");
-	for (i = 0; i < NCMDS; i++)
+	for (i = 0; i < ARRAY_SIZE(cmds); i++)
 		printf(" %s %llu/%llu", cmds[i].name, sh->per_cmd_ok[i],
 		       sh->per_cmd_err[i]);
 	printf("\n");
-#define RESULT(cond, ...) do {						\
+#define RESULT(cond, fmt, ...) do {					\
 		bool _ok = (cond);					\
 		nfail += !_ok;						\
-		printf("%sok %d - ", _ok ? "" : "not ", ++tapno);	\
-		printf(__VA_ARGS__);					\
-		printf("\n");						\
+		printf("%sok %d - ioctl fuzz (seed %llu): " fmt "\n",	\
+		       _ok ? "" : "not ", ++tapno, opt_seed, ##__VA_ARGS__); \
 	} while (0)
 	RESULT(!sh->bad_errno && !sh->forbidden,
-	       "ioctl fuzz (seed %llu): every errno documented, nothing succeeded without the rights it needs (%llu undocumented, %llu forbidden)",
-	       opt_seed, sh->bad_errno, sh->forbidden);
+	       "every errno documented, nothing succeeded without the rights it needs (%llu undocumented, %llu forbidden)",
+	       sh->bad_errno, sh->forbidden);
 	RESULT(!sh->lost && !sh->other,
-	       "ioctl fuzz (seed %llu): no key added to an owned filter was lost (%llu lost, %llu other inconsistencies)",
-	       opt_seed, sh->lost, sh->other);
+	       "no key added to an owned filter was lost (%llu lost, %llu other inconsistencies)",
+	       sh->lost, sh->other);
 	RESULT(!sh->vanished,
-	       "ioctl fuzz (seed %llu): owned filters never vanished or appeared (%llu)",
-	       opt_seed, sh->vanished);
+	       "owned filters never vanished or appeared (%llu)", sh->vanished);
 	RESULT(children_ok && sh->ops > 0,
-	       "ioctl fuzz (seed %llu): every process exited cleanly (but the one killed %llu times)",
-	       opt_seed, sh->kills);
+	       "every process exited cleanly (but the one killed %llu times)",
+	       sh->kills);
 	if (!consistent)
 		printf("# %s\n", why);
 	if (consistent && unsettled)
 		printf("# memory_used %llu, but the remaining filters are charged %llu (%s)\n",
 		       mem, base_mem, strerror(unsettled));
 	RESULT(consistent && !unsettled,
-	       "ioctl fuzz (seed %llu): afterwards LIST, sysfs, filter_count and bits_set agree, and memory_used comes back to what the filters are charged",
-	       opt_seed);
+	       "afterwards LIST, sysfs, filter_count and bits_set agree, and memory_used comes back to what the filters are charged");
 	return nfail ? 1 : 0;
 }
