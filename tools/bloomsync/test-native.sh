@@ -188,12 +188,31 @@ lacks() {
 }
 
 # nats_py PORT ARGS...: the Python script on stdin, with s a socket to
-# the server on PORT (its INFO line read) and f its reader.
+# the server on PORT (its INFO line read), f its reader, connect(), which
+# says CONNECT and subscribes to _INBOX.t, and req(SUBJECT, PAYLOAD),
+# which publishes PAYLOAD (bytes, or an object sent as JSON) with
+# _INBOX.t to reply to, and returns the reply's JSON.
 nats_py() {
-	python3 -c 'import socket, sys
+	python3 -c 'import json, socket, sys
 s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
 f = s.makefile("rb")
 f.readline()
+def connect():
+    s.sendall(b"CONNECT {\"verbose\":false,\"headers\":true,\"no_responders\":true}\r\n"
+              b"SUB _INBOX.t 1\r\n")
+def req(subject, payload):
+    data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
+    s.sendall(b"PUB %s _INBOX.t %d\r\n%s\r\n" % (subject.encode(), len(data), data))
+    while True:
+        line = f.readline()
+        if line.startswith(b"PING"):
+            s.sendall(b"PONG\r\n")
+        elif line.startswith(b"MSG"):
+            return json.loads(f.read(int(line.split()[-1]) + 2)[:-2])
+        elif line.startswith(b"HMSG"):
+            p = line.split()
+            body = f.read(int(p[-1]) + 2)[:-2]
+            return json.loads(body[int(p[-2]):] or b"{}")
 exec(sys.stdin.read())' "$@"
 }
 
@@ -317,10 +336,8 @@ bc A create bad --capacity 1000 --fpr 0.01
 bc A add bad in-the-template
 bc A save bad "$tmp/bad.img"
 nats_py "$port" "$tmp/bad.img" <<'EOF' >"$tmp/kv.out" 2>&1
-d = open(sys.argv[2], "rb").read()
-s.sendall(b'CONNECT {"verbose":false}\r\nSUB _INBOX.t 1\r\n' +
-          b"PUB $KV.kbloom-templates.bad _INBOX.t %d\r\n%s\r\n" % (len(d), d))
-print(f.readline().decode().strip())
+connect()
+print(req("$KV.kbloom-templates.bad", open(sys.argv[2], "rb").read()))
 EOF
 says 2 "join refuses a template whose payload has bits set" \
 	"template 'bad': [0-9]* bits set: a template's payload is all zero" bs C join bad
@@ -427,15 +444,12 @@ bc X save other "$tmp/x.img"
 nats_py "$port" "$tmp/x.img" "$tmp/e.img" <<'EOF' >"$tmp/snap.out" 2>&1
 # Raw snapshot messages (Documentation/bloomsync.md, "Messages").
 import os, struct
-s.sendall(b'CONNECT {"verbose":false,"headers":true,"no_responders":true}\r\nSUB _INBOX.t 1\r\n')
+connect()
 def pub(host, seq, count, chunks, body):
     hb = host.encode() + b"\0" * (-len(host) % 8)
     d = (b"\x89KBSYNC\n" + struct.pack("<IIQQqIIQII", 1, 2, seq, 0, 0, count,
          chunks, seq - count, len(host), 0) + hb + body)
-    s.sendall(b"PUB kbloom.f.%s _INBOX.t %d\r\n%s\r\n" % (host.encode(), len(d), d))
-    while not f.readline().startswith(b"MSG"):
-        pass
-    print(f.readline().decode().strip())
+    print(req("kbloom.f." + host, d))
 other = open(sys.argv[2], "rb").read()
 fleet_header = open(sys.argv[3], "rb").read()[:112]
 pub("X", 1, 0, 1, other)                                   # another shape
@@ -474,21 +488,7 @@ bc A add f gap-key
 check "A published gap-key" wait_for 5 published_after A f "$before"
 nats_py "$port" "kbloom.f.A" >"$tmp/del.out" 2>&1 <<'EOF'
 # Raw NATS protocol: delete the last message on a subject from the stream.
-import json
-s.sendall(b'CONNECT {"verbose":false,"headers":true,"no_responders":true}\r\nSUB _INBOX.t 1\r\n')
-def req(subject, payload):
-    data = json.dumps(payload).encode()
-    s.sendall(b"PUB %s _INBOX.t %d\r\n%s\r\n" % (subject.encode(), len(data), data))
-    while True:
-        line = f.readline()
-        if line.startswith(b"PING"):
-            s.sendall(b"PONG\r\n")
-        elif line.startswith(b"MSG"):
-            return json.loads(f.read(int(line.split()[-1]) + 2)[:-2])
-        elif line.startswith(b"HMSG"):
-            p = line.split()
-            body = f.read(int(p[-1]) + 2)[:-2]
-            return json.loads(body[int(p[-2]):] or b"{}")
+connect()
 r = req("$JS.API.STREAM.MSG.GET.KBLOOM", {"last_by_subj": sys.argv[2]})
 seq = r["message"]["seq"]
 r = req("$JS.API.STREAM.MSG.DELETE.KBLOOM", {"seq": seq})
@@ -511,13 +511,8 @@ result $? "B is in sync again and counts the gap"
 stop_daemon A f
 nats_py "$port" >"$tmp/purge.out" 2>&1 <<'EOF'
 # Raw NATS protocol: purge host A's subject (as if it expired).
-import json
-d = json.dumps({"filter": "kbloom.f.A"}).encode()
-s.sendall(b'CONNECT {"verbose":false}\r\nSUB _INBOX.t 1\r\n' +
-          b"PUB $JS.API.STREAM.PURGE.KBLOOM _INBOX.t %d\r\n%s\r\n" % (len(d), d))
-while not f.readline().startswith(b"MSG"):
-    pass
-r = json.loads(f.readline())
+connect()
+r = req("$JS.API.STREAM.PURGE.KBLOOM", {"filter": "kbloom.f.A"})
 print(r)
 sys.exit(not r.get("success"))
 EOF
