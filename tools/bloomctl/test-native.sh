@@ -136,6 +136,16 @@ expect 0 "-h" -h
 expect 0 "help subcommand" help
 for cmd in create destroy clear list show add query test-and-add remove \
 	   merge estimate save load inspect calc version help; do
+# json_are DESC KEY=VALUE...: json_is of each KEY, named "DESC: KEY".
+json_are() {
+	local desc=$1 kv
+
+	shift
+	for kv; do
+		json_is "${kv%%=*}" "${kv#*=}" "$desc: ${kv%%=*}"
+	done
+}
+
 	prints 0 "$cmd --help" "Usage: bloomctl [GLOBAL OPTIONS] $cmd" "$cmd" --help
 	expect 0 "$cmd -h" "$cmd" -h
 done
@@ -159,11 +169,7 @@ prints 0 "calc by bits and hashes" "0.0102 (1.02%)" calc --bits 10000 --hashes 1
 
 expect 0 "calc -j" -j calc --capacity 1000000 --fpr 0.01
 json_ok "calc JSON is valid"
-json_is bits 9585059 "calc JSON bits"
-json_is hashes 7 "calc JSON hashes"
-json_is bytes 1198136 "calc JSON bytes"
-json_is capacity 1000000 "calc JSON capacity"
-json_is bits_per_key 9.585059 "calc JSON bits_per_key"
+json_are "calc JSON" bits=9585059 hashes=7 bytes=1198136 capacity=1000000 bits_per_key=9.585059
 python3 -c 'import json, sys; f = json.load(open(sys.argv[1]))["fpr"]; sys.exit(not 0.0099 < f < 0.0101)' "$tmp/out" 2>/dev/null
 result $? "calc JSON fpr about 0.01"
 
@@ -180,11 +186,9 @@ json_ok "calc ... -j gives JSON"
 # even where a double computation would be a bit short (these figures are
 # kbloom_size()'s, from kmod/kbloom_core.c).
 expect 0 "calc matches the module's fixed point" -j calc --capacity 2546546 --fpr 0.000000012
-json_is bits 96668810 "fixed-point bits for n=2546546, 12 ppb"
-json_is hashes 26 "fixed-point hashes for n=2546546, 12 ppb"
+json_are "fixed point, n=2546546 at 12 ppb" bits=96668810 hashes=26
 expect 0 "calc of a tiny filter" -j calc --capacity 1 --fpr 0.5
-json_is bits 64 "the module's minimum of 64 bits"
-json_is hashes 32 "hashes clamped to 32"
+json_are "the module's minimum of 64 bits, hashes clamped to 32" bits=64 hashes=32
 
 # Suffixes.
 for s in 1Ki=1024 2k=2000 3M=3000000 1Mi=1048576 1G=1000000000 \
@@ -380,12 +384,9 @@ out_has "counting:       no" "inspect shows counting"
 result $? "inspect does not show the seed"
 expect 0 "inspect -j a valid image" -j inspect "$tmp/v.img"
 json_ok "inspect JSON is valid"
-json_is bits 100 "inspect JSON bits"
-json_is hashes 3 "inspect JSON hashes"
-json_is payload_bytes 16 "100 bits are 16 bytes of payload"
-json_is file_bytes 112 "96-byte header and the payload"
-json_is compression none "inspect JSON compression"
-json_is counting False "inspect JSON counting"
+# 100 bits are 16 bytes of payload, after a 96-byte header.
+json_are "inspect JSON" bits=100 hashes=3 payload_bytes=16 file_bytes=112 compression=none counting=False \
+	hash_scheme_name=jhash
 refused "load a valid image: only the device fails" "/nonexistent/bloom" load x "$tmp/v.img"
 refused "load a valid image, -d /nonexistent" "bloomctl: /nonexistent: " -d /nonexistent load x "$tmp/v.img"
 refused "load a valid image, -d /dev/null" "/dev/null: not a kbloom device" -d /dev/null load x "$tmp/v.img" --replace
@@ -394,11 +395,8 @@ prints 0 "inspect from stdin" "image 'stdin'" inspect - <"$tmp/v.img"
 
 img vc.img --counting --compress --fill 30
 expect 0 "inspect a compressed counting image" -j inspect "$tmp/vc.img"
-json_is counting True "counting image"
-json_is compression zlib "compressed image"
-json_is payload_bytes 56 "100 counters are 56 bytes of payload"
-json_is bits_set 27 "non-zero counters counted"
-json_is saturated 1 "counters at 15 counted"
+# 100 counters are 56 bytes; the non-zero ones and those at 15 counted.
+json_are "compressed counting image" counting=True compression=zlib payload_bytes=56 bits_set=27 saturated=1
 refused "load a compressed image: only the device fails" "bloomctl: /nonexistent: " -d /nonexistent load x "$tmp/vc.img"
 img vbig.img --bits 1048576 --hashes 7 --fill 50000 --compress
 expect 0 "inspect a 1 Mi-bit compressed image" -j inspect "$tmp/vbig.img"
@@ -535,16 +533,13 @@ prints 0 "inspect a SipHash image" "hash scheme:    siphash (2)" inspect "$tmp/s
 ! grep -qi seed "$tmp/out"
 result $? "inspect does not show the seed of a SipHash image"
 expect 0 "inspect -j a SipHash image" -j inspect "$tmp/s.img"
-json_is hash_scheme 2 "inspect JSON hash_scheme"
-json_is hash_scheme_name siphash "inspect JSON hash_scheme_name"
+json_are "inspect JSON" hash_scheme=2 hash_scheme_name=siphash
 refused "load a SipHash image: only the device fails" "bloomctl: /nonexistent: " -d /nonexistent load x "$tmp/s.img"
 img s0.img --siphash --field seed_hi0=0 --field seed_hi1=0
 expect 0 "a SipHash image whose high seed is zero is valid" inspect "$tmp/s0.img"
 img sc.img --siphash --counting --compress --fill 30
 expect 0 "inspect a compressed counting SipHash image" -j inspect "$tmp/sc.img"
 json_is bits_set 27 "SipHash counting image: counters set"
-expect 0 "inspect a jhash image" -j inspect "$tmp/v.img"
-json_is hash_scheme_name jhash "jhash is named"
 
 # A design rate binds bits and hashes to the capacity, as the module's
 # sizing gives them (kbloom_params_valid() in kmod/kbloom_core.c).
@@ -602,8 +597,7 @@ img b64.img --bits 536870912 --hashes 7 --compress
 size=$(wc -c <"$tmp/b64.img")
 limited 20000 -j inspect "$tmp/b64.img"
 check "inspect of a $size-byte image of 64 MiB streams in 20 MB (exit 0, got $rc)" [ "$rc" = 0 ]
-json_is payload_bytes 67108864 "it is 64 MiB"
-json_is bits_set 0 "every piece was counted"
+json_are "64 MiB, every piece counted" payload_bytes=67108864 bits_set=0
 limited 20000 -d /nonexistent load x "$tmp/b64.img"
 err_has "67108864 bytes of payload: Cannot allocate memory" "load needs the whole payload, and says so when it cannot have it"
 expect 2 "load --max-payload below the payload" -d /nonexistent load x "$tmp/b64.img" --max-payload 1Mi
@@ -741,12 +735,12 @@ fi
 read -r EDQUOT ENOSPC EPERM EIO EBUSY < <(python3 -c 'import errno as e
 print(e.EDQUOT, e.ENOSPC, e.EPERM, e.EIO, e.EBUSY)')
 
+	out_has "windows: 2..16 generations" "version lists the window feature"
 fake_version_tests() {
 	fprints 0 "version with the fake module" "module: api_version 1, default hash scheme jhash (1)" version
 	out_has "features: batch test-and-add sizing counting merge image siphash" "version lists the siphash feature"
 	FAKEDEV_SCHEME=2 fexpect 0 "-j version, default siphash" -j version
-	json_is module.hash_scheme 2 "version JSON: the default scheme's number"
-	json_is module.hash_scheme_name siphash "version JSON: the default scheme's name"
+	json_are "version JSON, the default scheme" module.hash_scheme=2 module.hash_scheme_name=siphash
 	python3 -c 'import json, sys; sys.exit("siphash" not in json.load(open(sys.argv[1]))["module"]["features"])' "$tmp/out"
 	result $? "version JSON: siphash among the features"
 }
@@ -756,8 +750,7 @@ fake_create_tests() {
 	frefused "create a filter that exists" "filter 'h1': already exists" create h1 --bits 1Ki --hashes 3
 	fprints 0 "show a SipHash filter" "hash scheme:    siphash (2)" show h1
 	fexpect 0 "-j show a SipHash filter" -j show h1
-	json_is hash_scheme 2 "show JSON hash_scheme"
-	json_is hash_scheme_name siphash "show JSON hash_scheme_name"
+	json_are "show JSON" hash_scheme=2 hash_scheme_name=siphash
 	flogs 0 "create without --hash" "CREATE rw hash_scheme=0" create h2 --bits 1Ki --hashes 3
 	fprints 0 "show the default-scheme filter" "hash scheme:    jhash (1)" show h2
 	flogs 0 "create --hash jhash" "CREATE rw hash_scheme=1" -j create h3 --capacity 1000 --fpr 0.01 --hash jhash
@@ -815,8 +808,7 @@ round_trip() {
 	check "$img: saved again, it is byte for byte the image it came from" cmp -s "$tmp/rt.img" "$tmp/$plain"
 	fexpect 0 "save it compressed" save "rt$i" "$tmp/rtz.img" --compress
 	expect 0 "inspect the compressed save" -j inspect "$tmp/rtz.img"
-	json_is hash_scheme "$scheme" "$img: the compressed save keeps the scheme"
-	json_is compression zlib "$img: it is compressed"
+	json_are "$img: the compressed save" hash_scheme="$scheme" compression=zlib
 	fexpect 0 "load the compressed save" load "rtz$i" "$tmp/rtz.img"
 	fexpect 0 "save that" save "rtz$i" "$tmp/rt2.img"
 	check "$img: through a compressed image and back, the same image" cmp -s "$tmp/rt2.img" "$tmp/$plain"
@@ -855,17 +847,14 @@ fake_blocked_tests() {
 	local bits
 
 	expect 0 "calc --layout blocked" -j calc --capacity 1000000 --fpr 0.01 --layout blocked
-	json_is layout blocked "calc JSON: the layout"
-	json_is bits 9918464 "calc: blocked bits, whole 512-bit blocks"
-	json_is hashes 6 "calc: a blocked filter wants fewer hashes"
-	json_is plain_bits 9585059 "calc: what the plain layout needs, to compare"
+	# Whole 512-bit blocks and fewer hashes; the plain layout's bits to compare.
+	json_are "calc JSON, blocked" layout=blocked bits=9918464 hashes=6 plain_bits=9585059
 	expect 0 "calc text" calc --capacity 1000000 --fpr 0.01 --layout blocked
 	out_has "plain layout:    9585059 bits (blocked takes +3.48%)" "calc text: the extra bits of blocking"
 	expect 2 "--layout bogus" calc --capacity 10 --fpr 0.01 --layout bogus
 	err_has "--layout 'bogus': must be plain or blocked" "...is refused by name"
 	flogs 0 "create --layout blocked" "flags=0x8" -j create b1 --capacity 1000000 --fpr 0.01 --layout blocked
-	json_is bits 9918464 "create: the module's blocked sizing, as calc says"
-	json_is layout blocked "create JSON: the layout"
+	json_are "create JSON: the module's blocked sizing, as calc says" bits=9918464 layout=blocked
 	fprints 0 "show it" "layout:         blocked" show b1
 	fexpect 0 "create a blocked counting filter" -j create b2 --capacity 1000 --fpr 0.01 --layout blocked --counting
 	bits=$(json_get bits)
@@ -906,8 +895,7 @@ fake_blocked_tests() {
 	fexpect 0 "add a key to the blocked filter" add b1 k1
 	fexpect 0 "save it" save b1 "$tmp/b1.img"
 	expect 0 "inspect it" -j inspect "$tmp/b1.img"
-	json_is layout 1 "the image's layout is 1, blocked"
-	json_is flags 0 "...kept out of the image's flags"
+	json_are "the image's layout is 1, blocked, kept out of its flags" layout=1 flags=0
 	prints 0 "inspect text" "layout:         1 (blocked)" inspect "$tmp/b1.img"
 	flogs 0 "load it" "IMPORT" -j load b1b "$tmp/b1.img"
 	fexpect 0 "show the loaded filter" -j show b1b
@@ -925,8 +913,7 @@ fake_window_tests() {
 	log_has "window_ms=500 generations=4 flags=0x0" "G is 4 by default"
 	fexpect 0 "create a manual-only window" -j create w3 --bits 4096 --hashes 3 --window 0 --generations 2
 	log_has "window_ms=0 generations=2" "--window 0 sends a window of 0"
-	json_is generations 2 "create JSON: generations"
-	json_is memory_bytes 1024 "create JSON: memory is all generations'"
+	json_are "create JSON: the generations, and the memory of all" generations=2 memory_bytes=1024
 	fexpect 0 "create 2h" create w4 --capacity 10 --fpr 0.01 --window 2h --generations 16
 	log_has "window_ms=7200000 generations=16" "2h is 7200000 ms"
 	flogs 0 "create 10m" "window_ms=600000" create w5 --capacity 10 --fpr 0.01 --window 10m
@@ -943,9 +930,7 @@ fake_window_tests() {
 	result $? "plain show prints no window"
 	flogs 0 "rotate" "ROTATE rw" rotate w1
 	fexpect 0 "-j show after a rotation" -j show w1
-	json_is window_ms 90000 "show JSON: window_ms"
-	json_is generations 3 "show JSON: generations"
-	json_is rotations 1 "show JSON: rotations"
+	json_are "show JSON" window_ms=90000 generations=3 rotations=1
 	[ "$(json_get newest_age_ms)" -lt 60000 ] 2>/dev/null
 	result $? "show JSON: newest_age_ms, since the rotation just before"
 	fexpect 0 "-j show a plain filter" -j show p1
@@ -958,19 +943,14 @@ fake_window_tests() {
 	# when the newest generation began.
 	fexpect 0 "save a windowed filter" save w1 "$tmp/w1.img"
 	expect 0 "inspect it" -j inspect "$tmp/w1.img"
-	json_is format_version 3 "a windowed image is format version 3"
-	json_is generations 3 "inspect JSON: generations"
-	json_is window_ms 90000 "inspect JSON: window_ms"
-	json_is flags 4 "inspect JSON: the rotate-at-fill flag"
+	json_are "a windowed image" format_version=3 generations=3 window_ms=90000 flags=4
 	# 11872 bits: 1488 bytes a generation, padded to 8.
 	json_is payload_bytes 4464 "the payload is G generations"
 	json_is file_bytes "$(( 112 + $(json_get payload_bytes) ))" "a version-3 header is 112 bytes"
 	prints 0 "inspect text" "generations:    3" inspect "$tmp/w1.img"
 	fprints 0 "load it" "3 generations" load w1b "$tmp/w1.img"
 	fexpect 0 "show the loaded filter" -j show w1b
-	json_is generations 3 "the loaded filter has the generations"
-	json_is window_ms 90000 "...and the window"
-	json_is flags 4 "...and the flag"
+	json_are "the loaded filter" generations=3 window_ms=90000 flags=4
 	frefused "merge windowed filters" "windowed filters are not merged or compared" merge w1 w1b
 	fexpect 0 "save it again" save w1b "$tmp/w1b.img"
 	same_image "$tmp/w1.img" "$tmp/w1b.img"
@@ -979,8 +959,7 @@ fake_window_tests() {
 	fexpect 0 "load the compressed one" load w1z "$tmp/w1z.img"
 	fexpect 0 "save a plain filter" save p1 "$tmp/p1.img"
 	expect 0 "inspect it" -j inspect "$tmp/p1.img"
-	json_is format_version 1 "a plain filter stays format version 1"
-	json_is file_bytes 224 "with a 96-byte header"
+	json_are "a plain filter's image: format version 1, a 96-byte header" format_version=1 file_bytes=224
 	cp "$tmp/w1.img" "$tmp/wbad.img"
 	printf '\005' | dd of="$tmp/wbad.img" bs=1 seek=96 conv=notrunc 2>/dev/null
 	fexpect 2 "load an image whose generation count does not match" load wbad "$tmp/wbad.img"
@@ -998,7 +977,6 @@ fake_window_tests() {
 	expect 2 "a version-1 image relabelled version 2" inspect "$tmp/wbad.img"
 	FAKEDEV_FEATURES=0x7f fexpect 2 "load a windowed image on a module without windows" load wno "$tmp/w1.img"
 	err_has "a windowed filter (3 generations), which the module does not support" "...says the module has no windows"
-	fprints 0 "version lists the window feature" "windows: 2..16 generations" version
 }
 
 # A file and its state: type, owner, mode, size and contents' hash.
@@ -1295,8 +1273,7 @@ fake_statedir_tests() {
 	check "no temporary file left" [ "$(find "$sd" -name '.bloomctl-save.*' | wc -l)" = 0 ]
 	sd_expect 0 "-j save --all" -j save --all "$sd"
 	json_ok "save --all JSON is valid"
-	json_is saved 1 "JSON: the changed filter saved"
-	json_is unchanged 2 "JSON: the others unchanged"
+	json_are "JSON: the changed filter saved, the others unchanged" saved=1 unchanged=2
 
 	echo notes >"$sd/README"
 	ln -s /etc/hostname "$sd/x.kbloom"
