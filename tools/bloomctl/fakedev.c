@@ -644,6 +644,10 @@ static int fake_info(struct kbloom_info *info)
 	return 0;
 }
 
+/*
+ * DESTROY, CLEAR, and ROTATE (newest first: the oldest generation goes, a
+ * cleared one comes in front).
+ */
 static int fake_name_cmd(unsigned long req, struct kbloom_name *a)
 {
 	unsigned char *payload = NULL;
@@ -660,31 +664,18 @@ static int fake_name_cmd(unsigned long req, struct kbloom_name *a)
 		return err;
 	}
 	err = load_filter(a->name, &f, &payload);
-	if (!err) {
-		memset(payload, 0, f.payload_len);
-		f.adds = 0;
-		err = store_filter(a->name, &f, payload);
-	}
-	free(payload);
-	return err;
-}
-
-/* Newest first: the oldest goes, a cleared one comes in front. */
-static int fake_rotate(struct kbloom_name *a)
-{
-	unsigned char *payload = NULL;
-	struct fake_filter f;
-	int err;
-
-	err = load_filter(a->name, &f, &payload);
-	if (!err && !f.generations)
+	if (!err && req == KBLOOM_IOC_ROTATE && !f.generations)
 		err = EINVAL;
-	if (!err) {
+	if (!err && req == KBLOOM_IOC_ROTATE) {
 		shift_generations(payload, gen_bytes(&f), f.generations, 1);
 		f.rotations++;
 		f.newest_since_ms = now_ms();
-		err = store_filter(a->name, &f, payload);
+	} else if (!err) {
+		memset(payload, 0, f.payload_len);
+		f.adds = 0;
 	}
+	if (!err)
+		err = store_filter(a->name, &f, payload);
 	free(payload);
 	return err;
 }
@@ -1217,13 +1208,12 @@ static int dispatch(int fd, unsigned long req, void *arg)
 		return fake_create(arg);
 	case KBLOOM_IOC_DESTROY:
 	case KBLOOM_IOC_CLEAR:
+	case KBLOOM_IOC_ROTATE:
 		return fake_name_cmd(req, arg);
 	case KBLOOM_IOC_INFO:
 		return fake_info(arg);
 	case KBLOOM_IOC_LIST:
 		return fake_list(arg);
-	case KBLOOM_IOC_ROTATE:
-		return fake_rotate(arg);
 	case KBLOOM_IOC_MERGE:
 	case KBLOOM_IOC_COMPARE:
 		return fake_merge(req, arg);
