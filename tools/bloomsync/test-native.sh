@@ -405,21 +405,7 @@ check "B logged the reconnection" grep -q "reconnected" "$tmp/B/f.log"
 
 bs E join f
 bc E save f "$tmp/e.img"
-python3 - "$tmp/e.img" "$top/tools/bloomctl" <<'EOF'
-import struct, sys
-sys.path.insert(0, sys.argv[2])
-from mkimage import crc32c
-d = bytearray(open(sys.argv[1], "rb").read())
-bits = struct.unpack_from("<Q", d, 24)[0]
-plen = struct.unpack_from("<Q", d, 72)[0]
-hlen = len(d) - plen
-for i in range(plen):
-    lo = 8 * i
-    d[hlen + i] = 0xff if lo + 8 <= bits else ((1 << (bits - lo)) - 1 if lo < bits else 0)
-struct.pack_into("<I", d, 68, 0)
-struct.pack_into("<I", d, 68, crc32c(bytes(d)))
-open(sys.argv[1], "wb").write(d)
-EOF
+python3 "$top/tools/bloomctl/mkimage.py" --from "$tmp/e.img" --ones "$tmp/e.img"
 bc E load --replace f "$tmp/e.img"
 result "$rc" "host E's filter is all ones"
 daemon E f
