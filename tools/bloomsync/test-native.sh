@@ -228,24 +228,17 @@ stop_nats() {
 	nats_pid=
 }
 
-# payload HOST FILTER: the filter's payload, hex, from bloomctl save.
-payload() {
-	hostenv "$1" "$BLOOMCTL" -d "$tmp/$1/dev" save "$2" "$tmp/$1.img" >/dev/null 2>&1 &&
-		python3 - "$tmp/$1.img" <<'EOF'
-import struct, sys
-d = open(sys.argv[1], "rb").read()
-version = struct.unpack_from("<I", d, 8)[0]
-hlen = {1: 96, 2: 104, 3: 112}[version]
-print(d[hlen:].hex())
-EOF
-}
-
+# same_payloads: A, B and C have the same conv.fleet, payload for payload
+# (after its header: a plain filter's 96 bytes).
 same_payloads() {
-	local a b c
+	local h
 
-	a=$(payload A conv.fleet) && b=$(payload B conv.fleet) &&
-		c=$(payload C conv.fleet) &&
-		[ -n "$a" ] && [ "$a" = "$b" ] && [ "$b" = "$c" ]
+	for h in A B C; do
+		bc $h save conv.fleet "$tmp/$h.img"
+		[ "$rc" = 0 ] || return 1
+		tail -c +97 "$tmp/$h.img" >"$tmp/$h.payload"
+	done
+	cmp -s "$tmp/A.payload" "$tmp/B.payload" && cmp -s "$tmp/B.payload" "$tmp/C.payload"
 }
 
 # fleet NAME HOSTS ARGS...: template NAME, of a filter created on A with
