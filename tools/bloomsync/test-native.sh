@@ -290,8 +290,7 @@ result $? "nats-server -js starts on port $port"
 # ---- templates ------------------------------------------------------------
 
 bc A create f --capacity 10000 --fpr 0.01
-bs A template put f
-result "$rc" "template put f"
+check "template put f" bs A template put f
 says 0 "putting the same template again is fine" "identical" bs A template put f
 says 0 "template show from another host" "95851 bits, 7 hashes" bs B template show f
 bs B -j template show f
@@ -321,8 +320,7 @@ result $? "join on the template's host makes the fleet filter"
 says 0 "join on another host makes both filters" "filter 'f': created" bs B join f
 bc B show f
 check "the joined filter has the template's shape" grep -q "95851" "$tmp/out"
-bs B join f
-result "$rc" "join again is a no-op"
+check "join again is a no-op" bs B join f
 
 # A template with bits set, put around bloomsync (a plain KV put).
 bc A create bad --capacity 1000 --fpr 0.01
@@ -598,13 +596,11 @@ result $? "nats-server runs nats-server.conf.example (hosts A and B)"
 url0=$url
 url="nats://admin:pw@127.0.0.1:$port2"
 bc A create perm --capacity 1000 --fpr 0.01
-bs A template put perm
-result "$rc" "the admin user may put a template"
+check "the admin user may put a template" bs A template put perm
 url="nats://A:pa@127.0.0.1:$port2"
 bs A join perm
 url="nats://B:pb@127.0.0.1:$port2"
-bs B join perm
-result "$rc" "host B may read it and join"
+check "host B may read it and join" bs B join perm
 daemon B perm
 url="nats://A:pa@127.0.0.1:$port2"
 daemon A perm
