@@ -420,24 +420,41 @@ static bool too_many_filters(void)
 	return l.count >= env_u64("FAKEDEV_MAX_FILTERS", 1000);
 }
 
-/* Positions set: bits, or non-zero counters. */
-static uint64_t weight(const struct fake_filter *f, const unsigned char *p)
+/* The KBLOOM_CORE_* flags of a filter. */
+static uint32_t core_flags(const struct fake_filter *f)
 {
-	uint64_t i, n = 0, w;
+	return (f->flags & KBLOOM_CREATE_COUNTING ? KBLOOM_CORE_COUNTING : 0) |
+	       (f->flags & KBLOOM_CREATE_BLOCKED ? KBLOOM_CORE_BLOCKED : 0) |
+	       (f->hash_scheme == KBLOOM_HASH_SIPHASH ?
+		KBLOOM_CORE_SIPHASH : 0);
+}
 
-	if (f->flags & KBLOOM_CREATE_COUNTING) {
-		for (i = 0; i < f->payload_len; i++)
-			n += !!(p[i] & 0x0f) + !!(p[i] & 0xf0);
-		return n;
-	}
-	/* Bits: a word at a time (storage is a multiple of 8 bytes). */
-	for (i = 0; i + 8 <= f->payload_len; i += 8) {
-		memcpy(&w, p + i, 8);
-		n += (uint64_t)__builtin_popcountll(w);
-	}
-	for (; i < f->payload_len; i++)
-		n += (uint64_t)__builtin_popcount(p[i]);
-	return n;
+/* The core of generation @g of a filter, over @payload. */
+static void core_of(const struct fake_filter *f, unsigned char *payload,
+		    uint32_t g, struct kbloom_core *c)
+{
+	kbloom_core_init(c, (unsigned long *)(payload + g * gen_bytes(f)),
+			 f->bits, f->hashes, core_flags(f), f->seed);
+}
+
+/* Positions set in generation @g: bits, or non-zero counters. */
+static uint64_t weight(const struct fake_filter *f, unsigned char *payload,
+		       uint32_t g)
+{
+	struct kbloom_core c;
+	u64 occupied, stuck;
+
+	core_of(f, payload, g, &c);
+	kbloom_core_count(&c, &occupied, &stuck);
+	return occupied;
+}
+
+/* A copy of @len bytes of @p, or NULL without memory. */
+static unsigned char *copy_of(const unsigned char *p, uint64_t len)
+{
+	unsigned char *c = malloc(len);
+
+	return c ? memcpy(c, p, len) : NULL;
 }
 
 /* Seeds that differ between filters but not between runs. */
@@ -622,13 +639,15 @@ static int fake_info(struct kbloom_info *info)
 	info->rotations = f.rotations;
 	info->newest_age_ms = f.generations ? now_ms() - f.newest_since_ms : 0;
 	/* Windowed: the newest generation's, the first. */
-	if (f.generations)
-		f.payload_len /= f.generations;
-	info->bits_set = weight(&f, payload);
+	info->bits_set = weight(&f, payload, 0);
 	free(payload);
 	return 0;
 }
 
+/*
+ * DESTROY, CLEAR, and ROTATE (newest first: the oldest generation goes, a
+ * cleared one comes in front).
+ */
 static int fake_name_cmd(unsigned long req, struct kbloom_name *a)
 {
 	unsigned char *payload = NULL;
@@ -645,31 +664,18 @@ static int fake_name_cmd(unsigned long req, struct kbloom_name *a)
 		return err;
 	}
 	err = load_filter(a->name, &f, &payload);
-	if (!err) {
-		memset(payload, 0, f.payload_len);
-		f.adds = 0;
-		err = store_filter(a->name, &f, payload);
-	}
-	free(payload);
-	return err;
-}
-
-/* Newest first: the oldest goes, a cleared one comes in front. */
-static int fake_rotate(struct kbloom_name *a)
-{
-	unsigned char *payload = NULL;
-	struct fake_filter f;
-	int err;
-
-	err = load_filter(a->name, &f, &payload);
-	if (!err && !f.generations)
+	if (!err && req == KBLOOM_IOC_ROTATE && !f.generations)
 		err = EINVAL;
-	if (!err) {
+	if (!err && req == KBLOOM_IOC_ROTATE) {
 		shift_generations(payload, gen_bytes(&f), f.generations, 1);
 		f.rotations++;
 		f.newest_since_ms = now_ms();
-		err = store_filter(a->name, &f, payload);
+	} else if (!err) {
+		memset(payload, 0, f.payload_len);
+		f.adds = 0;
 	}
+	if (!err)
+		err = store_filter(a->name, &f, payload);
 	free(payload);
 	return err;
 }
@@ -689,12 +695,14 @@ static uint32_t mismatch(const struct fake_filter *a,
 		KBLOOM_MISMATCH_HASH_SCHEME : 0);
 }
 
-/* Plain filters only: counters are left to the real module's tests. */
+/* MERGE and COMPARE with the module's core. */
 static int fake_merge(unsigned long req, struct kbloom_merge *mg)
 {
-	unsigned char *pa = NULL, *pb = NULL;
+	unsigned char *pa = NULL, *pb = NULL, *before = NULL;
+	struct kbloom_delta d = { 0 };
+	struct kbloom_core ca, cb;
 	struct fake_filter a, b;
-	uint64_t i;
+	u64 both, either;
 	int err;
 
 	err = load_filter(mg->dst, &a, &pa);
@@ -707,27 +715,27 @@ static int fake_merge(unsigned long req, struct kbloom_merge *mg)
 		else if (mg->mismatch)
 			err = EINVAL;
 	}
-	if (!err && req == KBLOOM_IOC_COMPARE) {
-		mg->bits_dst = weight(&a, pa);
-		mg->bits_src = weight(&b, pb);
-		mg->bits_union = mg->bits_inter = 0;
-		for (i = 0; i < a.payload_len; i++) {
-			mg->bits_union += __builtin_popcount(pa[i] | pb[i]);
-			mg->bits_inter += __builtin_popcount(pa[i] & pb[i]);
-		}
-	} else if (!err) {
-		unsigned char *before = malloc(a.payload_len);
-
-		if (!before) {
-			err = ENOMEM;
-		} else {
-			memcpy(before, pa, a.payload_len);
-			for (i = 0; i < a.payload_len; i++)
-				pa[i] |= pb[i];
-			err = store_tracked(mg->dst, &a, before, pa);
-			free(before);
-		}
+	if (err)
+		goto out;
+	core_of(&a, pa, 0, &ca);
+	core_of(&b, pb, 0, &cb);
+	if (req == KBLOOM_IOC_COMPARE) {
+		mg->bits_dst = weight(&a, pa, 0);
+		mg->bits_src = weight(&b, pb, 0);
+		kbloom_core_compare(&ca, &cb, &both, &either);
+		mg->bits_inter = both;
+		mg->bits_union = either;
+		goto out;
 	}
+	before = copy_of(pa, a.payload_len);
+	if (!before) {
+		err = ENOMEM;
+		goto out;
+	}
+	kbloom_core_merge(&ca, &cb, &d);
+	err = store_tracked(mg->dst, &a, before, pa);
+out:
+	free(before);
 	free(pa);
 	free(pb);
 	return err;
@@ -857,42 +865,6 @@ static int log_key(const unsigned char *key, __u32 len)
 	return 0;
 }
 
-/* The key commands, one or a batch: log every key, answer "no" to each. */
-static int fake_keys(unsigned long req, void *arg)
-{
-	struct kbloom_batch *b = arg;
-	struct kbloom_key *k = arg;
-	const unsigned char *key = (const void *)(uintptr_t)b->keys;
-	const __u32 *lens = (const void *)(uintptr_t)b->lens;
-	__u32 i;
-	int err;
-
-	if (!BATCH_CMD(req)) {
-		err = log_key((const void *)(uintptr_t)k->key, k->len);
-		if (!err)
-			k->result = 0;
-		return err;
-	}
-	for (i = 0; i < b->count; i++) {
-		err = log_key(key, lens[i]);
-		if (err)
-			return err;
-		key += lens[i];
-	}
-	b->done = b->count;
-	b->hits = 0;
-	return 0;
-}
-
-/* The KBLOOM_CORE_* flags of a filter. */
-static uint32_t core_flags(const struct fake_filter *f)
-{
-	return (f->flags & KBLOOM_CREATE_COUNTING ? KBLOOM_CORE_COUNTING : 0) |
-	       (f->flags & KBLOOM_CREATE_BLOCKED ? KBLOOM_CORE_BLOCKED : 0) |
-	       (f->hash_scheme == KBLOOM_HASH_SIPHASH ?
-		KBLOOM_CORE_SIPHASH : 0);
-}
-
 /* The fingerprint: the module's own (kbloom_core_fingerprint()). */
 static uint64_t fingerprint(const struct fake_filter *f)
 {
@@ -1010,7 +982,8 @@ static int fake_apply(int fd, struct kbloom_blocks *b)
 	const struct kbloom_block *in = (const void *)(uintptr_t)b->blocks;
 	const char *name = target_name(fd, b->name);
 	unsigned char *payload = NULL, *after = NULL;
-	uint64_t off, len, j, set = 0, w, gb;
+	struct kbloom_delta d = { 0 };
+	struct kbloom_core c;
 	struct fake_filter f;
 	uint32_t i, g;
 	int err = blocks_common(b);
@@ -1025,81 +998,45 @@ static int fake_apply(int fd, struct kbloom_blocks *b)
 		err = EOPNOTSUPP;
 		goto out;
 	}
-	gb = gen_bytes(&f);
 	/* Every entry is checked before anything changes. */
-	for (i = 0; i < b->count; i++) {
-		if (in[i].index >= nblocks(&f) || in[i].generation >= ngens(&f) ||
-		    (!f.generations && in[i].generation) || in[i].reserved) {
+	for (i = 0; i < b->count && !err; i++) {
+		if (in[i].generation >= ngens(&f) || in[i].reserved) {
 			err = EINVAL;
-			goto out;
+			break;
 		}
-		off = block_at(&f, in[i].generation, in[i].index, &len);
-		for (j = len; j < KBLOOM_BLOCK_BYTES; j++)
-			if (in[i].data[j]) {
-				err = EINVAL;
-				goto out;
-			}
-		/* Bits past m in the last block. */
-		for (j = 0; j < len; j++) {
-			uint64_t base = (in[i].index * KBLOOM_BLOCK_BYTES + j) * 8;
-
-			if (base + 8 > f.bits &&
-			    (base >= f.bits ? in[i].data[j] :
-			     in[i].data[j] >> (f.bits - base))) {
-				err = EINVAL;
-				goto out;
-			}
-		}
+		core_of(&f, payload, in[i].generation, &c);
+		if (!kbloom_core_block_valid(&c, in[i].index,
+					     (const void *)in[i].data))
+			err = EINVAL;
 	}
-	if (b->fingerprint != fingerprint(&f)) {
+	if (!err && b->fingerprint != fingerprint(&f))
 		err = EXDEV;
-		goto out;
-	}
-	if (b->rotations != f.rotations) {
+	if (!err && b->rotations != f.rotations)
 		err = ESTALE;
-		goto out;
-	}
-	after = malloc(f.payload_len);
-	if (!after) {
+	after = err ? NULL : copy_of(payload, f.payload_len);
+	if (!err && !after)
 		err = ENOMEM;
+	if (err)
 		goto out;
-	}
-	memcpy(after, payload, f.payload_len);
 	for (i = 0; i < b->count; i++) {
-		off = block_at(&f, in[i].generation, in[i].index, &len);
-		for (j = 0; j < len; j++) {
-			set += __builtin_popcount(in[i].data[j] & ~after[off + j]);
-			after[off + j] |= in[i].data[j];
-		}
+		core_of(&f, after, in[i].generation, &c);
+		kbloom_core_block_or(&c, in[i].index, (const void *)in[i].data,
+				     &d);
 	}
-	if (b->max_set)
-		for (g = 0; g < ngens(&f); g++) {
-			struct fake_filter one = f;
-
-			one.payload_len = gb;
-			w = weight(&one, after + g * gb);
-			if (w > b->max_set) {
-				err = ENOSPC;
-				goto out;
-			}
+	for (g = 0; b->max_set && g < ngens(&f); g++)
+		if (weight(&f, after, g) > b->max_set) {
+			err = ENOSPC;
+			goto out;
 		}
 	err = store_tracked(name, &f, payload, after);
 	if (!err) {
 		b->done = b->count;
-		b->set = set;
+		b->set = d.set;
 	}
 out:
 	free(after);
 	free(payload);
 	return err;
-}
-
-/* FAKEDEV_KEYS: the core's cores of a filter's generations. */
-static void core_of(const struct fake_filter *f, unsigned char *payload,
-		    uint32_t g, struct kbloom_core *c)
-{
-	kbloom_core_init(c, (unsigned long *)(payload + g * gen_bytes(f)),
-			 f->bits, f->hashes, core_flags(f), f->seed);
 }
 
 /*
@@ -1114,8 +1051,6 @@ static int apply_key(struct fake_filter *f, unsigned char *payload,
 	bool hit = false;
 	uint32_t g;
 
-	if (len < 1 || len > KBLOOM_KEY_MAX)
-		return EINVAL;
 	switch (req) {
 	case KBLOOM_IOC_ADD:
 	case KBLOOM_IOC_ADD_BATCH:
@@ -1154,63 +1089,58 @@ static int apply_key(struct fake_filter *f, unsigned char *payload,
 	return 0;
 }
 
-/* FAKEDEV_KEYS: the key commands, one or a batch, for real. */
-static int fake_apply_keys(int fd, unsigned long req, void *arg)
+/*
+ * The key commands, one or a batch: every key logged, then, with
+ * FAKEDEV_KEYS, applied (apply_key()); without it, each answered "no".
+ */
+static int fake_keys(int fd, unsigned long req, void *arg)
 {
-	bool batch = BATCH_CMD(req), r;
+	bool batch = BATCH_CMD(req), r = false;
 	struct kbloom_batch *b = arg;
 	struct kbloom_key *k = arg;
 	const char *name = target_name(fd, arg);
-	const unsigned char *key;
+	const unsigned char *key = (const void *)(uintptr_t)(batch ? b->keys :
+								 k->key);
+	const __u32 *lens = batch ? (const void *)(uintptr_t)b->lens : &k->len;
+	unsigned char *results = batch ? (void *)(uintptr_t)b->results : NULL;
 	unsigned char *payload = NULL, *before = NULL;
-	unsigned char *results;
-	const __u32 *lens;
+	__u32 i, n = 0, count = batch ? b->count : 1;
 	struct fake_filter f;
-	__u32 i, n;
-	int err;
+	int err = count ? 0 : EINVAL;
 
-	err = load_filter(name, &f, &payload);
-	if (err)
-		return err;
-	before = malloc(f.payload_len);
-	if (!before) {
-		free(payload);
-		return ENOMEM;
+	if (!err && getenv("FAKEDEV_KEYS")) {
+		err = load_filter(name, &f, &payload);
+		before = err ? NULL : copy_of(payload, f.payload_len);
+		if (!err && !before)
+			err = ENOMEM;
+		if (err)
+			goto out;
 	}
-	memcpy(before, payload, f.payload_len);
-	if (!batch) {
-		err = log_key((const void *)(uintptr_t)k->key, k->len);
-		if (!err)
-			err = apply_key(&f, payload, req,
-					(const void *)(uintptr_t)k->key,
-					k->len, &r);
-		if (!err)
-			k->result = r;
-	} else {
-		key = (const void *)(uintptr_t)b->keys;
-		lens = (const void *)(uintptr_t)b->lens;
-		results = (void *)(uintptr_t)b->results;
-		if (!b->count)
-			err = EINVAL;
-		if (results)
-			memset(results, 0, (b->count + 7) / 8);
-		for (i = 0, n = 0; !err && i < b->count; i++) {
+	if (results)
+		memset(results, 0, (count + 7) / 8);
+	for (i = 0; !err && i < count; i++) {
+		err = log_key(key, lens[i]);
+		if (!err && before)
 			err = apply_key(&f, payload, req, key, lens[i], &r);
-			if (err)
-				break;
-			if (r && results)
-				results[i / 8] |= 1U << (i % 8);
-			n += r;
-			key += lens[i];
-		}
+		if (err)
+			break;
+		if (r && results)
+			results[i / 8] |= 1U << (i % 8);
+		n += r;
+		key += lens[i];
+	}
+	if (batch) {
 		b->done = i;
 		b->hits = n;
+	} else if (!err) {
+		k->result = r;
 	}
-	if (req != KBLOOM_IOC_QUERY && req != KBLOOM_IOC_QUERY_BATCH) {
+	if (before && req != KBLOOM_IOC_QUERY && req != KBLOOM_IOC_QUERY_BATCH) {
 		int serr = store_tracked(name, &f, before, payload);
 
 		err = err ? err : serr;
 	}
+out:
 	free(before);
 	free(payload);
 	return err;
@@ -1222,16 +1152,12 @@ static int fake_apply_keys(int fd, unsigned long req, void *arg)
  */
 static int fake_open(int fd, struct kbloom_open *o)
 {
-	unsigned char *payload = NULL;
-	struct fake_filter f;
-	int err, h;
+	int h;
 
 	if (!has_feature(KBLOOM_FEATURE_HANDLE))
 		return ENOTTY;
-	err = load_filter(o->name, &f, &payload);
-	free(payload);
-	if (err)
-		return err;
+	if (!filter_exists(o->name))
+		return ENOENT;
 	h = open(getenv("FAKEDEV"),
 		 (fcntl(fd, F_GETFL) & O_ACCMODE) | O_CLOEXEC);
 	if (h < 0)
@@ -1274,8 +1200,7 @@ static const struct {
 static int dispatch(int fd, unsigned long req, void *arg)
 {
 	if (KEY_CMD(req))
-		return getenv("FAKEDEV_KEYS") ? fake_apply_keys(fd, req, arg) :
-						fake_keys(req, arg);
+		return fake_keys(fd, req, arg);
 	switch (req) {
 	case KBLOOM_IOC_VERSION:
 		return fake_version(arg);
@@ -1283,13 +1208,12 @@ static int dispatch(int fd, unsigned long req, void *arg)
 		return fake_create(arg);
 	case KBLOOM_IOC_DESTROY:
 	case KBLOOM_IOC_CLEAR:
+	case KBLOOM_IOC_ROTATE:
 		return fake_name_cmd(req, arg);
 	case KBLOOM_IOC_INFO:
 		return fake_info(arg);
 	case KBLOOM_IOC_LIST:
 		return fake_list(arg);
-	case KBLOOM_IOC_ROTATE:
-		return fake_rotate(arg);
 	case KBLOOM_IOC_MERGE:
 	case KBLOOM_IOC_COMPARE:
 		return fake_merge(req, arg);

@@ -9,6 +9,8 @@
 #
 # Usage: mkimage.py [options] OUT
 #   --bits M --hashes K       filter size (default 100 bits, 3 hashes)
+#   --from IMAGE              the size, kind, scheme, seed and counts of a
+#                             version-1 IMAGE (bloomctl save's of a plain one)
 #   --counting                4-bit counters
 #   --siphash                 hash scheme 2, with a 128-bit seed
 #   --compress                zlib-deflate the payload
@@ -67,6 +69,7 @@ def main():
     ap.add_argument("out", nargs="?")
     ap.add_argument("--bits", type=int, default=100)
     ap.add_argument("--hashes", type=int, default=3)
+    ap.add_argument("--from", dest="src")
     ap.add_argument("--counting", action="store_true")
     ap.add_argument("--siphash", action="store_true")
     ap.add_argument("--compress", action="store_true")
@@ -91,6 +94,12 @@ def main():
         print("crc32c ok" if ok else "crc32c BROKEN")
         return 0 if ok else 1
 
+    base = {}
+    if a.src:
+        with open(a.src, "rb") as src:
+            base = dict(zip(FIELDS, HEADER.unpack_from(src.read())))
+        a.bits, a.hashes = base["bits"], base["hashes"]
+        a.counting = bool(base["flags"] & 1)
     width = 4 if a.counting else 1
     plen = (a.bits * width + 63) // 64 * 8
     payload = bytearray(plen)
@@ -135,6 +144,9 @@ def main():
         "seed_hi0": 0x0F1E2D3C if a.siphash else 0,
         "seed_hi1": 0x4B5A6978 if a.siphash else 0,
     }
+    for k in ("hash_scheme", "layout", "flags", "fpr_ppb", "seed0", "seed1",
+              "adds", "capacity", "seed_hi0", "seed_hi1"):
+        f[k] = base.get(k, f[k])
     for kv in a.field:
         k, v = kv.split("=", 1)
         if k not in f:

@@ -33,11 +33,6 @@ static int create(const char *name, uint32_t flags, const char *like)
 	return kb_create_ex(fd, name, BITS, 3, flags, NULL, NULL);
 }
 
-static void add(const char *name, const char *key)
-{
-	kb_skey(fd, KBLOOM_IOC_ADD, name, key, NULL);
-}
-
 static uint64_t bits_set(const char *name)
 {
 	struct kbloom_info i;
@@ -146,7 +141,7 @@ int main(int argc, char **argv)
 	      r.fingerprint, "COLLECT of an empty filter: nothing, cursor 0, a fingerprint");
 	for (i = 0; i < 60; i++) {
 		snprintf(key, sizeof(key), "k%d", i);
-		add("bchk-a", key);
+		kb_skey(fd, KBLOOM_IOC_ADD, "bchk-a", key, NULL);
 	}
 	got = pass("bchk-a", 0, b, 8, &fp);
 	check(got == 2 && b[0].index == 0 && b[1].index == 1 &&
@@ -156,7 +151,7 @@ int main(int argc, char **argv)
 	/* m = 1000: bits 1000 to 1023 are bytes 61 to 63 of block 1. */
 	check(!b[1].data[61] && !b[1].data[62] && !b[1].data[63],
 	      "bits past m are zero in the last block");
-	add("bchk-a", "one more");
+	kb_skey(fd, KBLOOM_IOC_ADD, "bchk-a", "one more", NULL);
 	got = pass("bchk-a", 0, b + 2, 6, NULL);
 	check(got >= 0 && got <= 2, "after one add: at most the blocks it changed");
 	got = pass("bchk-a", KBLOOM_COLLECT_ALL, b, 8, NULL);
@@ -227,7 +222,7 @@ int main(int argc, char **argv)
 		c.flags = KBLOOM_CREATE_TRACK_CHANGES;
 		check(!ioctl(fd, KBLOOM_IOC_CREATE, &c),
 		      "a windowed filter of 2 generations, tracking");
-		add("bchk-w", "w1");
+		kb_skey(fd, KBLOOM_IOC_ADD, "bchk-w", "w1", NULL);
 		got = pass("bchk-w", 0, b, 8, &fp);
 		check(got >= 1 && !b[0].generation,
 		      "its changes are in generation 0");

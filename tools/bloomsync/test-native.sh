@@ -188,12 +188,31 @@ lacks() {
 }
 
 # nats_py PORT ARGS...: the Python script on stdin, with s a socket to
-# the server on PORT (its INFO line read) and f its reader.
+# the server on PORT (its INFO line read), f its reader, connect(), which
+# says CONNECT and subscribes to _INBOX.t, and req(SUBJECT, PAYLOAD),
+# which publishes PAYLOAD (bytes, or an object sent as JSON) with
+# _INBOX.t to reply to, and returns the reply's JSON.
 nats_py() {
-	python3 -c 'import socket, sys
+	python3 -c 'import json, socket, sys
 s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
 f = s.makefile("rb")
 f.readline()
+def connect():
+    s.sendall(b"CONNECT {\"verbose\":false,\"headers\":true,\"no_responders\":true}\r\n"
+              b"SUB _INBOX.t 1\r\n")
+def req(subject, payload):
+    data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
+    s.sendall(b"PUB %s _INBOX.t %d\r\n%s\r\n" % (subject.encode(), len(data), data))
+    while True:
+        line = f.readline()
+        if line.startswith(b"PING"):
+            s.sendall(b"PONG\r\n")
+        elif line.startswith(b"MSG"):
+            return json.loads(f.read(int(line.split()[-1]) + 2)[:-2])
+        elif line.startswith(b"HMSG"):
+            p = line.split()
+            body = f.read(int(p[-1]) + 2)[:-2]
+            return json.loads(body[int(p[-2]):] or b"{}")
 exec(sys.stdin.read())' "$@"
 }
 
@@ -209,24 +228,17 @@ stop_nats() {
 	nats_pid=
 }
 
-# payload HOST FILTER: the filter's payload, hex, from bloomctl save.
-payload() {
-	hostenv "$1" "$BLOOMCTL" -d "$tmp/$1/dev" save "$2" "$tmp/$1.img" >/dev/null 2>&1 &&
-		python3 - "$tmp/$1.img" <<'EOF'
-import struct, sys
-d = open(sys.argv[1], "rb").read()
-version = struct.unpack_from("<I", d, 8)[0]
-hlen = {1: 96, 2: 104, 3: 112}[version]
-print(d[hlen:].hex())
-EOF
-}
-
+# same_payloads: A, B and C have the same conv.fleet, payload for payload
+# (after its header: a plain filter's 96 bytes).
 same_payloads() {
-	local a b c
+	local h
 
-	a=$(payload A conv.fleet) && b=$(payload B conv.fleet) &&
-		c=$(payload C conv.fleet) &&
-		[ -n "$a" ] && [ "$a" = "$b" ] && [ "$b" = "$c" ]
+	for h in A B C; do
+		bc $h save conv.fleet "$tmp/$h.img"
+		[ "$rc" = 0 ] || return 1
+		tail -c +97 "$tmp/$h.img" >"$tmp/$h.payload"
+	done
+	cmp -s "$tmp/A.payload" "$tmp/B.payload" && cmp -s "$tmp/B.payload" "$tmp/C.payload"
 }
 
 # fleet NAME HOSTS ARGS...: template NAME, of a filter created on A with
@@ -278,8 +290,7 @@ result $? "nats-server -js starts on port $port"
 # ---- templates ------------------------------------------------------------
 
 bc A create f --capacity 10000 --fpr 0.01
-bs A template put f
-result "$rc" "template put f"
+check "template put f" bs A template put f
 says 0 "putting the same template again is fine" "identical" bs A template put f
 says 0 "template show from another host" "95851 bits, 7 hashes" bs B template show f
 bs B -j template show f
@@ -309,18 +320,15 @@ result $? "join on the template's host makes the fleet filter"
 says 0 "join on another host makes both filters" "filter 'f': created" bs B join f
 bc B show f
 check "the joined filter has the template's shape" grep -q "95851" "$tmp/out"
-bs B join f
-result "$rc" "join again is a no-op"
+check "join again is a no-op" bs B join f
 
 # A template with bits set, put around bloomsync (a plain KV put).
 bc A create bad --capacity 1000 --fpr 0.01
 bc A add bad in-the-template
 bc A save bad "$tmp/bad.img"
 nats_py "$port" "$tmp/bad.img" <<'EOF' >"$tmp/kv.out" 2>&1
-d = open(sys.argv[2], "rb").read()
-s.sendall(b'CONNECT {"verbose":false}\r\nSUB _INBOX.t 1\r\n' +
-          b"PUB $KV.kbloom-templates.bad _INBOX.t %d\r\n%s\r\n" % (len(d), d))
-print(f.readline().decode().strip())
+connect()
+print(req("$KV.kbloom-templates.bad", open(sys.argv[2], "rb").read()))
 EOF
 says 2 "join refuses a template whose payload has bits set" \
 	"template 'bad': [0-9]* bits set: a template's payload is all zero" bs C join bad
@@ -362,14 +370,14 @@ result $? "status -j"
 # ---- B offline, A goes on -------------------------------------------------
 
 stop_daemon B f
-for i in $(seq 1 200); do echo "off$i"; done >"$tmp/keys"
+seq -f "off%g" 1 200 >"$tmp/keys"
 bc A add f --file "$tmp/keys"
 bc A add f late1
 sleep 0.5
 check "B is offline: it does not have A's new keys" lacks B f.fleet late1
 daemon B f
 check "B restarted catches up from the stream" wait_for 5 has B f.fleet late1
-hostenv B "$BLOOMCTL" -d "$tmp/B/dev" query f.fleet --count --file "$tmp/keys" >"$tmp/out" 2>&1
+bc B query f.fleet --count --file "$tmp/keys"
 check "all 200 keys added while B was away" grep -q "present 200," "$tmp/out"
 
 # ---- the server restarts --------------------------------------------------
@@ -388,21 +396,7 @@ check "B logged the reconnection" grep -q "reconnected" "$tmp/B/f.log"
 
 bs E join f
 bc E save f "$tmp/e.img"
-python3 - "$tmp/e.img" "$top/tools/bloomctl" <<'EOF'
-import struct, sys
-sys.path.insert(0, sys.argv[2])
-from mkimage import crc32c
-d = bytearray(open(sys.argv[1], "rb").read())
-bits = struct.unpack_from("<Q", d, 24)[0]
-plen = struct.unpack_from("<Q", d, 72)[0]
-hlen = len(d) - plen
-for i in range(plen):
-    lo = 8 * i
-    d[hlen + i] = 0xff if lo + 8 <= bits else ((1 << (bits - lo)) - 1 if lo < bits else 0)
-struct.pack_into("<I", d, 68, 0)
-struct.pack_into("<I", d, 68, crc32c(bytes(d)))
-open(sys.argv[1], "wb").write(d)
-EOF
+python3 "$top/tools/bloomctl/mkimage.py" --from "$tmp/e.img" --ones "$tmp/e.img"
 bc E load --replace f "$tmp/e.img"
 result "$rc" "host E's filter is all ones"
 daemon E f
@@ -427,15 +421,12 @@ bc X save other "$tmp/x.img"
 nats_py "$port" "$tmp/x.img" "$tmp/e.img" <<'EOF' >"$tmp/snap.out" 2>&1
 # Raw snapshot messages (Documentation/bloomsync.md, "Messages").
 import os, struct
-s.sendall(b'CONNECT {"verbose":false,"headers":true,"no_responders":true}\r\nSUB _INBOX.t 1\r\n')
+connect()
 def pub(host, seq, count, chunks, body):
     hb = host.encode() + b"\0" * (-len(host) % 8)
     d = (b"\x89KBSYNC\n" + struct.pack("<IIQQqIIQII", 1, 2, seq, 0, 0, count,
          chunks, seq - count, len(host), 0) + hb + body)
-    s.sendall(b"PUB kbloom.f.%s _INBOX.t %d\r\n%s\r\n" % (host.encode(), len(d), d))
-    while not f.readline().startswith(b"MSG"):
-        pass
-    print(f.readline().decode().strip())
+    print(req("kbloom.f." + host, d))
 other = open(sys.argv[2], "rb").read()
 fleet_header = open(sys.argv[3], "rb").read()[:112]
 pub("X", 1, 0, 1, other)                                   # another shape
@@ -474,21 +465,7 @@ bc A add f gap-key
 check "A published gap-key" wait_for 5 published_after A f "$before"
 nats_py "$port" "kbloom.f.A" >"$tmp/del.out" 2>&1 <<'EOF'
 # Raw NATS protocol: delete the last message on a subject from the stream.
-import json
-s.sendall(b'CONNECT {"verbose":false,"headers":true,"no_responders":true}\r\nSUB _INBOX.t 1\r\n')
-def req(subject, payload):
-    data = json.dumps(payload).encode()
-    s.sendall(b"PUB %s _INBOX.t %d\r\n%s\r\n" % (subject.encode(), len(data), data))
-    while True:
-        line = f.readline()
-        if line.startswith(b"PING"):
-            s.sendall(b"PONG\r\n")
-        elif line.startswith(b"MSG"):
-            return json.loads(f.read(int(line.split()[-1]) + 2)[:-2])
-        elif line.startswith(b"HMSG"):
-            p = line.split()
-            body = f.read(int(p[-1]) + 2)[:-2]
-            return json.loads(body[int(p[-2]):] or b"{}")
+connect()
 r = req("$JS.API.STREAM.MSG.GET.KBLOOM", {"last_by_subj": sys.argv[2]})
 seq = r["message"]["seq"]
 r = req("$JS.API.STREAM.MSG.DELETE.KBLOOM", {"seq": seq})
@@ -511,13 +488,8 @@ result $? "B is in sync again and counts the gap"
 stop_daemon A f
 nats_py "$port" >"$tmp/purge.out" 2>&1 <<'EOF'
 # Raw NATS protocol: purge host A's subject (as if it expired).
-import json
-d = json.dumps({"filter": "kbloom.f.A"}).encode()
-s.sendall(b'CONNECT {"verbose":false}\r\nSUB _INBOX.t 1\r\n' +
-          b"PUB $JS.API.STREAM.PURGE.KBLOOM _INBOX.t %d\r\n%s\r\n" % (len(d), d))
-while not f.readline().startswith(b"MSG"):
-    pass
-r = json.loads(f.readline())
+connect()
+r = req("$JS.API.STREAM.PURGE.KBLOOM", {"filter": "kbloom.f.A"})
 print(r)
 sys.exit(not r.get("success"))
 EOF
@@ -530,9 +502,9 @@ check "B logged that A started over" grep -q "host A: started over at sequence 1
 # ---- three hosts converge -------------------------------------------------
 
 fleet conv "A B C" --capacity 20000 --fpr 0.01
-for h in A B C; do daemon $h conv; done
 for h in A B C; do
-	for i in $(seq 1 1500); do echo "$h-burst-$i"; done >"$tmp/$h.keys"
+	daemon $h conv
+	seq -f "$h-burst-%g" 1 1500 >"$tmp/$h.keys"
 done
 for h in A B C; do
 	bc $h add conv --file "$tmp/$h.keys" &
@@ -541,7 +513,7 @@ check "three hosts' fleet filters are byte-identical after a burst" wait_for 10 
 ok=0
 for h in A B C; do
 	for o in A B C; do
-		hostenv $h "$BLOOMCTL" -d "$tmp/$h/dev" query conv.fleet --count --file "$tmp/$o.keys" >"$tmp/out" 2>&1
+		bc $h query conv.fleet --count --file "$tmp/$o.keys"
 		grep -q "present 1500," "$tmp/out" || ok=1
 	done
 done
@@ -624,13 +596,11 @@ result $? "nats-server runs nats-server.conf.example (hosts A and B)"
 url0=$url
 url="nats://admin:pw@127.0.0.1:$port2"
 bc A create perm --capacity 1000 --fpr 0.01
-bs A template put perm
-result "$rc" "the admin user may put a template"
+check "the admin user may put a template" bs A template put perm
 url="nats://A:pa@127.0.0.1:$port2"
 bs A join perm
 url="nats://B:pb@127.0.0.1:$port2"
-bs B join perm
-result "$rc" "host B may read it and join"
+check "host B may read it and join" bs B join perm
 daemon B perm
 url="nats://A:pa@127.0.0.1:$port2"
 daemon A perm

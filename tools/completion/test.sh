@@ -23,8 +23,6 @@ trap 'rm -rf "$tmp"' EXIT
 
 # shellcheck source=tools/lib-tap.sh
 . "$here/../lib-tap.sh"
-ok() { result 0 "$*"; }
-not_ok() { result 1 "$*"; }
 
 # shellcheck source=tools/completion/bloomctl
 . "$here/bloomctl"
@@ -76,17 +74,20 @@ complete_line() {
 # The words of stdin, sorted, on one line.
 words() { tr ' ' '\n' | sed '/^$/d' | LC_ALL=C sort | paste -sd ' '; }
 
+# same DESCRIPTION GOT WANT WHAT: ok if GOT is WANT; else WHAT says what
+# each is.
+same() {
+	[ "$2" = "$3" ]
+	result $? "$1"
+	[ "$2" = "$3" ] || echo "#   $4"
+}
+
 # expect DESCRIPTION LINE WANT: WANT is the words expected, space separated.
 expect() {
 	local got want
 	got=$(complete_line "$2")
 	want=$(words <<< "$3")
-	if [ "$got" = "$want" ]; then
-		ok "$1"
-	else
-		not_ok "$1"
-		echo "#   '$2<TAB>': got '$got', want '$want'"
-	fi
+	same "$1" "$got" "$want" "'$2<TAB>': got '$got', want '$want'"
 }
 
 all_commands="add calc clear create destroy estimate help inspect list load merge monitor query remove restore rotate save show stats test-and-add version"
@@ -162,11 +163,8 @@ if bash -c '. /usr/share/bash-completion/bash_completion' > /dev/null 2>&1; then
 	expect "with bash-completion: save NAME FILE" "bloomctl save seen b" "b.txt"
 	expect "with bash-completion: inspect FILE" "bloomctl inspect s" "sub"
 	expect "with bash-completion: filter names still" "bloomctl show " "$filters"
-	if complete -p bloomctl > /dev/null 2>&1; then
-		ok "with bash-completion: complete -p bloomctl"
-	else
-		not_ok "with bash-completion: complete -p bloomctl"
-	fi
+	complete -p bloomctl > /dev/null 2>&1
+	result $? "with bash-completion: complete -p bloomctl"
 else
 	echo "# no bash-completion package: _filedir not tested"
 fi
@@ -181,31 +179,24 @@ help_options() { # BLOOMCTL [SUBCOMMAND]: the options of [SUBCOMMAND] --help
 		tr -d ',' | tr ' ' '\n' | sed '/^$/d'
 }
 if [ -x "$real" ] && "$real" --help > /dev/null 2>&1; then
-	want=$(help_commands "$real" | words)
-	got=$(complete_line "bloomctl ")
-	if [ "$got" = "$want" ]; then
-		ok "the subcommands are those of 'bloomctl --help'"
-	else
-		not_ok "the subcommands are those of 'bloomctl --help'"
-		echo "#   completion: '$got'; bloomctl --help: '$want'"
-	fi
-	want=$(help_options "$real" | words)
-	got=$(complete_line "bloomctl -")
-	if [ "$got" = "$want" ]; then
-		ok "the global options are those of 'bloomctl --help'"
-	else
-		not_ok "the global options are those of 'bloomctl --help'"
-		echo "#   completion: '$got'; bloomctl --help: '$want'"
-	fi
-	for c in $(help_commands "$real"); do
-		want=$(help_options "$real" "$c" | words)
-		got=$(complete_line "bloomctl $c -")
-		if [ -n "$want" ] && [ "$got" = "$want" ]; then
-			ok "the options of $c are those of 'bloomctl $c --help'"
+	# help_same WHAT LINE [SUBCOMMAND]: LINE<TAB> offers what --help lists
+	# (never nothing).
+	help_same() {
+		local got want
+
+		if [ "$1" = subcommands ]; then
+			want=$(help_commands "$real" | words)
 		else
-			not_ok "the options of $c are those of 'bloomctl $c --help'"
-			echo "#   completion: '$got'; bloomctl $c --help: '$want'"
+			want=$(help_options "$real" ${3:+"$3"} | words)
 		fi
+		got=$(complete_line "$2")
+		same "the $1 are those of 'bloomctl ${3:+$3 }--help'" "$got" \
+			"${want:-(none)}" "completion: '$got'; bloomctl ${3:+$3 }--help: '$want'"
+	}
+	help_same subcommands "bloomctl "
+	help_same "global options" "bloomctl -"
+	for c in $(help_commands "$real"); do
+		help_same "options of $c" "bloomctl $c -" "$c"
 	done
 
 	# Filter names through the real 'bloomctl list', on the fake device.
@@ -222,10 +213,10 @@ if [ -x "$real" ] && "$real" --help > /dev/null 2>&1; then
 			"$real -d $tmp/fakedev show " "$filters"
 		unset LD_PRELOAD FAKEDEV FAKEDEV_STATE
 	else
-		ok "filter names from the real 'bloomctl list' # SKIP fakedev.so does not build"
+		skip "filter names from the real 'bloomctl list': fakedev.so does not build"
 	fi
 else
-	not_ok "no bloomctl at $real to check the subcommands and options against (make bloomctl)"
+	result 1 "no bloomctl at $real to check the subcommands and options against (make bloomctl)"
 fi
 
 tap_done
