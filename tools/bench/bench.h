@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <time.h>
 
 /*
@@ -48,6 +49,20 @@ static inline double bench_now_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ts.tv_sec * 1e9 + ts.tv_nsec;
+}
+
+static inline int bench_cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The median of @n timings (sorts them). */
+static inline double bench_median(double *v, int n)
+{
+	qsort(v, n, sizeof(*v), bench_cmp_double);
+	return v[n / 2];
 }
 
 /* The false-positive rate every filter is sized for: 1%. */
