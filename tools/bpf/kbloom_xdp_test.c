@@ -67,12 +67,18 @@ static int capture_print(enum libbpf_print_level level, const char *fmt,
 	return print_libbpf(level, fmt, ap);
 }
 
-static void hex(FILE *f, const unsigned char *p, size_t len)
+/* A key in hex: ,"KIND_key":"HEX" in JSON, else a line if it has bytes. */
+static void print_key(bool json, const char *kind, const unsigned char *p,
+		      size_t len)
 {
 	size_t i;
 
+	if (!json && !len)
+		return;
+	printf(json ? ",\"%s_key\":\"" : "\t%s-key ", kind);
 	for (i = 0; i < len; i++)
-		fprintf(f, "%02x", p[i]);
+		printf("%02x", p[i]);
+	putchar(json ? '"' : '\n');
 }
 
 static const char *verdict_name(uint32_t v)
@@ -185,42 +191,31 @@ static int cmd_test_run(const struct options *o)
 		}
 		if (read_counters(l.counters_fd, after))
 			goto out_unload;
+		/* This packet's changes. */
+		for (c = 0; c < NR_COUNTERS; c++)
+			after[c] -= before[c];
 		if (o->prog.json) {
 			printf("%s{\"packet\":", i ? "," : "");
 			json_str(stdout, specs[i]);
-			printf(",\"verdict\":\"%s\",\"retval\":%u,\"counters\":{",
+			printf(",\"verdict\":\"%s\",\"retval\":%u,\"counters\":",
 			       verdict_name(run.retval), run.retval);
+			print_counters_json(after);
+		} else {
+			printf("%s: %s", specs[i], verdict_name(run.retval));
 			for (c = 0; c < NR_COUNTERS; c++)
-				printf("%s\"%s\":%llu", c ? "," : "",
-				       counter_names[c],
-				       (unsigned long long)(after[c] - before[c]));
-			putchar('}');
-			if (o->prog.show_keys) {
-				printf(",\"allow_key\":\"");
-				hex(stdout, l.keys->allow, l.keys->allow_len);
-				printf("\",\"flow_key\":\"");
-				hex(stdout, l.keys->flow, l.keys->flow_len);
-				putchar('"');
-			}
-			putchar('}');
-			continue;
-		}
-		printf("%s: %s", specs[i], verdict_name(run.retval));
-		for (c = 0; c < NR_COUNTERS; c++)
-			if (after[c] != before[c])
-				printf(" %s+%llu", counter_names[c],
-				       (unsigned long long)(after[c] - before[c]));
-		putchar('\n');
-		if (o->prog.show_keys && l.keys->allow_len) {
-			printf("\tallow-key ");
-			hex(stdout, l.keys->allow, l.keys->allow_len);
+				if (after[c])
+					printf(" %s+%llu", counter_names[c],
+					       (unsigned long long)after[c]);
 			putchar('\n');
 		}
-		if (o->prog.show_keys && l.keys->flow_len) {
-			printf("\tflow-key ");
-			hex(stdout, l.keys->flow, l.keys->flow_len);
-			putchar('\n');
+		if (o->prog.show_keys) {
+			print_key(o->prog.json, "allow", l.keys->allow,
+				  l.keys->allow_len);
+			print_key(o->prog.json, "flow", l.keys->flow,
+				  l.keys->flow_len);
 		}
+		if (o->prog.json)
+			putchar('}');
 	}
 	if (read_counters(l.counters_fd, after))
 		goto out_unload;
