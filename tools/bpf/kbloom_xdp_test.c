@@ -508,25 +508,25 @@ static const char *const cmd_names[] = {
 	"test-run", "leak-check", "kfunc", "kfunc-syscall-refused",
 };
 
-/* Which commands take which options: a bit per command. */
-#define C(x)	(1u << CMD_##x)
+static enum cmd cmd;
 
-static unsigned int opt_cmds(int opt)
+/* Whether command cmd takes option @opt. */
+static bool takes(int opt)
 {
 	switch (opt) {
 	case OPT_BY_REF:
 	case OPT_BY_ID:
-		return C(TEST_RUN) | C(KFUNC);
+		return cmd == CMD_TEST_RUN || cmd == CMD_KFUNC;
 	case OPT_TC:
 	case OPT_SYSCALL:
 	case OPT_LEN:
 	case OPT_ID:
-		return C(KFUNC);
+		return cmd == CMD_KFUNC;
 	case 'v':
 	case '?':
-		return ~0u;
+		return true;
 	default:	/* the program options, --show-keys, --pkt, -j */
-		return C(TEST_RUN);
+		return cmd == CMD_TEST_RUN;
 	}
 }
 
@@ -536,8 +536,7 @@ int main(int argc, char **argv)
 	unsigned char *kf_key = NULL;
 	size_t kf_key_len = 0;
 	const char *kf_name = NULL;
-	enum cmd cmd;
-	int opt, i, ret;
+	int opt, i;
 	uint64_t v;
 
 	me = "kbloom_xdp_test";
@@ -564,15 +563,12 @@ int main(int argc, char **argv)
 	argv[1] = argv[0];
 	argc--;
 	argv++;
-	while ((opt = getopt_long(argc, argv, "jvh", long_opts, NULL)) != -1) {
-		if (opt == 'h') {
+	while ((opt = prog_getopt(&o.prog, argc, argv, long_opts, takes,
+				  cmd_names[cmd])) > 0) {
+		switch (opt) {
+		case 'h':
 			usage(stdout);
 			return 0;
-		}
-		if (!(opt_cmds(opt) & (1u << cmd)))
-			return usage_err("%s does not take this option",
-					 cmd_names[cmd]);
-		switch (opt) {
 		case OPT_SHOW_KEYS:
 			o.prog.show_keys = true;
 			break;
@@ -599,17 +595,11 @@ int main(int argc, char **argv)
 			o.kf_id = (uint32_t)v;
 			o.prog.by = BY_ID;
 			break;
-		default:
-			ret = prog_opt(&o.prog, opt, optarg);
-			if (ret)
-				return ret;
-			break;
 		}
 	}
+	if (!opt)
+		return EXIT_USAGE;
 	libbpf_set_print(capture_print);
-	ret = prog_opts_check(&o.prog);
-	if (ret)
-		return ret;
 	if (cmd == CMD_KFUNC) {
 		/* OP FILTER [KEY-HEX] */
 		if (argc - optind < 2 || argc - optind > 3)
