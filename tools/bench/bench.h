@@ -99,10 +99,10 @@ struct bench_kind {
 
 /*
  * The peers register themselves here; a peer not built (its library
- * missing) gives NULL and says why in *why.
+ * missing) gives NULL and says why in *why. The BPF map's: from a BPF
+ * program, or (@syscall) one bpf() per key.
  */
 const struct bench_kind *bench_libbloom_kind(const char **why);
-const struct bench_kind *bench_bpf_prog_kind(const char **why);
-const struct bench_kind *bench_bpf_syscall_kind(const char **why);
+const struct bench_kind *bench_bpf_kind(bool syscall, const char **why);
 
 #endif /* _KBLOOM_BENCH_H */

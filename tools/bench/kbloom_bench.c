@@ -710,10 +710,10 @@ int main(int argc, char **argv)
 		kinds[nkinds++] = peer;
 	else
 		out("- libbloom: %s\n", why);
-	peer = bench_bpf_prog_kind(&why);
+	peer = bench_bpf_kind(false, &why);
 	if (peer) {
 		kinds[nkinds++] = peer;
-		kinds[nkinds++] = bench_bpf_syscall_kind(&why);
+		kinds[nkinds++] = bench_bpf_kind(true, &why);
 	} else {
 		out("- BPF bloom map: %s\n", why);
 	}
