@@ -533,7 +533,7 @@ static bool takes(int opt)
 int main(int argc, char **argv)
 {
 	struct options o = { .kf_len = -1 };
-	unsigned char *kf_key = NULL;
+	static unsigned char kf_key[KBLOOM_KFUNC_KEY_BUF];
 	size_t kf_key_len = 0;
 	const char *kf_name = NULL;
 	int opt, i;
@@ -625,13 +625,8 @@ int main(int argc, char **argv)
 		} else {
 			if (argc - optind != 3)
 				return usage_err("kfunc %s: KEY-HEX expected", kf_ops[o.kf_op]);
-			kf_key = calloc(1, KBLOOM_KFUNC_KEY_BUF);
-			if (!kf_key) {
-				errmsg("%s", strerror(errno));
-				return EXIT_RUNTIME;
-			}
-			if (parse_hex(argv[optind + 2], kf_key,
-				      KBLOOM_KFUNC_KEY_BUF, &kf_key_len))
+			if (parse_hex(argv[optind + 2], kf_key, sizeof(kf_key),
+				      &kf_key_len))
 				return usage_err("kfunc: '%s' is not a key in hex (1 to 4104 bytes)",
 						 argv[optind + 2]);
 		}
