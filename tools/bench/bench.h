@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <time.h>
 
 /*
@@ -50,6 +51,20 @@ static inline double bench_now_ns(void)
 	return ts.tv_sec * 1e9 + ts.tv_nsec;
 }
 
+static inline int bench_cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The median of @n timings (sorts them). */
+static inline double bench_median(double *v, int n)
+{
+	qsort(v, n, sizeof(*v), bench_cmp_double);
+	return v[n / 2];
+}
+
 /* The false-positive rate every filter is sized for: 1%. */
 #define BENCH_FPR	0.01
 
@@ -84,10 +99,10 @@ struct bench_kind {
 
 /*
  * The peers register themselves here; a peer not built (its library
- * missing) gives NULL and says why in *why.
+ * missing) gives NULL and says why in *why. The BPF map's: from a BPF
+ * program, or (@syscall) one bpf() per key.
  */
 const struct bench_kind *bench_libbloom_kind(const char **why);
-const struct bench_kind *bench_bpf_prog_kind(const char **why);
-const struct bench_kind *bench_bpf_syscall_kind(const char **why);
+const struct bench_kind *bench_bpf_kind(bool syscall, const char **why);
 
 #endif /* _KBLOOM_BENCH_H */

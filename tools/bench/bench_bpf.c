@@ -213,26 +213,16 @@ static const char *bpfb_usable(void)
 	return state > 0 ? NULL : why;
 }
 
-const struct bench_kind *bench_bpf_prog_kind(const char **why)
+const struct bench_kind *bench_bpf_kind(bool syscall, const char **why)
 {
 	*why = bpfb_usable();
-	return *why ? NULL : &bpf_prog_kind;
-}
-
-const struct bench_kind *bench_bpf_syscall_kind(const char **why)
-{
-	*why = bpfb_usable();
-	return *why ? NULL : &bpf_syscall_kind;
+	return *why ? NULL : syscall ? &bpf_syscall_kind : &bpf_prog_kind;
 }
 #else
-const struct bench_kind *bench_bpf_prog_kind(const char **why)
+const struct bench_kind *bench_bpf_kind(bool syscall, const char **why)
 {
+	(void)syscall;
 	*why = "not built (apt-get install clang libbpf-dev bpftool)";
 	return NULL;
-}
-
-const struct bench_kind *bench_bpf_syscall_kind(const char **why)
-{
-	return bench_bpf_prog_kind(why);
 }
 #endif

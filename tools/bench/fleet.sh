@@ -119,6 +119,18 @@ now_ms() {
 	date +%s%3N
 }
 
+# keys BASE RATE SECS PREFIX: BASE.S for each second S, RATE unique keys.
+keys() {
+	python3 - "$@" <<'EOF'
+import sys
+base, rate, secs, pre = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+for s in range(secs):
+    with open("%s.%d" % (base, s), "w") as f:
+        for i in range(rate):
+            f.write("%ss%d-k%d\n" % (pre, s, i))
+EOF
+}
+
 # ---- 1. bytes on the wire -------------------------------------------------
 
 bc P create big --capacity "$CAPACITY" --fpr 0.01 >"$tmp/create.out" || exit 2
@@ -160,15 +172,7 @@ for rate in $RATES; do
 	rm -f "$tmp/P/run/big.state"
 	daemon P publish big --interval 1s --snapshot-every 1h
 	ppid=$last_pid
-	# Unique keys for every second of the run.
-	python3 - "$tmp/keys" "$rate" "$MEASURE" <<'EOF'
-import sys
-base, rate, secs = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-for s in range(secs):
-    with open("%s.%d" % (base, s), "w") as f:
-        for i in range(rate):
-            f.write("r%d-s%d-k%d\n" % (rate, s, i))
-EOF
+	keys "$tmp/keys" "$rate" "$MEASURE" "r$rate-"
 	# The snapshot a publisher starts with, then quiet.
 	until [ "$(pubfield P big snapshots)" = 1 ] && drained; do sleep 0.2; done
 	read -r _ b0 k0 d0 n0 <<<"$(pubstate)"
@@ -261,14 +265,7 @@ bc P create cu --capacity "$OUTAGE_CAPACITY" --fpr 0.01 >/dev/null || exit 2
 bs P template put cu >/dev/null || exit 2
 bs P join cu >/dev/null || exit 2
 bs C join cu >/dev/null || exit 2
-python3 - "$tmp/cu" "$OUTAGE_RATE" "$OUTAGE" <<'EOF'
-import sys
-base, rate, secs = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-for s in range(secs):
-    with open("%s.%d" % (base, s), "w") as f:
-        for i in range(rate):
-            f.write("cu-s%d-k%d\n" % (s, i))
-EOF
+keys "$tmp/cu" "$OUTAGE_RATE" "$OUTAGE" cu-
 daemon P publish cu --interval 1s
 cup=$last_pid
 daemon C subscribe cu

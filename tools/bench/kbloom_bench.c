@@ -49,19 +49,6 @@ static void *xmalloc(size_t bytes)
 	return p;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n)
-{
-	qsort(v, n, sizeof(*v), cmp_double);
-	return v[n / 2];
-}
-
 /* ---- kbloom's kinds: the core, one key per call or in batches ---- */
 
 /* kind->arg: KBLOOM_CORE_* flags, and these. */
@@ -364,9 +351,9 @@ static int run_config(struct result *res, const struct bench_kind **kinds,
 	for (i = 0; i < nkinds; i++) {
 		struct result *r = &res[i];
 
-		r->add_ns = median(r->add, ROUNDS);
-		r->present_ns = median(r->present, ROUNDS);
-		r->absent_ns = median(r->absent, ROUNDS);
+		r->add_ns = bench_median(r->add, ROUNDS);
+		r->present_ns = bench_median(r->present, ROUNDS);
+		r->absent_ns = bench_median(r->absent, ROUNDS);
 		out("| %s | %.2f MiB | %.1f ns | %.1f ns | %.1f ns | %.3f%% | %s%s |\n",
 		    r->kind->name, r->bytes / 1048576.0, r->add_ns,
 		    r->present_ns, r->absent_ns, 100.0 * r->fp / r->queried,
@@ -569,10 +556,10 @@ static void ref_rmw(void)
 			r[m][k] = rmw_ns(mem, lines, m);
 		}
 	out("- the memory work of a 50M-key add alone, no hash (6 bits in random 64-byte lines of 60 MiB, 2 MiB pages, 32 lines ahead): read %.1f ns, plain OR %.1f ns (%.2fx), atomic OR %.1f ns (%.2fx)\n",
-	    median(r[RMW_READ], 3), median(r[RMW_PLAIN], 3),
-	    median(r[RMW_PLAIN], 3) / median(r[RMW_READ], 3),
-	    median(r[RMW_ATOMIC], 3),
-	    median(r[RMW_ATOMIC], 3) / median(r[RMW_READ], 3));
+	    bench_median(r[RMW_READ], 3), bench_median(r[RMW_PLAIN], 3),
+	    bench_median(r[RMW_PLAIN], 3) / bench_median(r[RMW_READ], 3),
+	    bench_median(r[RMW_ATOMIC], 3),
+	    bench_median(r[RMW_ATOMIC], 3) / bench_median(r[RMW_READ], 3));
 	munmap(mem, alloc);
 }
 
@@ -611,7 +598,7 @@ static void ref_hashes(void)
 			s[r] = hash_ns(KBLOOM_CORE_SIPHASH, lens[l]);
 		}
 		out("- hash of a %u-byte key: jhash %.1f ns, SipHash %.1f ns\n",
-		    lens[l], median(j, 5), median(s, 5));
+		    lens[l], bench_median(j, 5), bench_median(s, 5));
 	}
 }
 
@@ -723,10 +710,10 @@ int main(int argc, char **argv)
 		kinds[nkinds++] = peer;
 	else
 		out("- libbloom: %s\n", why);
-	peer = bench_bpf_prog_kind(&why);
+	peer = bench_bpf_kind(false, &why);
 	if (peer) {
 		kinds[nkinds++] = peer;
-		kinds[nkinds++] = bench_bpf_syscall_kind(&why);
+		kinds[nkinds++] = bench_bpf_kind(true, &why);
 	} else {
 		out("- BPF bloom map: %s\n", why);
 	}

@@ -14,21 +14,11 @@
  * on a wrong answer (a present key reported absent), 2 on a failed call.
  */
 #include <linux/bpf.h>
-#include <linux/kbloom.h>
-#include <sys/ioctl.h>
 #include <sys/syscall.h>
-#include <errno.h>
-#include <fcntl.h>
-#include <stdbool.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <time.h>
-#include <unistd.h>
 
-#include "bench.h"	/* bench_key(): make bench's keys */
-#include "../include/kbloom_util.h"	/* now_ns() */
+#include "bench.h"	/* bench_key(), bench_median() */
+/* The ioctl wrappers, now_ns(), and the libc headers they take. */
+#include "../include/kbloom_util.h"
 
 #define NAME	"ioctl_bench"
 #define ROUNDS	3
@@ -54,17 +44,10 @@ static const uint8_t *key(uint64_t i)
 static uint64_t bench_batch(int fd, bool named, unsigned long cmd,
 			    uint64_t first, uint64_t count, uint8_t *results)
 {
-	struct kbloom_batch b = {
-		.keys = (uintptr_t)key(first),
-		.lens = (uintptr_t)lens,
-		.results = (uintptr_t)results,
-		.keys_bytes = count * KEYLEN,
-		.count = (uint32_t)count,
-	};
+	struct kbloom_batch b;
 
-	if (named)
-		strcpy(b.name, NAME);
-	if (ioctl(fd, cmd, &b))
+	if (kb_batch(fd, cmd, named ? NAME : "", key(first), lens, results,
+		     count * KEYLEN, (uint32_t)count, &b))
 		die("batch ioctl");
 	return b.hits;
 }
@@ -145,19 +128,8 @@ static const char *const way_name[NWAYS] = {
 	"BPF bloom map, one bpf() per key",
 };
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 int main(int argc, char **argv)
 {
-	/* jhash, as the BPF map hashes: the same work per key. */
-	struct kbloom_create c = { .name = NAME, .fpr_ppb = 10000000,
-				   .flags = KBLOOM_CREATE_BLOCKED,
-				   .hash_scheme = KBLOOM_HASH_JHASH };
 	struct kbloom_open o = { .name = NAME };
 	double t[NWAYS][2][ROUNDS], t0, med[NWAYS][2];
 	uint64_t hits[NWAYS][2], i, fp;
@@ -188,9 +160,10 @@ int main(int argc, char **argv)
 	dev = open("/dev/bloom", O_RDWR);
 	if (dev < 0)
 		die("open /dev/bloom");
-	ioctl(dev, KBLOOM_IOC_DESTROY, &(struct kbloom_name){ .name = NAME });
-	c.capacity = nkeys;
-	if (ioctl(dev, KBLOOM_IOC_CREATE, &c))
+	destroy_quiet(dev, NAME);
+	/* jhash, as the BPF map hashes: the same work per key. */
+	if (kb_create_all(dev, NAME, 0, 0, nkeys, 10000000,
+			  KBLOOM_CREATE_BLOCKED, NULL, KBLOOM_HASH_JHASH, NULL))
 		die("KBLOOM_IOC_CREATE");
 	if (ioctl(dev, KBLOOM_IOC_OPEN, &o))
 		die("KBLOOM_IOC_OPEN");
@@ -235,10 +208,8 @@ int main(int argc, char **argv)
 		}
 	}
 	for (w = 0; w < NWAYS; w++) {
-		for (p = 0; p < 2; p++) {
-			qsort(t[w][p], ROUNDS, sizeof(double), cmp_double);
-			med[w][p] = t[w][p][ROUNDS / 2];
-		}
+		for (p = 0; p < 2; p++)
+			med[w][p] = bench_median(t[w][p], ROUNDS);
 		fp = hits[w][1];
 		if (hits[w][0] != nkeys)
 			bad = 1;
@@ -252,8 +223,7 @@ int main(int argc, char **argv)
 		       med[BPF_ONE][1] / med[w][1]);
 	close(handle);
 	if (!keep)
-		ioctl(dev, KBLOOM_IOC_DESTROY,
-		      &(struct kbloom_name){ .name = NAME });
+		kb_destroy(dev, NAME);
 	close(dev);
 	close(map);
 	return bad;

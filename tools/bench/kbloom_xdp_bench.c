@@ -309,13 +309,14 @@ static const struct option long_opts[] = {
 int main(int argc, char **argv)
 {
 	struct options o = { .packets = 1000000, .nr_flows = 1000 };
-	int opt, ret;
 	uint64_t v;
+	int opt;
 
 	me = "kbloom_xdp_bench";
 	if (prog_opts_init(&o.prog, argc))
 		return EXIT_RUNTIME;
-	while ((opt = getopt_long(argc, argv, "jvh", long_opts, NULL)) != -1) {
+	while ((opt = prog_getopt(&o.prog, argc, argv, long_opts, NULL,
+				  NULL)) > 0) {
 		switch (opt) {
 		case 'h':
 			usage(stdout);
@@ -344,19 +345,13 @@ int main(int argc, char **argv)
 		case OPT_CLEAR:
 			o.clear = true;
 			break;
-		default:
-			ret = prog_opt(&o.prog, opt, optarg);
-			if (ret)
-				return ret;
-			break;
 		}
 	}
+	if (!opt)
+		return EXIT_USAGE;
 	libbpf_set_print(print_libbpf);
 	if (o.prog.map && o.only_kfunc)
 		return usage_err("%s", "--map and --kfunc: choose one");
-	ret = prog_opts_check(&o.prog);
-	if (ret)
-		return ret;
 	if (o.prog.nr_allow_addrs)
 		return usage_err("%s", "bench fills the allow-lists with its own source address: no --allow-addr");
 	if (o.nr_flows > o.packets)

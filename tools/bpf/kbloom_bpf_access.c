@@ -221,24 +221,16 @@ static void emit_put_exit(struct prog *p)
 }
 
 /*
- * get, then (with @load) an 8-byte load at @off through the pointer into
- * r7, a scalar; put; return r7's low bit. Without @load, r7 = 0.
+ * get @name, then (with @load) an 8-byte load at @off through the pointer
+ * into r7, a scalar; put; return r7's low bit. Without @load, r7 = 0: the
+ * program returns 0, or BA_NULL if get gave NULL.
  */
-static void prog_read(struct prog *p, bool load, int off)
-{
-	p->n = 0;
-	emit_get(p, ba_names[BA_WRITE]);
-	emit(p, load ? LDX_DW(R7, R6, off) : MOV_IMM(R7, 0));
-	emit(p, AND_IMM(R7, 1));
-	emit_put_exit(p);
-}
-
-/* get; return 0, or BA_NULL. */
-static void prog_get(struct prog *p, const char *name)
+static void prog_read(struct prog *p, const char *name, bool load, int off)
 {
 	p->n = 0;
 	emit_get(p, name);
-	emit(p, MOV_IMM(R7, 0));
+	emit(p, load ? LDX_DW(R7, R6, off) : MOV_IMM(R7, 0));
+	emit(p, AND_IMM(R7, 1));
 	emit_put_exit(p);
 }
 
@@ -490,7 +482,7 @@ TEST_F(access, no_member_is_readable)
 			if (ba_types[t].net && !ba_callers[c].net)
 				continue;
 			/* The program without the load is accepted... */
-			prog_read(&p, false, 0);
+			prog_read(&p, ba_names[BA_WRITE], false, 0);
 			load_as(ba_callers[c].caps, &p, ba_types[t].type,
 				ba_types[t].flags, &r);
 			EXPECT_EQ(0, r.err) {
@@ -500,7 +492,8 @@ TEST_F(access, no_member_is_readable)
 			}
 			/* ...and with it, refused at the load itself. */
 			for (o = 0; o < ARRAY_SIZE(ba_offsets); o++) {
-				prog_read(&p, true, ba_offsets[o]);
+				prog_read(&p, ba_names[BA_WRITE], true,
+					  ba_offsets[o]);
 				load_as(ba_callers[c].caps, &p,
 					ba_types[t].type, ba_types[t].flags,
 					&r);
@@ -558,7 +551,7 @@ TEST_F(access, obtaining)
 	int f;
 
 	for (f = 0; f < BA_NR; f++) {
-		prog_get(&p, ba_names[f]);
+		prog_read(&p, ba_names[f], false, 0);
 		ASSERT_EQ(0, prog_run(&p, &ret));
 		EXPECT_EQ(got[f], ret) TH_LOG("get of %s", ba_names[f]);
 		prog_id(&p, ba_names[f]);
@@ -576,15 +569,15 @@ TEST_F(access, calls)
 	static const struct {
 		enum ba_kfunc held, by_id;
 		const char *name;
-		int none, read, write;	/* the answers, in this order */
+		int want[BA_NR];	/* the answers: none, read, write */
 	} calls[] = {
-		{ KF_QUERY, KF_QUERY_ID, "query", -EACCES, 0, 0 },
-		{ KF_ADD, KF_ADD_ID, "add", -EACCES, -EACCES, 0 },
-		{ KF_QUERY, KF_QUERY_ID, "query after add", -EACCES, 0, 1 },
+		{ KF_QUERY, KF_QUERY_ID, "query", { -EACCES, 0, 0 } },
+		{ KF_ADD, KF_ADD_ID, "add", { -EACCES, -EACCES, 0 } },
+		{ KF_QUERY, KF_QUERY_ID, "query after add", { -EACCES, 0, 1 } },
 		{ KF_TEST_AND_ADD, KF_TEST_AND_ADD_ID, "test-and-add",
-		  -EACCES, -EACCES, 1 },
-		{ KF_REMOVE, KF_REMOVE_ID, "remove", -EACCES, -EACCES, 0 },
-		{ KF_ADD, KF_ADD_ID, "add again", -EACCES, -EACCES, 0 },
+		  { -EACCES, -EACCES, 1 } },
+		{ KF_REMOVE, KF_REMOVE_ID, "remove", { -EACCES, -EACCES, 0 } },
+		{ KF_ADD, KF_ADD_ID, "add again", { -EACCES, -EACCES, 0 } },
 	};
 	struct prog p = { .btf = &self->btf };
 	struct kbloom_info info;
@@ -595,8 +588,7 @@ TEST_F(access, calls)
 	for (way = 0; way < 2; way++) {
 		for (i = 0; i < ARRAY_SIZE(calls); i++) {
 			for (f = 0; f < BA_NR; f++) {
-				want = f == 0 ? calls[i].none :
-				       f == 1 ? calls[i].read : calls[i].write;
+				want = calls[i].want[f];
 				if (way == 0) {
 					prog_held(&p, ba_names[f],
 						  calls[i].held);

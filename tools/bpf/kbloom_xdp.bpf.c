@@ -23,6 +23,7 @@
  * bpf_kbloom_id() into .bss, for the loader to run once after loading
  * (or the loader reads sysfs and writes the ids there itself).
  */
+#define KBLOOM_XDP_PROGRAM
 #include "kbloom.bpf.h"
 #include "kbloom_xdp.h"
 
@@ -38,7 +39,6 @@ const volatile __u32 by_id;
  * be read allows nothing, unless asked.
  */
 const volatile __u32 fail_open;
-const volatile __u32 show_keys;
 
 /*
  * Ids, in .bss rather than .rodata: they are resolved after loading, by
@@ -51,15 +51,6 @@ __u32 flows_id;
 /* What bpf_kbloom_id() answered, for the loader's messages. */
 __s32 allow_id_ret;
 __s32 flows_id_ret;
-
-struct kbloom_xdp_keys kb_keys;
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct kbloom_xdp_stats);
-} kb_counters SEC(".maps");
 
 enum kb_op {
 	KB_QUERY,
@@ -101,16 +92,11 @@ int kbloom_xdp(struct xdp_md *ctx)
 	__u8 key[KBLOOM_XDP_FLOW_SIZE] __attribute__((aligned(8))) = {};
 	struct kbloom_xdp_stats *st;
 	struct kbloom_flow flow;
-	__u32 zero = 0;
 	int parsed, ret, len;
 
-	st = bpf_map_lookup_elem(&kb_counters, &zero);
+	st = kb_stats();
 	if (!st)
 		return XDP_PASS;	/* cannot happen: an array's only entry */
-	if (show_keys) {
-		kb_keys.allow_len = 0;
-		kb_keys.flow_len = 0;
-	}
 	/* The 5-tuple needs proto and ports; the allow-list only saddr. */
 	parsed = kbloom_parse(ctx, data, data_end,
 			      flows_name.s[0] ? KBLOOM_FLOW_FIELDS :
@@ -124,10 +110,7 @@ int kbloom_xdp(struct xdp_md *ctx)
 
 	if (allow_name.s[0]) {
 		len = kbloom_flow_key(&flow, KBLOOM_FLOW_SADDR, key);
-		if (show_keys) {
-			__builtin_memcpy(kb_keys.allow, key, sizeof(key));
-			kb_keys.allow_len = len;
-		}
+		kb_show_key(kb_keys.allow, &kb_keys.allow_len, key, len);
 		ret = kb_apply(&allow_name, allow_id, KB_QUERY, key, len);
 		if (ret < 0) {
 			st->errors++;
@@ -145,10 +128,7 @@ int kbloom_xdp(struct xdp_md *ctx)
 			goto pass;
 		}
 		len = kbloom_flow_key(&flow, KBLOOM_FLOW_FIELDS, key);
-		if (show_keys) {
-			__builtin_memcpy(kb_keys.flow, key, sizeof(key));
-			kb_keys.flow_len = len;
-		}
+		kb_show_key(kb_keys.flow, &kb_keys.flow_len, key, len);
 		ret = kb_apply(&flows_name, flows_id, KB_TEST_AND_ADD, key,
 			       len);
 		if (ret < 0)

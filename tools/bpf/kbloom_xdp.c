@@ -275,26 +275,27 @@ enum cmd { CMD_ATTACH, CMD_STATS, CMD_DETACH };
 
 static const char *const cmd_names[] = { "attach", "stats", "detach" };
 
-/* Which commands take which options: a bit per command. */
-static unsigned int opt_cmds(int opt)
+static enum cmd cmd = CMD_ATTACH;
+
+/* Whether command cmd takes option @opt. */
+static bool takes(int opt)
 {
 	switch (opt) {
 	case OPT_FORCE:
-		return 1u << CMD_ATTACH | 1u << CMD_DETACH;
+		return cmd != CMD_STATS;
 	case 'j':
 	case 'v':
 	case '?':
-		return ~0u;
+		return true;
 	default:
-		return 1u << CMD_ATTACH;
+		return cmd == CMD_ATTACH;
 	}
 }
 
 int main(int argc, char **argv)
 {
 	struct options o = { 0 };
-	enum cmd cmd = CMD_ATTACH;
-	int opt, i, first = 1, ret;
+	int opt, i, first = 1;
 
 	if (argc > 1 && (!strcmp(argv[1], "help") ||
 			 !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
@@ -313,15 +314,12 @@ int main(int argc, char **argv)
 	argv[first - 1] = argv[0];
 	argc -= first - 1;
 	argv += first - 1;
-	while ((opt = getopt_long(argc, argv, "jvh", long_opts, NULL)) != -1) {
-		if (opt == 'h') {
+	while ((opt = prog_getopt(&o.prog, argc, argv, long_opts, takes,
+				  cmd_names[cmd])) > 0) {
+		switch (opt) {
+		case 'h':
 			usage(stdout);
 			return 0;
-		}
-		if (!(opt_cmds(opt) & (1u << cmd)))
-			return usage_err("%s does not take this option",
-					 cmd_names[cmd]);
-		switch (opt) {
 		case OPT_GENERIC:
 			o.xdp_mode = XDP_FLAGS_SKB_MODE;
 			break;
@@ -331,17 +329,11 @@ int main(int argc, char **argv)
 		case OPT_FORCE:
 			o.force = true;
 			break;
-		default:
-			ret = prog_opt(&o.prog, opt, optarg);
-			if (ret)
-				return ret;
-			break;
 		}
 	}
+	if (!opt)
+		return EXIT_USAGE;
 	libbpf_set_print(print_libbpf);
-	ret = prog_opts_check(&o.prog);
-	if (ret)
-		return ret;
 	if (optind != argc - 1)
 		return usage_err("%s: one device expected", cmd_names[cmd]);
 	/* --ids-from says by id; else by reference. */

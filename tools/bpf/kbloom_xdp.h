@@ -93,4 +93,44 @@ struct kbloom_kfunc_args {
 	__u32 runs;
 };
 
+#ifdef KBLOOM_XDP_PROGRAM
+/*
+ * What the two XDP programs (which define KBLOOM_XDP_PROGRAM) both have:
+ * the counters, one per CPU, and the keys of the last packet.
+ */
+const volatile __u32 show_keys;
+struct kbloom_xdp_keys kb_keys;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct kbloom_xdp_stats);
+} kb_counters SEC(".maps");
+
+/* This CPU's counters; with show_keys, no key built yet. */
+static __always_inline struct kbloom_xdp_stats *kb_stats(void)
+{
+	__u32 zero = 0;
+
+	if (show_keys) {
+		kb_keys.allow_len = 0;
+		kb_keys.flow_len = 0;
+	}
+	return bpf_map_lookup_elem(&kb_counters, &zero);
+}
+
+/* With show_keys: @key, @len bytes of it, into @dst and @dst_len. */
+static __always_inline void kb_show_key(__u8 dst[KBLOOM_XDP_FLOW_SIZE],
+					__u32 *dst_len,
+					const __u8 key[KBLOOM_XDP_FLOW_SIZE],
+					int len)
+{
+	if (show_keys) {
+		__builtin_memcpy(dst, key, KBLOOM_XDP_FLOW_SIZE);
+		*dst_len = len;
+	}
+}
+#endif
+
 #endif /* __KBLOOM_XDP_H */

@@ -174,6 +174,27 @@ int prog_opts_check(const struct prog_opts *o)
 	return 0;
 }
 
+int prog_getopt(struct prog_opts *o, int argc, char **argv,
+		const struct option *opts, bool (*takes)(int opt),
+		const char *cmd)
+{
+	int opt;
+
+	while ((opt = getopt_long(argc, argv, "jvh", opts, NULL)) != -1) {
+		if (opt == 'h')
+			return opt;
+		if (takes && !takes(opt)) {
+			usage_err("%s does not take this option", cmd);
+			return 0;
+		}
+		if (opt >= OPT_PROG_END)
+			return opt;
+		if (prog_opt(o, opt, optarg))
+			return 0;
+	}
+	return prog_opts_check(o) ? 0 : -1;
+}
+
 /* ---- keys ------------------------------------------------------------- */
 
 /*

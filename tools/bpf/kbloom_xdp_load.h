@@ -118,6 +118,16 @@ int prog_opts_init(struct prog_opts *o, int argc);
 int prog_opt(struct prog_opts *o, int opt, const char *arg);
 /* The program options together: 0, or EXIT_USAGE said. */
 int prog_opts_check(const struct prog_opts *o);
+/*
+ * The next option of @argv (getopt_long() with @opts: PROG_LONG_OPTS and
+ * the caller's) that is not a program option, -j or -v, which go into @o:
+ * 'h' or one of the caller's; -1 at the end, the program options checked
+ * together; 0 after a usage error said. Command @cmd takes the options
+ * @takes says it does (NULL: all).
+ */
+int prog_getopt(struct prog_opts *o, int argc, char **argv,
+		const struct option *opts, bool (*takes)(int opt),
+		const char *cmd);
 
 /* ---- filters --------------------------------------------------------- */
 

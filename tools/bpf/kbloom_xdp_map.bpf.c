@@ -15,17 +15,15 @@
  * (map_flags without BPF_F_ZERO_SEED) and the number of hashes is the
  * loader's (map_extra).
  */
+#define KBLOOM_XDP_PROGRAM
 #include "kbloom.bpf.h"
 #include "kbloom_xdp.h"
 
 /* Set by the loader before loading; the verifier prunes what is off. */
 const volatile __u32 use_allow;
 const volatile __u32 use_flows;
-const volatile __u32 show_keys;
 /* The bench's baseline: parse and build the keys, but look nothing up. */
 const volatile __u32 no_lookup;
-
-struct kbloom_xdp_keys kb_keys;
 
 /* Sized by the loader: max_entries (capacity), map_extra (hashes). */
 struct {
@@ -42,13 +40,6 @@ struct {
 	__uint(map_extra, 7);
 } kb_flows SEC(".maps");
 
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct kbloom_xdp_stats);
-} kb_counters SEC(".maps");
-
 SEC("xdp")
 int kbloom_xdp_map(struct xdp_md *ctx)
 {
@@ -62,16 +53,11 @@ int kbloom_xdp_map(struct xdp_md *ctx)
 	__u8 fkey[KBLOOM_XDP_FLOW_SIZE] __attribute__((aligned(8))) = {};
 	struct kbloom_xdp_stats *st;
 	struct kbloom_flow flow;
-	__u32 zero = 0;
 	int parsed, len;
 
-	st = bpf_map_lookup_elem(&kb_counters, &zero);
+	st = kb_stats();
 	if (!st)
 		return XDP_PASS;	/* cannot happen: an array's only entry */
-	if (show_keys) {
-		kb_keys.allow_len = 0;
-		kb_keys.flow_len = 0;
-	}
 	parsed = kbloom_parse(ctx, data, data_end,
 			      use_flows ? KBLOOM_FLOW_FIELDS :
 					  KBLOOM_FLOW_SADDR, &flow);
@@ -84,10 +70,7 @@ int kbloom_xdp_map(struct xdp_md *ctx)
 
 	if (use_allow) {
 		len = kbloom_flow_key(&flow, KBLOOM_FLOW_SADDR, akey);
-		if (show_keys) {
-			__builtin_memcpy(kb_keys.allow, akey, sizeof(akey));
-			kb_keys.allow_len = len;
-		}
+		kb_show_key(kb_keys.allow, &kb_keys.allow_len, akey, len);
 		/* 0: maybe present; -ENOENT: certainly absent. */
 		if (!no_lookup && bpf_map_peek_elem(&kb_allow, akey))
 			goto drop;
@@ -99,10 +82,7 @@ int kbloom_xdp_map(struct xdp_md *ctx)
 			goto pass;
 		}
 		len = kbloom_flow_key(&flow, KBLOOM_FLOW_FIELDS, fkey);
-		if (show_keys) {
-			__builtin_memcpy(kb_keys.flow, fkey, sizeof(fkey));
-			kb_keys.flow_len = len;
-		}
+		kb_show_key(kb_keys.flow, &kb_keys.flow_len, fkey, len);
 		if (no_lookup)
 			goto pass;
 		if (!bpf_map_peek_elem(&kb_flows, fkey))

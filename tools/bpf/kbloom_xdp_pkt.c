@@ -7,6 +7,7 @@
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <ctype.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -189,6 +190,18 @@ static int ext_proto(const char *name)
 
 #define MAX_EXT		12
 
+/* What is wrong with the description, into @err: -1. */
+static int __attribute__((format(printf, 3, 4)))
+bad(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
 /*
  * A frame from its description (kbloom_xdp_test help has the grammar):
  *   PROTO SRC > DST [frag=OFF] [mf] [vlan=ID]... [opts=N] [ext=LIST]
@@ -209,27 +222,21 @@ int pkt_build(const char *spec, struct pkt *pkt, char *err, size_t errlen)
 	int proto = -1;
 	size_t len, l4len;
 
-	if (strlen(spec) >= sizeof(buf)) {
-		snprintf(err, errlen, "packet description too long");
-		return -1;
-	}
+	if (strlen(spec) >= sizeof(buf))
+		return bad(err, errlen, "packet description too long");
 	strcpy(buf, spec);
 	for (t = strtok_r(buf, " \t", &save); t && ntok < (int)ARRAY_LEN(tok);
 	     t = strtok_r(NULL, " \t", &save))
 		tok[ntok++] = t;
-	if (!ntok) {
-		snprintf(err, errlen, "empty packet description");
-		return -1;
-	}
+	if (!ntok)
+		return bad(err, errlen, "empty packet description");
 	memset(pkt->buf, 0, sizeof(pkt->buf));
 
 	if (!strcmp(tok[0], "raw")) {
 		if (ntok != 2 || parse_hex(tok[1], pkt->buf, PKT_MAX, &len) ||
-		    len < 14) {
-			snprintf(err, errlen, "raw: HEX of 14 to %d bytes",
-				 PKT_MAX);
-			return -1;
-		}
+		    len < 14)
+			return bad(err, errlen, "raw: HEX of 14 to %d bytes",
+				   PKT_MAX);
 		pkt->len = len;
 		return 0;
 	}
@@ -241,32 +248,23 @@ int pkt_build(const char *spec, struct pkt *pkt, char *err, size_t errlen)
 		for (k = 0; k < ARRAY_LEN(protos); k++)
 			if (!strcmp(tok[0], protos[k].name))
 				proto = protos[k].proto;
-		if (proto < 0) {
-			if (!strncmp(tok[0], "proto=", 6) &&
-			    !parse_u64(tok[0] + 6, 0, 255, &v)) {
-				proto = (int)v;
-			} else {
-				snprintf(err, errlen, "'%s' is not a protocol (tcp, udp, udplite, sctp, dccp, icmp, icmpv6, gre, esp, ah, igmp, proto=N), arp or raw",
-					 tok[0]);
-				return -1;
-			}
-		}
-		if (ntok < 4 || strcmp(tok[2], ">")) {
-			snprintf(err, errlen, "expected '%s SRC > DST'",
-				 tok[0]);
-			return -1;
-		}
+		if (proto < 0 && !strncmp(tok[0], "proto=", 6) &&
+		    !parse_u64(tok[0] + 6, 0, 255, &v))
+			proto = (int)v;
+		else if (proto < 0)
+			return bad(err, errlen, "'%s' is not a protocol (tcp, udp, udplite, sctp, dccp, icmp, icmpv6, gre, esp, ah, igmp, proto=N), arp or raw",
+				   tok[0]);
+		if (ntok < 4 || strcmp(tok[2], ">"))
+			return bad(err, errlen, "expected '%s SRC > DST'",
+				   tok[0]);
 		if (parse_endpoint(tok[1], &src, err, errlen) ||
 		    parse_endpoint(tok[3], &dst, err, errlen))
 			return -1;
-		if (src.family != dst.family) {
-			snprintf(err, errlen, "IPv4 and IPv6 addresses in one packet");
-			return -1;
-		}
-		if ((src.port || dst.port) && !has_ports(proto)) {
-			snprintf(err, errlen, "protocol %d has no ports", proto);
-			return -1;
-		}
+		if (src.family != dst.family)
+			return bad(err, errlen, "IPv4 and IPv6 addresses in one packet");
+		if ((src.port || dst.port) && !has_ports(proto))
+			return bad(err, errlen, "protocol %d has no ports",
+				   proto);
 		i = 4;
 	}
 	for (; i < ntok; i++) {
@@ -296,39 +294,28 @@ int pkt_build(const char *spec, struct pkt *pkt, char *err, size_t errlen)
 
 			for (e = strtok_r(t + 4, ",", &s2); e;
 			     e = strtok_r(NULL, ",", &s2)) {
-				if (nr_ext == MAX_EXT || ext_proto(e) < 0) {
-					snprintf(err, errlen, "ext=: a list of at most %d of hop, dst, rt, ah, frag",
-						 MAX_EXT);
-					return -1;
-				}
+				if (nr_ext == MAX_EXT || ext_proto(e) < 0)
+					return bad(err, errlen, "ext=: a list of at most %d of hop, dst, rt, ah, frag",
+						   MAX_EXT);
 				ext[nr_ext++] = ext_proto(e);
 				frag_in_ext |= ext[nr_ext - 1] == 44;
 			}
 		} else {
-			snprintf(err, errlen, "'%s': not an option (frag=BYTES (a multiple of 8), mf, vlan=ID (two at most), opts=BYTES (IPv4 options, a multiple of 4), ext=LIST (IPv6), iplen=N, trunc=N)",
-				 t);
-			return -1;
+			return bad(err, errlen, "'%s': not an option (frag=BYTES (a multiple of 8), mf, vlan=ID (two at most), opts=BYTES (IPv4 options, a multiple of 4), ext=LIST (IPv6), iplen=N, trunc=N)",
+				   t);
 		}
 	}
-	if (proto < 0 && (have_frag || mf || opts || nr_ext || have_iplen)) {
-		snprintf(err, errlen, "arp takes vlan= and trunc= only");
-		return -1;
-	}
-	if (proto >= 0 && src.family == 4 && nr_ext) {
-		snprintf(err, errlen, "ext= is for IPv6");
-		return -1;
-	}
-	if (proto >= 0 && src.family == 6 && opts) {
-		snprintf(err, errlen, "opts= is for IPv4");
-		return -1;
-	}
+	if (proto < 0 && (have_frag || mf || opts || nr_ext || have_iplen))
+		return bad(err, errlen, "arp takes vlan= and trunc= only");
+	if (proto >= 0 && src.family == 4 && nr_ext)
+		return bad(err, errlen, "ext= is for IPv6");
+	if (proto >= 0 && src.family == 6 && opts)
+		return bad(err, errlen, "opts= is for IPv4");
 	/* A fragment header goes last, unless ext= placed it. */
 	if (proto >= 0 && src.family == 6 && (have_frag || mf) &&
 	    !frag_in_ext) {
-		if (nr_ext == MAX_EXT) {
-			snprintf(err, errlen, "too many extension headers");
-			return -1;
-		}
+		if (nr_ext == MAX_EXT)
+			return bad(err, errlen, "too many extension headers");
 		ext[nr_ext++] = 44;
 	}
 

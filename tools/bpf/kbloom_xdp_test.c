@@ -67,12 +67,18 @@ static int capture_print(enum libbpf_print_level level, const char *fmt,
 	return print_libbpf(level, fmt, ap);
 }
 
-static void hex(FILE *f, const unsigned char *p, size_t len)
+/* A key in hex: ,"KIND_key":"HEX" in JSON, else a line if it has bytes. */
+static void print_key(bool json, const char *kind, const unsigned char *p,
+		      size_t len)
 {
 	size_t i;
 
+	if (!json && !len)
+		return;
+	printf(json ? ",\"%s_key\":\"" : "\t%s-key ", kind);
 	for (i = 0; i < len; i++)
-		fprintf(f, "%02x", p[i]);
+		printf("%02x", p[i]);
+	putchar(json ? '"' : '\n');
 }
 
 static const char *verdict_name(uint32_t v)
@@ -185,42 +191,31 @@ static int cmd_test_run(const struct options *o)
 		}
 		if (read_counters(l.counters_fd, after))
 			goto out_unload;
+		/* This packet's changes. */
+		for (c = 0; c < NR_COUNTERS; c++)
+			after[c] -= before[c];
 		if (o->prog.json) {
 			printf("%s{\"packet\":", i ? "," : "");
 			json_str(stdout, specs[i]);
-			printf(",\"verdict\":\"%s\",\"retval\":%u,\"counters\":{",
+			printf(",\"verdict\":\"%s\",\"retval\":%u,\"counters\":",
 			       verdict_name(run.retval), run.retval);
+			print_counters_json(after);
+		} else {
+			printf("%s: %s", specs[i], verdict_name(run.retval));
 			for (c = 0; c < NR_COUNTERS; c++)
-				printf("%s\"%s\":%llu", c ? "," : "",
-				       counter_names[c],
-				       (unsigned long long)(after[c] - before[c]));
-			putchar('}');
-			if (o->prog.show_keys) {
-				printf(",\"allow_key\":\"");
-				hex(stdout, l.keys->allow, l.keys->allow_len);
-				printf("\",\"flow_key\":\"");
-				hex(stdout, l.keys->flow, l.keys->flow_len);
-				putchar('"');
-			}
-			putchar('}');
-			continue;
-		}
-		printf("%s: %s", specs[i], verdict_name(run.retval));
-		for (c = 0; c < NR_COUNTERS; c++)
-			if (after[c] != before[c])
-				printf(" %s+%llu", counter_names[c],
-				       (unsigned long long)(after[c] - before[c]));
-		putchar('\n');
-		if (o->prog.show_keys && l.keys->allow_len) {
-			printf("\tallow-key ");
-			hex(stdout, l.keys->allow, l.keys->allow_len);
+				if (after[c])
+					printf(" %s+%llu", counter_names[c],
+					       (unsigned long long)after[c]);
 			putchar('\n');
 		}
-		if (o->prog.show_keys && l.keys->flow_len) {
-			printf("\tflow-key ");
-			hex(stdout, l.keys->flow, l.keys->flow_len);
-			putchar('\n');
+		if (o->prog.show_keys) {
+			print_key(o->prog.json, "allow", l.keys->allow,
+				  l.keys->allow_len);
+			print_key(o->prog.json, "flow", l.keys->flow,
+				  l.keys->flow_len);
 		}
+		if (o->prog.json)
+			putchar('}');
 	}
 	if (read_counters(l.counters_fd, after))
 		goto out_unload;
@@ -513,36 +508,35 @@ static const char *const cmd_names[] = {
 	"test-run", "leak-check", "kfunc", "kfunc-syscall-refused",
 };
 
-/* Which commands take which options: a bit per command. */
-#define C(x)	(1u << CMD_##x)
+static enum cmd cmd;
 
-static unsigned int opt_cmds(int opt)
+/* Whether command cmd takes option @opt. */
+static bool takes(int opt)
 {
 	switch (opt) {
 	case OPT_BY_REF:
 	case OPT_BY_ID:
-		return C(TEST_RUN) | C(KFUNC);
+		return cmd == CMD_TEST_RUN || cmd == CMD_KFUNC;
 	case OPT_TC:
 	case OPT_SYSCALL:
 	case OPT_LEN:
 	case OPT_ID:
-		return C(KFUNC);
+		return cmd == CMD_KFUNC;
 	case 'v':
 	case '?':
-		return ~0u;
+		return true;
 	default:	/* the program options, --show-keys, --pkt, -j */
-		return C(TEST_RUN);
+		return cmd == CMD_TEST_RUN;
 	}
 }
 
 int main(int argc, char **argv)
 {
 	struct options o = { .kf_len = -1 };
-	unsigned char *kf_key = NULL;
+	static unsigned char kf_key[KBLOOM_KFUNC_KEY_BUF];
 	size_t kf_key_len = 0;
 	const char *kf_name = NULL;
-	enum cmd cmd;
-	int opt, i, ret;
+	int opt, i;
 	uint64_t v;
 
 	me = "kbloom_xdp_test";
@@ -569,15 +563,12 @@ int main(int argc, char **argv)
 	argv[1] = argv[0];
 	argc--;
 	argv++;
-	while ((opt = getopt_long(argc, argv, "jvh", long_opts, NULL)) != -1) {
-		if (opt == 'h') {
+	while ((opt = prog_getopt(&o.prog, argc, argv, long_opts, takes,
+				  cmd_names[cmd])) > 0) {
+		switch (opt) {
+		case 'h':
 			usage(stdout);
 			return 0;
-		}
-		if (!(opt_cmds(opt) & (1u << cmd)))
-			return usage_err("%s does not take this option",
-					 cmd_names[cmd]);
-		switch (opt) {
 		case OPT_SHOW_KEYS:
 			o.prog.show_keys = true;
 			break;
@@ -604,17 +595,11 @@ int main(int argc, char **argv)
 			o.kf_id = (uint32_t)v;
 			o.prog.by = BY_ID;
 			break;
-		default:
-			ret = prog_opt(&o.prog, opt, optarg);
-			if (ret)
-				return ret;
-			break;
 		}
 	}
+	if (!opt)
+		return EXIT_USAGE;
 	libbpf_set_print(capture_print);
-	ret = prog_opts_check(&o.prog);
-	if (ret)
-		return ret;
 	if (cmd == CMD_KFUNC) {
 		/* OP FILTER [KEY-HEX] */
 		if (argc - optind < 2 || argc - optind > 3)
@@ -640,13 +625,8 @@ int main(int argc, char **argv)
 		} else {
 			if (argc - optind != 3)
 				return usage_err("kfunc %s: KEY-HEX expected", kf_ops[o.kf_op]);
-			kf_key = calloc(1, KBLOOM_KFUNC_KEY_BUF);
-			if (!kf_key) {
-				errmsg("%s", strerror(errno));
-				return EXIT_RUNTIME;
-			}
-			if (parse_hex(argv[optind + 2], kf_key,
-				      KBLOOM_KFUNC_KEY_BUF, &kf_key_len))
+			if (parse_hex(argv[optind + 2], kf_key, sizeof(kf_key),
+				      &kf_key_len))
 				return usage_err("kfunc: '%s' is not a key in hex (1 to 4104 bytes)",
 						 argv[optind + 2]);
 		}
