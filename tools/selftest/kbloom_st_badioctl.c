@@ -5,31 +5,6 @@
  * Included by kbloom_selftest.c.
  */
 
-static const struct {
-	unsigned long cmd;
-	const char *name;
-} all_cmds[] = {
-	{ KBLOOM_IOC_VERSION, "VERSION" },
-	{ KBLOOM_IOC_CREATE, "CREATE" },
-	{ KBLOOM_IOC_DESTROY, "DESTROY" },
-	{ KBLOOM_IOC_CLEAR, "CLEAR" },
-	{ KBLOOM_IOC_INFO, "INFO" },
-	{ KBLOOM_IOC_LIST, "LIST" },
-	{ KBLOOM_IOC_OPEN, "OPEN" },
-	{ KBLOOM_IOC_ADD, "ADD" },
-	{ KBLOOM_IOC_QUERY, "QUERY" },
-	{ KBLOOM_IOC_TEST_AND_ADD, "TEST_AND_ADD" },
-	{ KBLOOM_IOC_ADD_BATCH, "ADD_BATCH" },
-	{ KBLOOM_IOC_QUERY_BATCH, "QUERY_BATCH" },
-	{ KBLOOM_IOC_TEST_AND_ADD_BATCH, "TEST_AND_ADD_BATCH" },
-	{ KBLOOM_IOC_REMOVE, "REMOVE" },
-	{ KBLOOM_IOC_REMOVE_BATCH, "REMOVE_BATCH" },
-	{ KBLOOM_IOC_MERGE, "MERGE" },
-	{ KBLOOM_IOC_COMPARE, "COMPARE" },
-	{ KBLOOM_IOC_EXPORT, "EXPORT" },
-	{ KBLOOM_IOC_IMPORT, "IMPORT" },
-};
-
 #define BAD_F		"badioctl_f"
 #define BAD_NEW		"badioctl_new"
 #define BAD_SRC		"badioctl_src"	/* like BAD_F: MERGE/COMPARE source */
@@ -457,17 +432,6 @@ static const unsigned long key_cmds[] = {
 	KBLOOM_IOC_ADD, KBLOOM_IOC_QUERY, KBLOOM_IOC_TEST_AND_ADD,
 	KBLOOM_IOC_REMOVE,
 };
-
-/* all_cmds' name of @cmd. */
-static const char *cmd_name(unsigned long cmd)
-{
-	size_t i;
-
-	for (i = 0; i < ARRAY_SIZE(all_cmds); i++)
-		if (all_cmds[i].cmd == cmd)
-			return all_cmds[i].name;
-	return "?";
-}
 
 /*
  * NULL and unmapped pointers inside the arguments of every key command

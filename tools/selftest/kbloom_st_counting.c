@@ -192,7 +192,7 @@ TEST_F(counting_keysets, remove_batch)
 	if (!EXPECT_OK(err, "counting: create %s", CNT_BATCH))
 		return;
 	if (!keyset_tag(_metadata, &ks, "rb", 1000) ||
-	    !ks_add(_metadata, CNT_BATCH, &ks, 0, 1000, "counting"))
+	    !ks_add(_metadata, CNT_BATCH, &ks, 0, 1000))
 		goto out;
 	memset(bm, 0, sizeof(bm));
 	err = ks_batch(g_fd, KBLOOM_IOC_REMOVE_BATCH, CNT_BATCH, &ks, 0, 500,
@@ -204,9 +204,9 @@ TEST_F(counting_keysets, remove_batch)
 		EXPECT_U64(bits_count(bm, 500), 500,
 			   "counting: REMOVE_BATCH result bits all 1");
 	}
-	EXPECT_U64((u64)ks_hits(_metadata, g_fd, CNT_BATCH, &ks, 0, 500), 0,
+	EXPECT_U64((u64)ks_hits(_metadata, CNT_BATCH, &ks, 0, 500), 0,
 		   "counting: the 500 removed keys are absent");
-	EXPECT_U64((u64)ks_hits(_metadata, g_fd, CNT_BATCH, &ks, 500, 500), 500,
+	EXPECT_U64((u64)ks_hits(_metadata, CNT_BATCH, &ks, 500, 500), 500,
 		   "counting: the 500 other keys are present");
 	/* Again: every key is now absent, so every remove is refused. */
 	memset(bm, 0xff, sizeof(bm));
@@ -219,7 +219,7 @@ TEST_F(counting_keysets, remove_batch)
 		EXPECT_U64(bits_count(bm, 500), 0,
 			   "counting: second REMOVE_BATCH result bits all 0");
 	}
-	EXPECT_U64((u64)ks_hits(_metadata, g_fd, CNT_BATCH, &ks, 500, 500), 500,
+	EXPECT_U64((u64)ks_hits(_metadata, CNT_BATCH, &ks, 500, 500), 500,
 		   "counting: the refused batch kept the other keys");
 out:
 	keyset_free(&ks);

@@ -34,7 +34,7 @@ static void faults_same_info(struct __test_metadata *_metadata,
 /*
  * FLT_F, counting with 2^20 counters (8192 positions in use: no false
  * hit), and FLT_REF like it, which gets the same operations without
- * faults; self->map is two pages, the second PROT_NONE, and self->res the
+ * faults; self->map is two pages, the second unmapped, and self->res the
  * result bytes of one chunk just before it.
  */
 FIXTURE(faults_batch) {
@@ -66,9 +66,8 @@ FIXTURE_SETUP(faults_batch)
 				  KBLOOM_CREATE_COUNTING, NULL, NULL));
 	ASSERT_EQ(0, kb_create_like(g_fd, FLT_REF, FLT_F, 0, 0, NULL));
 	ASSERT_TRUE(keyset_tag(_metadata, &self->ks, "bf", FLT_KEYS));
-	self->map = map_pages(_metadata, 2);
+	self->map = (unsigned char *)map_half(_metadata);
 	ASSERT_TRUE(self->map != NULL);
-	ASSERT_EQ(0, mprotect(self->map + 4096, 4096, PROT_NONE));
 	self->res = self->map + 4096 - FLT_CHUNK / 8;
 }
 
@@ -99,7 +98,7 @@ static void faults_same_as_ref(struct __test_metadata *_metadata,
 
 /*
  * One batch of FLT_KEYS whose second chunk's result bytes are on the
- * PROT_NONE page, then the retry from done with a good buffer.
+ * unmapped page, then the retry from done with a good buffer.
  */
 static void faults_round(struct __test_metadata *_metadata,
 			 FIXTURE_DATA(faults_batch) *self,
@@ -171,26 +170,24 @@ TEST_F_TIMEOUT(faults_batch, partial_results_fault, 300)
 
 	if (variant->remove) {
 		/* Each key in once: removed keys become absent. */
-		ASSERT_TRUE(ks_add(_metadata, FLT_F, ks, 0, FLT_KEYS, "faults"));
-		ASSERT_TRUE(ks_add(_metadata, FLT_REF, ks, 0, FLT_KEYS,
-				   "faults"));
+		ASSERT_TRUE(ks_add(_metadata, FLT_F, ks, 0, FLT_KEYS));
+		ASSERT_TRUE(ks_add(_metadata, FLT_REF, ks, 0, FLT_KEYS));
 	}
 	faults_round(_metadata, self, variant, false);
 	if (!variant->remove) {
-		EXPECT_EQ((long)FLT_KEYS, ks_hits(_metadata, g_fd, FLT_F, ks, 0,
+		EXPECT_EQ((long)FLT_KEYS, ks_hits(_metadata, FLT_F, ks, 0,
 						  FLT_KEYS));
 		return;
 	}
-	EXPECT_EQ(0, ks_hits(_metadata, g_fd, FLT_F, ks, 0, FLT_KEYS));
+	EXPECT_EQ(0, ks_hits(_metadata, FLT_F, ks, 0, FLT_KEYS));
 	ASSERT_EQ(0, kb_info(g_fd, FLT_F, &info));
 	EXPECT_EQ(0ULL, info.bits_set) {
 		TH_LOG("every counter must be back to 0");
 	}
 	/* Each key in twice, removed once (with the retry): present. */
 	for (i = 0; i < 2; i++) {
-		ASSERT_TRUE(ks_add(_metadata, FLT_F, ks, 0, FLT_KEYS, "faults"));
-		ASSERT_TRUE(ks_add(_metadata, FLT_REF, ks, 0, FLT_KEYS,
-				   "faults"));
+		ASSERT_TRUE(ks_add(_metadata, FLT_F, ks, 0, FLT_KEYS));
+		ASSERT_TRUE(ks_add(_metadata, FLT_REF, ks, 0, FLT_KEYS));
 	}
 	faults_round(_metadata, self, variant, true);
 	EXPECT_EQ(0, ks_query_each(_metadata, FLT_F, ks, 0, FLT_KEYS, 1)) {
@@ -207,7 +204,7 @@ TEST_F(faults_batch, header_readonly)
 	struct img snap;
 
 	if (variant->remove)
-		ASSERT_TRUE(ks_add(_metadata, FLT_F, ks, 0, FLT_KEYS, "faults"));
+		ASSERT_TRUE(ks_add(_metadata, FLT_F, ks, 0, FLT_KEYS));
 	ASSERT_TRUE(img_take(_metadata, FLT_F, &snap, "before"));
 	ASSERT_EQ(0, kb_info(g_fd, FLT_F, &before));
 	b = map_pages(_metadata, 1);
@@ -221,7 +218,7 @@ TEST_F(faults_batch, header_readonly)
 	}
 	faults_same_info(_metadata, FLT_F, &before);
 	EXPECT_EQ(variant->remove ? (long)FLT_KEYS : 0L,
-		  ks_hits(_metadata, g_fd, FLT_F, ks, 0, FLT_KEYS));
+		  ks_hits(_metadata, FLT_F, ks, 0, FLT_KEYS));
 	munmap(b, 4096);
 	img_free(&snap);
 }

@@ -190,7 +190,7 @@ static void image_plain(struct __test_metadata *_metadata, struct img *p)
 	if (!EXPECT_OK(err, "image: create %s", IMG_P))
 		return;
 	if (!keyset_tag(_metadata, &ks, "ix", IMG_KEYS) ||
-	    !ks_add(_metadata, IMG_P, &ks, 0, IMG_KEYS, "image"))
+	    !ks_add(_metadata, IMG_P, &ks, 0, IMG_KEYS))
 		goto out;
 	kb_skey(g_fd, KBLOOM_IOC_QUERY, IMG_P, "ix:0", &res);
 	if (!EXPECT_OK(kb_info(g_fd, IMG_P, &info), "image: INFO %s", IMG_P))
@@ -256,7 +256,7 @@ static void image_plain(struct __test_metadata *_metadata, struct img *p)
 		EXPECT_U64(iq.hash_scheme, p->im.hash_scheme,
 			   "image: imported hash_scheme");
 	}
-	EXPECT_U64((u64)ks_hits(_metadata, g_fd, IMG_Q, &ks, 0, IMG_KEYS),
+	EXPECT_U64((u64)ks_hits(_metadata, IMG_Q, &ks, 0, IMG_KEYS),
 		   IMG_KEYS, "image: every key present in the import");
 	EXPECT_COND(img_same(_metadata, IMG_Q, p), "differs",
 		    "image: export of the import == the original export (seed too)");
@@ -510,10 +510,10 @@ static void image_replace(struct __test_metadata *_metadata)
 	if (!keyset_tag(_metadata, &xs, "rx", 1000) ||
 	    !keyset_tag(_metadata, &ys, "ry", 1000) ||
 	    !keyset_tag(_metadata, &zs, "rz", IMG_ZKEYS) ||
-	    !ks_add(_metadata, IMG_R, &xs, 0, 1000, "image") ||
-	    !ks_add(_metadata, IMG_R, &zs, 0, IMG_ZKEYS, "image") ||
-	    !ks_add(_metadata, IMG_S, &ys, 0, 1000, "image") ||
-	    !ks_add(_metadata, IMG_S, &zs, 0, IMG_ZKEYS, "image"))
+	    !ks_add(_metadata, IMG_R, &xs, 0, 1000) ||
+	    !ks_add(_metadata, IMG_R, &zs, 0, IMG_ZKEYS) ||
+	    !ks_add(_metadata, IMG_S, &ys, 0, 1000) ||
+	    !ks_add(_metadata, IMG_S, &zs, 0, IMG_ZKEYS))
 		goto out;
 	if (!img_take(_metadata, IMG_R, &ix, "X") ||
 	    !img_take(_metadata, IMG_S, &iy, "Y"))
@@ -526,9 +526,9 @@ static void image_replace(struct __test_metadata *_metadata)
 	if (EXPECT_OK(err, "image: INFO %s after REPLACE", IMG_R))
 		EXPECT_COND(info.bits == 200003 && info.hashes == 6, "old size",
 			    "image: REPLACE took S's bits and hashes");
-	EXPECT_U64((u64)ks_hits(_metadata, g_fd, IMG_R, &ys, 0, 1000), 1000,
+	EXPECT_U64((u64)ks_hits(_metadata, IMG_R, &ys, 0, 1000), 1000,
 		   "image: after REPLACE every Y key present");
-	EXPECT_U64((u64)ks_hits(_metadata, g_fd, IMG_R, &xs, 0, 1000), 0,
+	EXPECT_U64((u64)ks_hits(_metadata, IMG_R, &xs, 0, 1000), 0,
 		   "image: after REPLACE every X key absent");
 	if (EXPECT_OK(kb_merge(g_fd, KBLOOM_IOC_MERGE, IMG_R, IMG_S, &m),
 		      "image: MERGE %s <- %s after REPLACE", IMG_R, IMG_S))
@@ -743,8 +743,8 @@ FIXTURE_SETUP(image_fields)
 	ASSERT_EQ(0, kb_create_scheme(g_fd, IMG_SIP, 1 << 16, 5, 0,
 				      KBLOOM_HASH_SIPHASH, NULL));
 	ASSERT_TRUE(keyset_tag(_metadata, &self->ks, "iv", 500));
-	ASSERT_TRUE(ks_add(_metadata, IMG_J, &self->ks, 0, 500, "image"));
-	ASSERT_TRUE(ks_add(_metadata, IMG_SIP, &self->ks, 0, 500, "image"));
+	ASSERT_TRUE(ks_add(_metadata, IMG_J, &self->ks, 0, 500));
+	ASSERT_TRUE(ks_add(_metadata, IMG_SIP, &self->ks, 0, 500));
 	ASSERT_TRUE(img_take(_metadata, IMG_J, &self->jh, "image"));
 	ASSERT_TRUE(img_take(_metadata, IMG_SIP, &self->sh, "image"));
 	self->zero = calloc(1, self->cap.len + 4096);
@@ -883,8 +883,7 @@ TEST_F(image_fields, reimport_each_scheme)
 		ASSERT_EQ(0, kb_import(g_fd, &src[i]->im, IMG_NEW, 0));
 		ASSERT_EQ(0, kb_info(g_fd, IMG_NEW, &info));
 		EXPECT_EQ(scheme[i], info.hash_scheme);
-		EXPECT_EQ(500L, ks_hits(_metadata, g_fd, IMG_NEW, &self->ks, 0,
-					500));
+		EXPECT_EQ(500L, ks_hits(_metadata, IMG_NEW, &self->ks, 0, 500));
 		ASSERT_TRUE(img_take(_metadata, IMG_NEW, &g, "image"));
 		EXPECT_TRUE(img_equal(&g, src[i]));
 		img_free(&g);
@@ -914,7 +913,7 @@ TEST_F(image_fields, siphash_seed_hi)
 	ASSERT_EQ(0, kb_create_scheme(g_fd, IMG_SIP2, 1 << 20, 7, 0,
 				      KBLOOM_HASH_SIPHASH, NULL));
 	ASSERT_TRUE(keyset_tag(_metadata, &ks, "sh", 1000));
-	ASSERT_TRUE(ks_add(_metadata, IMG_SIP2, &ks, 0, 1000, "image"));
+	ASSERT_TRUE(ks_add(_metadata, IMG_SIP2, &ks, 0, 1000));
 	ASSERT_TRUE(img_take(_metadata, IMG_SIP2, &s, "image"));
 	EXPECT_EQ((u32)KBLOOM_HASH_SIPHASH, s.im.hash_scheme);
 	/* 64 random bits are all zero with probability 2^-64. */
@@ -930,7 +929,7 @@ TEST_F(image_fields, siphash_seed_hi)
 	im = s.im;
 	im.seed_hi[0] ^= 1;
 	ASSERT_EQ(0, kb_import(g_fd, &im, IMG_NEW, 0));
-	EXPECT_EQ(0L, ks_hits(_metadata, g_fd, IMG_NEW, &ks, 0, 1000)) {
+	EXPECT_EQ(0L, ks_hits(_metadata, IMG_NEW, &ks, 0, 1000)) {
 		TH_LOG("seed_hi does not change the positions");
 	}
 	img_free(&s);

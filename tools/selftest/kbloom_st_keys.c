@@ -152,14 +152,14 @@ TEST_F(keys, siphash_keys_found)
 				      KBLOOM_HASH_SIPHASH, NULL));
 	ASSERT_TRUE(keyset_tag(_metadata, &ks, "sh", 1000));
 	ASSERT_TRUE(keyset_tag(_metadata, &other, "nosh", 1000));
-	ASSERT_TRUE(ks_add(_metadata, KEYS_SIP, &ks, 0, 900, "keys"));
+	ASSERT_TRUE(ks_add(_metadata, KEYS_SIP, &ks, 0, 900));
 	for (i = 900; i < 1000; i++)
 		ASSERT_EQ(0, kb_key(g_fd, KBLOOM_IOC_ADD, KEYS_SIP,
 				    ks.keys + ks.off[i], ks.lens[i], NULL));
-	EXPECT_EQ(1000L, ks_hits(_metadata, g_fd, KEYS_SIP, &ks, 0, 1000));
+	EXPECT_EQ(1000L, ks_hits(_metadata, KEYS_SIP, &ks, 0, 1000));
 	EXPECT_EQ(0, ks_query_each(_metadata, KEYS_SIP, &ks, 0, 1000, 1));
 	/* 7000 of 2^20 bits set: a false positive is a 1e-15 event. */
-	EXPECT_EQ(0L, ks_hits(_metadata, g_fd, KEYS_SIP, &other, 0, 1000));
+	EXPECT_EQ(0L, ks_hits(_metadata, KEYS_SIP, &other, 0, 1000));
 	ASSERT_EQ(0, kb_key(g_fd, KBLOOM_IOC_TEST_AND_ADD, KEYS_SIP, ks.keys,
 			    ks.lens[0], &res));
 	EXPECT_EQ(1U, res);
@@ -332,8 +332,7 @@ TEST_F_TIMEOUT(keys_clear_race, clear_during_adds, 600)
 	for (j = 0; j < 1000; j++)
 		ASSERT_EQ(0, kb_key(g_fd, KBLOOM_IOC_ADD, KEYS_RACE,
 				    ks.keys + ks.off[j], ks.lens[j], NULL));
-	ASSERT_TRUE(ks_add(_metadata, KEYS_RACE, &ks, 1000, RACE_AFTER - 1000,
-			   "keys"));
+	ASSERT_TRUE(ks_add(_metadata, KEYS_RACE, &ks, 1000, RACE_AFTER - 1000));
 	ASSERT_EQ(0, kb_info(g_fd, KEYS_RACE, &info));
 	EXPECT_EQ((u64)RACE_AFTER, info.adds);
 	EXPECT_EQ(0ULL, info.queries);

@@ -256,8 +256,8 @@ FIXTURE_SETUP(perm_ro)
 	ASSERT_EQ(0, kb_create_like(g_fd, PERM_B, PERM_A, 0, 0, NULL));
 	ASSERT_TRUE(keyset_tag(_metadata, &self->ka, "roa", PERM_KEYS));
 	ASSERT_TRUE(keyset_tag(_metadata, &self->kb, "rob", PERM_KEYS));
-	ASSERT_TRUE(ks_add(_metadata, PERM_A, &self->ka, 0, PERM_KEYS, "perm"));
-	ASSERT_TRUE(ks_add(_metadata, PERM_B, &self->kb, 0, PERM_KEYS, "perm"));
+	ASSERT_TRUE(ks_add(_metadata, PERM_A, &self->ka, 0, PERM_KEYS));
+	ASSERT_TRUE(ks_add(_metadata, PERM_B, &self->kb, 0, PERM_KEYS));
 	ASSERT_TRUE(img_take(_metadata, PERM_A, &self->a, "perm"));
 	ASSERT_TRUE(img_take(_metadata, PERM_B, &self->b, "perm"));
 	self->count = count_filters(_metadata);
@@ -301,7 +301,7 @@ TEST_F(perm_ro, refused)
 	case PERM_CLEAR:
 		EXPECT_ERRNO(kb_clear(self->ro, PERM_A), EBADF,
 			     "perm: CLEAR on a read-only fd");
-		EXPECT_EQ((long)PERM_KEYS, ks_hits(_metadata, g_fd, PERM_A,
+		EXPECT_EQ((long)PERM_KEYS, ks_hits(_metadata, PERM_A,
 						   &self->ka, 0, PERM_KEYS));
 		break;
 	case PERM_ROTATE:

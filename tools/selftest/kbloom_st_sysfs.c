@@ -39,8 +39,8 @@ FIXTURE_SETUP(sysfs)
 	cleanup(_metadata, SYSFS_F);
 	ASSERT_EQ(0, kb_create(g_fd, SYSFS_F, 100000, 5, 0, 0, NULL));
 	ASSERT_TRUE(keyset_gen(_metadata, &ks, 1000, 3, 0, 32));
-	ks_add(_metadata, SYSFS_F, &ks, 0, 1000, "sysfs");
-	EXPECT_U64((u64)ks_hits(_metadata, g_fd, SYSFS_F, &ks, 0, 500), 500,
+	ks_add(_metadata, SYSFS_F, &ks, 0, 1000);
+	EXPECT_U64((u64)ks_hits(_metadata, SYSFS_F, &ks, 0, 500), 500,
 		   "sysfs: query 500 of them");
 	keyset_free(&ks);
 	err = kb_info(g_fd, SYSFS_F, &self->info);
@@ -293,8 +293,8 @@ TEST_F(sysfs_counts, bits_set_after_adds)
 {
 	check_counts(_metadata, SYSFS_P, "fresh");
 	check_counts(_metadata, SYSFS_C, "fresh");
-	ASSERT_TRUE(ks_add(_metadata, SYSFS_P, &self->k1, 0, 1000, "sysfs"));
-	ASSERT_TRUE(ks_add(_metadata, SYSFS_C, &self->k1, 0, 1000, "sysfs"));
+	ASSERT_TRUE(ks_add(_metadata, SYSFS_P, &self->k1, 0, 1000));
+	ASSERT_TRUE(ks_add(_metadata, SYSFS_C, &self->k1, 0, 1000));
 	sysfs_each(_metadata, KBLOOM_IOC_ADD, SYSFS_P, &self->k1, 1000, 100);
 	sysfs_each(_metadata, KBLOOM_IOC_ADD, SYSFS_C, &self->k1, 1000, 100);
 	check_counts(_metadata, SYSFS_P, "after adds");
@@ -303,7 +303,7 @@ TEST_F(sysfs_counts, bits_set_after_adds)
 
 TEST_F(sysfs_counts, bits_set_after_test_and_adds)
 {
-	ASSERT_TRUE(ks_add(_metadata, SYSFS_P, &self->k1, 0, 500, "sysfs"));
+	ASSERT_TRUE(ks_add(_metadata, SYSFS_P, &self->k1, 0, 500));
 	/* Half of them seen before, half new. */
 	ASSERT_TRUE(ks_apply(_metadata, KBLOOM_IOC_TEST_AND_ADD_BATCH, SYSFS_P,
 			     &self->k1, 250, 500));
@@ -319,9 +319,9 @@ TEST_F(sysfs_counts, bits_set_after_removes)
 {
 	struct kbloom_info info;
 
-	ASSERT_TRUE(ks_add(_metadata, SYSFS_C, &self->k1, 0, 300, "sysfs"));
+	ASSERT_TRUE(ks_add(_metadata, SYSFS_C, &self->k1, 0, 300));
 	/* Keys 0..99 twice: some counters at 2. */
-	ASSERT_TRUE(ks_add(_metadata, SYSFS_C, &self->k1, 0, 100, "sysfs"));
+	ASSERT_TRUE(ks_add(_metadata, SYSFS_C, &self->k1, 0, 100));
 	check_counts(_metadata, SYSFS_C, "after adds");
 	ASSERT_TRUE(ks_apply(_metadata, KBLOOM_IOC_REMOVE_BATCH, SYSFS_C,
 			     &self->k1, 0, 150));
@@ -350,9 +350,9 @@ TEST_F(sysfs_counts, bits_set_after_merge)
 {
 	struct kbloom_merge m;
 
-	ASSERT_TRUE(ks_add(_metadata, SYSFS_P, &self->k1, 0, 1000, "sysfs"));
-	ASSERT_TRUE(ks_add(_metadata, SYSFS_P2, &self->k2, 0, 1000, "sysfs"));
-	ASSERT_TRUE(ks_add(_metadata, SYSFS_P2, &self->k1, 0, 100, "sysfs"));
+	ASSERT_TRUE(ks_add(_metadata, SYSFS_P, &self->k1, 0, 1000));
+	ASSERT_TRUE(ks_add(_metadata, SYSFS_P2, &self->k2, 0, 1000));
+	ASSERT_TRUE(ks_add(_metadata, SYSFS_P2, &self->k1, 0, 100));
 	ASSERT_EQ(0, kb_merge(g_fd, KBLOOM_IOC_MERGE, SYSFS_P, SYSFS_P2, &m));
 	EXPECT_EQ(0U, m.mismatch);
 	check_counts(_metadata, SYSFS_P, "after MERGE");
@@ -361,7 +361,7 @@ TEST_F(sysfs_counts, bits_set_after_merge)
 	/* Counting: 10 + 10 adds of one key saturate in the sum. */
 	add_n(_metadata, SYSFS_C, "m", 10);
 	add_n(_metadata, SYSFS_C2, "m", 10);
-	ASSERT_TRUE(ks_add(_metadata, SYSFS_C2, &self->k2, 0, 200, "sysfs"));
+	ASSERT_TRUE(ks_add(_metadata, SYSFS_C2, &self->k2, 0, 200));
 	ASSERT_EQ(0, kb_merge(g_fd, KBLOOM_IOC_MERGE, SYSFS_C, SYSFS_C2, &m));
 	EXPECT_EQ(0U, m.mismatch);
 	check_counts(_metadata, SYSFS_C, "counting, after MERGE");
@@ -371,7 +371,7 @@ TEST_F(sysfs_counts, bits_set_after_clear)
 {
 	struct kbloom_info info;
 
-	ASSERT_TRUE(ks_add(_metadata, SYSFS_P, &self->k1, 0, 1000, "sysfs"));
+	ASSERT_TRUE(ks_add(_metadata, SYSFS_P, &self->k1, 0, 1000));
 	add_n(_metadata, SYSFS_C, "sat", 20);
 	ASSERT_EQ(0, kb_clear(g_fd, SYSFS_P));
 	ASSERT_EQ(0, kb_clear(g_fd, SYSFS_C));
@@ -384,7 +384,7 @@ TEST_F(sysfs_counts, bits_set_after_clear)
 	EXPECT_EQ(0ULL, info.bits_set);
 	EXPECT_EQ(0ULL, info.saturated);
 	/* And counting starts again from zero. */
-	ASSERT_TRUE(ks_add(_metadata, SYSFS_P, &self->k2, 0, 10, "sysfs"));
+	ASSERT_TRUE(ks_add(_metadata, SYSFS_P, &self->k2, 0, 10));
 	check_counts(_metadata, SYSFS_P, "after CLEAR and 10 adds");
 }
 
@@ -392,9 +392,9 @@ TEST_F(sysfs_counts, bits_set_after_import)
 {
 	struct img p, c;
 
-	ASSERT_TRUE(ks_add(_metadata, SYSFS_P, &self->k1, 0, 1500, "sysfs"));
+	ASSERT_TRUE(ks_add(_metadata, SYSFS_P, &self->k1, 0, 1500));
 	add_n(_metadata, SYSFS_C, "sat", 20);
-	ASSERT_TRUE(ks_add(_metadata, SYSFS_C, &self->k1, 0, 300, "sysfs"));
+	ASSERT_TRUE(ks_add(_metadata, SYSFS_C, &self->k1, 0, 300));
 	ASSERT_TRUE(img_take(_metadata, SYSFS_P, &p, "sysfs"));
 	ASSERT_TRUE(img_take(_metadata, SYSFS_C, &c, "sysfs"));
 	ASSERT_EQ(0, kb_import(g_fd, &p.im, SYSFS_NEW, 0));
@@ -402,7 +402,7 @@ TEST_F(sysfs_counts, bits_set_after_import)
 	check_counts(_metadata, SYSFS_NEW, "after IMPORT");
 	check_counts(_metadata, SYSFS_CNEW, "after IMPORT");
 	/* Then keep counting on the imported filter. */
-	ASSERT_TRUE(ks_add(_metadata, SYSFS_NEW, &self->k2, 0, 500, "sysfs"));
+	ASSERT_TRUE(ks_add(_metadata, SYSFS_NEW, &self->k2, 0, 500));
 	ASSERT_TRUE(ks_apply(_metadata, KBLOOM_IOC_REMOVE_BATCH, SYSFS_CNEW,
 			     &self->k1, 0, 300));
 	check_counts(_metadata, SYSFS_NEW, "adds after IMPORT");
@@ -416,11 +416,11 @@ TEST_F(sysfs_counts, bits_set_after_import_replace)
 	struct img p2, c2;
 
 	/* The targets hold something else before they are replaced. */
-	ASSERT_TRUE(ks_add(_metadata, SYSFS_P, &self->k1, 0, 1500, "sysfs"));
-	ASSERT_TRUE(ks_add(_metadata, SYSFS_C, &self->k1, 0, 500, "sysfs"));
-	ASSERT_TRUE(ks_add(_metadata, SYSFS_P2, &self->k2, 0, 300, "sysfs"));
+	ASSERT_TRUE(ks_add(_metadata, SYSFS_P, &self->k1, 0, 1500));
+	ASSERT_TRUE(ks_add(_metadata, SYSFS_C, &self->k1, 0, 500));
+	ASSERT_TRUE(ks_add(_metadata, SYSFS_P2, &self->k2, 0, 300));
 	add_n(_metadata, SYSFS_C2, "sat", 20);
-	ASSERT_TRUE(ks_add(_metadata, SYSFS_C2, &self->k2, 0, 100, "sysfs"));
+	ASSERT_TRUE(ks_add(_metadata, SYSFS_C2, &self->k2, 0, 100));
 	ASSERT_TRUE(img_take(_metadata, SYSFS_P2, &p2, "sysfs"));
 	ASSERT_TRUE(img_take(_metadata, SYSFS_C2, &c2, "sysfs"));
 	ASSERT_EQ(0, kb_import(g_fd, &p2.im, SYSFS_P, KBLOOM_IMPORT_REPLACE));
@@ -428,7 +428,7 @@ TEST_F(sysfs_counts, bits_set_after_import_replace)
 	check_counts(_metadata, SYSFS_P, "after IMPORT REPLACE");
 	check_counts(_metadata, SYSFS_C, "after IMPORT REPLACE");
 	EXPECT_TRUE(img_same(_metadata, SYSFS_P, &p2));
-	ASSERT_TRUE(ks_add(_metadata, SYSFS_P, &self->k1, 0, 200, "sysfs"));
+	ASSERT_TRUE(ks_add(_metadata, SYSFS_P, &self->k1, 0, 200));
 	check_counts(_metadata, SYSFS_P, "adds after the replace");
 	img_free(&p2);
 	img_free(&c2);
