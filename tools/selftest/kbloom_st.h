@@ -413,6 +413,38 @@ static __maybe_unused void check_counts(struct __test_metadata *_metadata,
 }
 
 /* ------------------------------------------------------------------ */
+/* Failures a thread counts                                           */
+/* ------------------------------------------------------------------ */
+
+/* How many calls failed, and the first: what it was, its errno or 0. */
+struct fails {
+	unsigned long n;
+	const char *what;
+	int err;
+};
+
+static __maybe_unused void fail_note(struct fails *f, const char *what,
+				     int err)
+{
+	if (!f->n++) {
+		f->what = what;
+		f->err = err;
+	}
+}
+
+/* No failure in @f; @fmt says whose calls they were. */
+#define EXPECT_NO_FAILS(f, fmt, ...) ({					\
+	const struct fails *__kb_f = (f);				\
+	char __kb_d[160], __kb_et[96];					\
+									\
+	snprintf(__kb_d, sizeof(__kb_d), "%lu failed, first %s: %s",	\
+		 __kb_f->n, __kb_f->what ? __kb_f->what : "?",		\
+		 __kb_f->err ? errtext(__kb_f->err, __kb_et,		\
+				       sizeof(__kb_et)) : "a wrong result"); \
+	EXPECT_COND(__kb_f->n == 0, __kb_d, fmt, ##__VA_ARGS__);	\
+})
+
+/* ------------------------------------------------------------------ */
 /* Processes and pages                                                */
 /* ------------------------------------------------------------------ */
 

@@ -231,9 +231,9 @@ TEST_F_TIMEOUT(counting_keysets, model, 300)
 	struct keyset ks = { 0 };
 	struct kbloom_info info;
 	u32 counts[MODEL_KEYS] = { 0 };
-	u32 i, res, bad_add = 0, bad_rm = 0, npos = 0, nzero = 0, fneg = 0;
-	u32 zhit = 0, adds = 0, removes = 0;
-	int err, first_err = 0;
+	u32 i, res, npos = 0, nzero = 0, fneg = 0, zhit = 0;
+	struct fails fadd = { 0 }, frm = { 0 };
+	int err;
 	u64 s = 12345;
 	char detail[160];
 
@@ -253,34 +253,23 @@ TEST_F_TIMEOUT(counting_keysets, model, 300)
 		if (add) {
 			err = kb_key(g_fd, KBLOOM_IOC_ADD, CNT_MODEL, key,
 				     ks.lens[k], &res);
-			if (err || res != 0) {
-				if (!bad_add++ && !first_err)
-					first_err = err ? err : KB_BADRET;
-			} else {
+			if (err || res != 0)
+				fail_note(&fadd, "ADD", err);
+			else
 				counts[k]++;
-			}
-			adds++;
 		} else {
 			/* Only keys the model holds: each must go. */
 			err = kb_key(g_fd, KBLOOM_IOC_REMOVE, CNT_MODEL, key,
 				     ks.lens[k], &res);
-			if (err || res != 1) {
-				if (!bad_rm++ && !first_err)
-					first_err = err ? err : KB_BADRET;
-			} else {
+			if (err || res != 1)
+				fail_note(&frm, "REMOVE", err);
+			else
 				counts[k]--;
-			}
-			removes++;
 		}
 	}
-	snprintf(detail, sizeof(detail),
-		 "%u bad adds, %u bad removes, first %s", bad_add, bad_rm,
-		 errname(first_err));
-	NOTE("counting: model: %u adds, %u removes", adds, removes);
-	EXPECT_COND(bad_add == 0, detail,
-		    "counting: model: every ADD succeeded");
-	EXPECT_COND(bad_rm == 0, detail,
-		    "counting: model: every REMOVE of a held key answered 1");
+	EXPECT_NO_FAILS(&fadd, "counting: model: every ADD succeeded");
+	EXPECT_NO_FAILS(&frm,
+			"counting: model: every REMOVE of a held key answered 1");
 	for (i = 0; i < MODEL_KEYS; i++) {
 		int r = query_one(_metadata, CNT_MODEL, ks.keys + ks.off[i],
 				  ks.lens[i]);

@@ -342,18 +342,9 @@ struct img_reader {
 	u32 lens[64];
 	u64 bytes;
 	unsigned long batches;	/* atomic: the main thread waits on it */
-	unsigned long gen_x, gen_y, both, bad, enoent, zmiss;
-	const char *bad_what;
-	int bad_err;
+	unsigned long gen_x, gen_y, both, enoent, zmiss;
+	struct fails bad;
 };
-
-static void img_reader_bad(struct img_reader *r, const char *what, int err)
-{
-	if (!r->bad++) {
-		r->bad_what = what;
-		r->bad_err = err;
-	}
-}
 
 static void *img_reader_fn(void *arg)
 {
@@ -371,9 +362,9 @@ static void *img_reader_fn(void *arg)
 		if (err == ENOENT) {
 			r->enoent++;
 		} else if (err) {
-			img_reader_bad(r, "QUERY_BATCH", err);
+			fail_note(&r->bad, "QUERY_BATCH", err);
 		} else if (out.done != 64 || out.hits != bits_count(bm, 64)) {
-			img_reader_bad(r, "QUERY_BATCH done/hits", 0);
+			fail_note(&r->bad, "QUERY_BATCH done/hits", 0);
 		} else {
 			/* Even slots are X keys, odd slots Y keys. */
 			for (j = 0, x = 0, y = 0; j < 64; j++) {
@@ -387,7 +378,7 @@ static void *img_reader_fn(void *arg)
 			else if (y == 32)
 				r->gen_y++;
 			else
-				img_reader_bad(r, "mixed batch (X and Y)", 0);
+				fail_note(&r->bad, "mixed batch (X and Y)", 0);
 		}
 		__atomic_add_fetch(&r->batches, 1, __ATOMIC_RELEASE);
 		/* A key in both images: present whatever the generation. */
@@ -396,7 +387,7 @@ static void *img_reader_fn(void *arg)
 		if (err == ENOENT)
 			r->enoent++;
 		else if (err)
-			img_reader_bad(r, "QUERY", err);
+			fail_note(&r->bad, "QUERY", err);
 		else if (res != 1)
 			r->zmiss++;
 	}
@@ -407,9 +398,10 @@ static void image_replace_load(struct __test_metadata *_metadata,
 			       const struct img *ix, const struct img *iy)
 {
 	struct img_reader rd[IMG_READERS];
-	unsigned long fails = 0, bx = 0, by = 0, bb = 0;
-	int i, j, err, first_err = 0, started = 0;
-	char detail[200], et[96];
+	unsigned long bx = 0, by = 0, bb = 0;
+	struct fails replaces = { 0 };
+	int i, j, err, started = 0;
+	char detail[200];
 	struct timespec ts = { 0, 2000000 };
 
 	memset(rd, 0, sizeof(rd));
@@ -445,8 +437,8 @@ static void image_replace_load(struct __test_metadata *_metadata,
 	for (i = 0; i < IMG_REPLACES && started == IMG_READERS; i++) {
 		err = kb_import(g_fd, i % 2 ? &iy->im : &ix->im, IMG_R,
 				KBLOOM_IMPORT_REPLACE);
-		if (err && !fails++)
-			first_err = err;
+		if (err)
+			fail_note(&replaces, "IMPORT REPLACE", err);
 		nanosleep(&ts, NULL);
 	}
 	__atomic_store_n(&img_stop, 1, __ATOMIC_RELEASE);
@@ -455,18 +447,12 @@ static void image_replace_load(struct __test_metadata *_metadata,
 	if (started != IMG_READERS)
 		goto out;
 
-	snprintf(detail, sizeof(detail), "%lu failed, first %s", fails,
-		 errtext(first_err, et, sizeof(et)));
-	EXPECT_COND(fails == 0, detail, "image: %d IMPORT REPLACEs under load",
-		    IMG_REPLACES);
+	EXPECT_NO_FAILS(&replaces, "image: %d IMPORT REPLACEs under load",
+			IMG_REPLACES);
 	for (i = 0; i < IMG_READERS; i++) {
-		snprintf(detail, sizeof(detail),
-			 "%lu bad, first %s: %s", rd[i].bad,
-			 rd[i].bad_what ? rd[i].bad_what : "?",
-			 errtext(rd[i].bad_err, et, sizeof(et)));
-		EXPECT_COND(rd[i].bad == 0, detail,
-			    "image: reader %d: every batch all-X or all-Y",
-			    i);
+		EXPECT_NO_FAILS(&rd[i].bad,
+				"image: reader %d: every batch all-X or all-Y",
+				i);
 		snprintf(detail, sizeof(detail), "%lu ENOENT", rd[i].enoent);
 		EXPECT_COND(rd[i].enoent == 0, detail,
 			    "image: reader %d: the filter was never missing",
