@@ -259,47 +259,6 @@ TEST_F(badioctl, null_and_unmapped_arguments)
 }
 
 /*
- * Unknown create flags and hash schemes. 1 and 2 are COUNTING and LIKE
- * now: see the merge area; 4 is ROTATE_AT_FILL, which needs a window; 8
- * is BLOCKED, which needs whole blocks (1000 bits are not); 16 and 32 are
- * BPF_READ and BPF_WRITE; 64 is TRACK_CHANGES (the changes area). Hash
- * scheme 0 is the default.
- */
-TEST_F(badioctl, create_flags_and_schemes)
-{
-	static const struct {
-		u32 flags, scheme;
-	} bad[] = {
-		{ 1u << 2, 0 },
-		{ 0x80000000u, 0 },
-		{ KBLOOM_CREATE_COUNTING | 1u << 2, 0 },
-		{ 1u << 7, 0 },
-		{ KBLOOM_CREATE_BLOCKED, 0 },
-		{ KBLOOM_CREATE_BLOCKED | KBLOOM_CREATE_COUNTING, 0 },
-		{ 0, 3 },
-		{ 0, 0x80000000u },
-		{ 0, 0xffffffffu },
-	};
-	struct kbloom_info info;
-	size_t i;
-	int err;
-
-	for (i = 0; i < ARRAY_SIZE(bad); i++) {
-		u64 bits = bad[i].flags & KBLOOM_CREATE_BLOCKED ? 1000 : 1024;
-
-		err = kb_create_all(g_fd, BAD_NEW, bits, 3, 0, 0, bad[i].flags,
-				    NULL, bad[i].scheme, NULL);
-		EXPECT_ERRNO(err, EINVAL,
-			     "badioctl: create with flags 0x%x hash_scheme 0x%x",
-			     bad[i].flags, bad[i].scheme);
-		EXPECT_ERRNO(kb_info(g_fd, BAD_NEW, &info), ENOENT,
-			     "badioctl: flags 0x%x hash_scheme 0x%x created nothing",
-			     bad[i].flags, bad[i].scheme);
-		cleanup(_metadata, BAD_NEW);
-	}
-}
-
-/*
  * The blocked layout: whole blocks of 512 bits (128 counters), the flag
  * reported back and by INFO, and sizing that gives whole blocks.
  */

@@ -117,30 +117,51 @@ TEST_F(create, by_capacity_and_fpr)
 	}
 }
 
-/* Size and hash-count limits, and both ways of sizing at once. */
-TEST_F(create, size_limits)
+/*
+ * Size and hash-count limits, both ways of sizing at once, and unknown
+ * flags and hash schemes. Of the flags, 1 and 2 are COUNTING and LIKE
+ * (the merge area), 4 is ROTATE_AT_FILL, which needs a window, 8 is
+ * BLOCKED, which needs whole blocks (1000 bits are not), 16 and 32 are
+ * BPF_READ and BPF_WRITE, 64 is TRACK_CHANGES (the changes area). Hash
+ * scheme 0 is the default.
+ */
+TEST_F(create, refusals)
 {
 	static const struct {
 		u64 bits;
 		u32 hashes;
 		u64 cap;
-		u32 fpr;
+		u32 fpr, flags, scheme;
 		const char *what;
 	} bad[] = {
-		{ 0, 7, 0, 0, "bits 0 and capacity 0" },
-		{ 0, 0, 0, 10000000, "bits 0, capacity 0, fpr set" },
-		{ 63, 7, 0, 0, "bits 63 (below MIN_BITS)" },
-		{ KBLOOM_MAX_BITS + 1, 7, 0, 0, "bits MAX_BITS + 1" },
-		{ 1024, 0, 0, 0, "hashes 0 with bits and no capacity" },
-		{ 1024, KBLOOM_MAX_HASHES + 1, 0, 0, "hashes 33" },
-		{ 1024, 3, 1000, 10000000,
+		{ 0, 7, 0, 0, 0, 0, "bits 0 and capacity 0" },
+		{ 0, 0, 0, 10000000, 0, 0, "bits 0, capacity 0, fpr set" },
+		{ 63, 7, 0, 0, 0, 0, "bits 63 (below MIN_BITS)" },
+		{ KBLOOM_MAX_BITS + 1, 7, 0, 0, 0, 0, "bits MAX_BITS + 1" },
+		{ 1024, 0, 0, 0, 0, 0, "hashes 0 with bits and no capacity" },
+		{ 1024, KBLOOM_MAX_HASHES + 1, 0, 0, 0, 0, "hashes 33" },
+		{ 1024, 3, 1000, 10000000, 0, 0,
 		  "bits+hashes and capacity+fpr_ppb together" },
-		{ 1024, 0, 1000, 10000000, "bits and capacity+fpr_ppb together" },
-		{ 1024, 3, 0, 10000000, "bits+hashes and fpr_ppb together" },
-		{ 0, 0, 1000, 0, "capacity with fpr_ppb 0" },
-		{ 0, 0, 1000, KBLOOM_FPR_ONE, "capacity with fpr_ppb FPR_ONE" },
-		{ 0, 0, 1000, KBLOOM_FPR_ONE + 1,
+		{ 1024, 0, 1000, 10000000, 0, 0,
+		  "bits and capacity+fpr_ppb together" },
+		{ 1024, 3, 0, 10000000, 0, 0,
+		  "bits+hashes and fpr_ppb together" },
+		{ 0, 0, 1000, 0, 0, 0, "capacity with fpr_ppb 0" },
+		{ 0, 0, 1000, KBLOOM_FPR_ONE, 0, 0,
+		  "capacity with fpr_ppb FPR_ONE" },
+		{ 0, 0, 1000, KBLOOM_FPR_ONE + 1, 0, 0,
 		  "capacity with fpr_ppb FPR_ONE + 1" },
+		{ 1024, 3, 0, 0, 1u << 2, 0, "flags 4" },
+		{ 1024, 3, 0, 0, 0x80000000u, 0, "flags 0x80000000" },
+		{ 1024, 3, 0, 0, KBLOOM_CREATE_COUNTING | 1u << 2, 0,
+		  "flags COUNTING | 4" },
+		{ 1024, 3, 0, 0, 1u << 7, 0, "flags 0x80" },
+		{ 1000, 3, 0, 0, KBLOOM_CREATE_BLOCKED, 0, "flags BLOCKED" },
+		{ 1000, 3, 0, 0, KBLOOM_CREATE_BLOCKED | KBLOOM_CREATE_COUNTING,
+		  0, "flags BLOCKED | COUNTING" },
+		{ 1024, 3, 0, 0, 0, 3, "hash_scheme 3" },
+		{ 1024, 3, 0, 0, 0, 0x80000000u, "hash_scheme 0x80000000" },
+		{ 1024, 3, 0, 0, 0, 0xffffffffu, "hash_scheme 0xffffffff" },
 	};
 	static const struct {
 		const char *name;
@@ -156,9 +177,12 @@ TEST_F(create, size_limits)
 	int err;
 
 	for (i = 0; i < ARRAY_SIZE(bad); i++) {
-		err = kb_create(g_fd, "create_bad", bad[i].bits, bad[i].hashes,
-				bad[i].cap, bad[i].fpr, NULL);
+		err = kb_create_all(g_fd, "create_bad", bad[i].bits,
+				    bad[i].hashes, bad[i].cap, bad[i].fpr,
+				    bad[i].flags, NULL, bad[i].scheme, NULL);
 		EXPECT_ERRNO(err, EINVAL, "create: %s", bad[i].what);
+		EXPECT_ERRNO(kb_info(g_fd, "create_bad", &info), ENOENT,
+			     "create: %s created nothing", bad[i].what);
 		cleanup(_metadata, "create_bad");
 	}
 	for (i = 0; i < ARRAY_SIZE(good); i++) {
@@ -169,8 +193,6 @@ TEST_F(create, size_limits)
 			check_info_basic(_metadata, good[i].name, good[i].bits,
 					 good[i].hashes, 0, 0);
 	}
-	err = kb_info(g_fd, "create_bad", &info);
-	EXPECT_ERRNO(err, ENOENT, "create: rejected creates left nothing");
 }
 
 /* A taken name: EEXIST, and the existing filter is untouched. */
