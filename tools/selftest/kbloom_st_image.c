@@ -776,28 +776,6 @@ static struct kbloom_image cap_with(FIXTURE_DATA(image_fields) *self,
 	return im;
 }
 
-TEST_F(image_fields, capacity_image_imports)
-{
-	struct kbloom_image im;
-	struct kbloom_info info;
-	struct img g;
-
-	/* The control: the image as exported loads. */
-	ASSERT_EQ(0, kb_import(g_fd, &self->cap.im, IMG_NEW, 0));
-	ASSERT_EQ(0, kb_info(g_fd, IMG_NEW, &info));
-	EXPECT_EQ(1000ULL, info.capacity);
-	EXPECT_EQ(10000000U, info.fpr_ppb);
-	EXPECT_EQ(self->cap.im.bits, info.bits);
-	EXPECT_EQ(self->cap.im.hashes, info.hashes);
-	ASSERT_TRUE(img_take(_metadata, IMG_NEW, &g, "image"));
-	EXPECT_TRUE(img_equal(&g, &self->cap));
-	img_free(&g);
-	ASSERT_EQ(0, kb_destroy(g_fd, IMG_NEW));
-	/* The payload needs no particular buffer: a zeroed one is the same. */
-	im = cap_with(self, self->cap.im.bits, self->cap.im.hashes);
-	EXPECT_EQ(0, kb_import(g_fd, &im, IMG_NEW, 0));
-}
-
 /*
  * What CREATE would refuse, IMPORT refuses: fpr_ppb out of range or
  * without a capacity, bits and hashes that are not what the capacity and
@@ -855,26 +833,38 @@ TEST_F(image_fields, refuses_what_create_would)
 	image_einval(_metadata, self, &im, "jhash, seed_hi[1] set");
 }
 
-/* An image of either scheme loads as the filter it was. */
-TEST_F(image_fields, reimport_each_scheme)
+/*
+ * An image loads as the filter it was: one sized by capacity and
+ * fpr_ppb, and one of either hash scheme holding self->ks.
+ */
+TEST_F(image_fields, reimport)
 {
-	const struct img *src[] = { &self->jh, &self->sh };
-	static const u32 scheme[] = { KBLOOM_HASH_JHASH, KBLOOM_HASH_SIPHASH };
+	const struct img *src[] = { &self->cap, &self->jh, &self->sh };
+	struct kbloom_image im;
 	struct kbloom_info info;
 	struct img g;
 	size_t i;
 
+	ASSERT_EQ((u32)KBLOOM_HASH_JHASH, self->jh.im.hash_scheme);
+	ASSERT_EQ((u32)KBLOOM_HASH_SIPHASH, self->sh.im.hash_scheme);
 	for (i = 0; i < ARRAY_SIZE(src); i++) {
-		ASSERT_EQ(scheme[i], src[i]->im.hash_scheme);
 		ASSERT_EQ(0, kb_import(g_fd, &src[i]->im, IMG_NEW, 0));
 		ASSERT_EQ(0, kb_info(g_fd, IMG_NEW, &info));
-		EXPECT_EQ(scheme[i], info.hash_scheme);
-		EXPECT_EQ(500L, ks_hits(_metadata, IMG_NEW, &self->ks, 0, 500));
+		EXPECT_EQ(src[i]->im.bits, info.bits);
+		EXPECT_EQ(src[i]->im.hashes, info.hashes);
+		EXPECT_EQ(src[i]->im.capacity, info.capacity);
+		EXPECT_EQ(src[i]->im.fpr_ppb, info.fpr_ppb);
+		EXPECT_EQ(src[i]->im.hash_scheme, info.hash_scheme);
+		EXPECT_EQ(i ? 500L : 0L,
+			  ks_hits(_metadata, IMG_NEW, &self->ks, 0, 500));
 		ASSERT_TRUE(img_take(_metadata, IMG_NEW, &g, "image"));
 		EXPECT_TRUE(img_equal(&g, src[i]));
 		img_free(&g);
 		ASSERT_EQ(0, kb_destroy(g_fd, IMG_NEW));
 	}
+	/* The payload needs no particular buffer: a zeroed one is the same. */
+	im = cap_with(self, self->cap.im.bits, self->cap.im.hashes);
+	EXPECT_EQ(0, kb_import(g_fd, &im, IMG_NEW, 0));
 }
 
 /* A jhash filter has no second seed half, nor window fields. */
@@ -906,7 +896,7 @@ TEST_F(image_fields, siphash_seed_hi)
 	EXPECT_TRUE(s.im.seed_hi[0] || s.im.seed_hi[1]) {
 		TH_LOG("a SipHash filter exported seed_hi {0, 0}");
 	}
-	/* The import is the same filter (reimport_each_scheme): mergeable. */
+	/* The import is the same filter (image_fields.reimport): mergeable. */
 	ASSERT_EQ(0, kb_import(g_fd, &s.im, IMG_NEW, 0));
 	EXPECT_EQ(0, kb_merge(g_fd, KBLOOM_IOC_MERGE, IMG_SIP2, IMG_NEW, NULL));
 	ASSERT_EQ(0, kb_destroy(g_fd, IMG_NEW));
