@@ -398,7 +398,6 @@ static void image_replace_load(struct __test_metadata *_metadata,
 	unsigned long bx = 0, by = 0, bb = 0;
 	struct fails replaces = { 0 };
 	int i, j, err, started = 0;
-	char detail[200];
 	struct timespec ts = { 0, 2000000 };
 
 	memset(rd, 0, sizeof(rd));
@@ -450,14 +449,11 @@ static void image_replace_load(struct __test_metadata *_metadata,
 		EXPECT_NO_FAILS(&rd[i].bad,
 				"image: reader %d: every batch all-X or all-Y",
 				i);
-		snprintf(detail, sizeof(detail), "%lu ENOENT", rd[i].enoent);
-		EXPECT_COND(rd[i].enoent == 0, detail,
-			    "image: reader %d: the filter was never missing",
-			    i);
-		snprintf(detail, sizeof(detail), "%lu misses", rd[i].zmiss);
-		EXPECT_COND(rd[i].zmiss == 0, detail,
-			    "image: reader %d: keys in both images always present",
-			    i);
+		EXPECT_U64(rd[i].enoent, 0,
+			   "image: reader %d: the filter was never missing", i);
+		EXPECT_U64(rd[i].zmiss, 0,
+			   "image: reader %d: keys in both images always present",
+			   i);
 		EXPECT_COND(rd[i].batches > 0, "no batch ran",
 			    "image: reader %d made progress", i);
 		bx += rd[i].gen_x;
