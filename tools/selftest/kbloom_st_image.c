@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * kbloom_selftest, area "image": EXPORT and IMPORT, broken images, and
- * that IMPORT REPLACE is atomic for concurrent readers. Included by
+ * that IMPORT REPLACE is atomic for concurrent readers (that they need
+ * CAP_SYS_ADMIN is perm.unprivileged_caller's). Included by
  * kbloom_selftest.c.
  */
 
@@ -140,38 +141,6 @@ static void image_bad_inputs(struct __test_metadata *_metadata,
 		     ENOENT, "image: IMPORT REPLACE of a missing name");
 	EXPECT_COND(count_filters(_metadata) == before, "count changed",
 		    "image: EEXIST/ENOENT imports created nothing");
-}
-
-/* As nobody: EXPORT and IMPORT need CAP_SYS_ADMIN. */
-static void image_child(struct __test_metadata *_metadata, const void *arg)
-{
-	const struct img *p = arg;
-	struct kbloom_image im;
-	unsigned char buf[64];
-	int err;
-
-	err = kb_export(g_fd, IMG_P, p->buf, p->len, NULL);
-	EXPECT_ERRNO(err, EPERM, "image: unprivileged EXPORT");
-	err = kb_export(g_fd, IMG_P, buf, 0, NULL);
-	EXPECT_ERRNO(err, EPERM, "image: unprivileged EXPORT size query");
-	im = p->im;
-	im.payload = PTR(p->buf);
-	err = kb_import(g_fd, &im, IMG_BAD, 0);
-	EXPECT_ERRNO(err, EPERM, "image: unprivileged IMPORT");
-	err = kb_import(g_fd, &im, IMG_Q, KBLOOM_IMPORT_REPLACE);
-	EXPECT_ERRNO(err, EPERM, "image: unprivileged IMPORT REPLACE");
-}
-
-static void image_perm(struct __test_metadata *_metadata, const struct img *p)
-{
-	struct kbloom_info info;
-
-	if (!as_nobody(_metadata, image_child, p, "image"))
-		return;
-	EXPECT_ERRNO(kb_info(g_fd, IMG_BAD, &info), ENOENT,
-		     "image: the unprivileged IMPORT created nothing");
-	EXPECT_COND(img_same(_metadata, IMG_Q, p), "changed",
-		    "image: the unprivileged IMPORT REPLACE changed nothing");
 }
 
 /* Plain export and import. */
@@ -675,11 +644,6 @@ FIXTURE_TEARDOWN(image_made)
 TEST_F(image_made, bad_inputs)
 {
 	image_bad_inputs(_metadata, &self->p, &self->c);
-}
-
-TEST_F(image_made, unprivileged)
-{
-	image_perm(_metadata, &self->p);
 }
 
 /* ---- IMPORT checks every field as CREATE does; both hash schemes ---- */

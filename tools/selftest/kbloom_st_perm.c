@@ -10,13 +10,13 @@
 #define PERM_B		"perm_b"
 #define PERM_KEYS	100u
 
-/* As nobody, with the case's O_RDWR fd. */
+/* As nobody, with the case's O_RDWR fd; @arg is an export of PERM_F. */
 static void perm_child(struct __test_metadata *_metadata, const void *arg)
 {
+	const struct img *g = arg;
 	struct kbloom_info info;
 	int err, dfd, fd = g_fd;
 
-	(void)arg;
 	/* The node is 0600 root: only the inherited fd gets us in. */
 	dfd = open(DEV, O_RDWR);
 	err = dfd < 0 ? errno : 0;
@@ -40,6 +40,16 @@ static void perm_child(struct __test_metadata *_metadata, const void *arg)
 	err = kb_skey(fd, KBLOOM_IOC_ADD, PERM_F, "childkey", NULL);
 	EXPECT_OK(err, "perm: unprivileged ADD on the inherited fd");
 	EXPECT_OK(kb_info(fd, PERM_F, &info), "perm: unprivileged INFO");
+
+	/* EXPORT and IMPORT need CAP_SYS_ADMIN. */
+	EXPECT_ERRNO(kb_export(fd, PERM_F, g->buf, g->len, NULL), EPERM,
+		     "perm: unprivileged EXPORT");
+	EXPECT_ERRNO(kb_export(fd, PERM_F, g->buf, 0, NULL), EPERM,
+		     "perm: unprivileged EXPORT size query");
+	EXPECT_ERRNO(kb_import(fd, &g->im, PERM_NEW, 0), EPERM,
+		     "perm: unprivileged IMPORT");
+	EXPECT_ERRNO(kb_import(fd, &g->im, PERM_F, KBLOOM_IMPORT_REPLACE),
+		     EPERM, "perm: unprivileged IMPORT REPLACE");
 }
 
 /* PERM_F holding "rootkey", created as root; no PERM_NEW. */
@@ -151,12 +161,19 @@ TEST_F(perm, read_only_fd)
 TEST_F(perm, unprivileged_caller)
 {
 	struct kbloom_info info;
+	struct img g;
 	int err;
+	bool ok;
 
-	if (!as_nobody(_metadata, perm_child, NULL, "perm"))
+	ASSERT_TRUE(img_take(_metadata, PERM_F, &g, "perm"));
+	ok = as_nobody(_metadata, perm_child, &g, "perm");
+	img_free(&g);
+	if (!ok)
 		return;
-
-	/* The child could neither destroy, clear nor create. */
+	/*
+	 * The child could not destroy, clear, create, import, nor replace
+	 * (which would have lost its key).
+	 */
 	err = kb_info(g_fd, PERM_F, &info);
 	EXPECT_OK(err, "perm: filter survived the unprivileged child");
 	EXPECT_SKEY(g_fd, KBLOOM_IOC_QUERY, PERM_F, "rootkey", 1,
@@ -164,7 +181,8 @@ TEST_F(perm, unprivileged_caller)
 	EXPECT_SKEY(g_fd, KBLOOM_IOC_QUERY, PERM_F, "childkey", 1,
 		    "perm: the child's ADD is visible");
 	err = kb_info(g_fd, PERM_NEW, &info);
-	EXPECT_ERRNO(err, ENOENT, "perm: the child's CREATE made nothing");
+	EXPECT_ERRNO(err, ENOENT,
+		     "perm: the child's CREATE and IMPORT made nothing");
 }
 
 /*
