@@ -366,6 +366,37 @@ static __maybe_unused bool img_same(struct __test_metadata *_metadata,
 	return same;
 }
 
+/* A filter's export and INFO: what a refused call must leave alone. */
+struct snap {
+	struct img g;
+	struct kbloom_info info;
+};
+
+static __maybe_unused bool snap_take(struct __test_metadata *_metadata,
+				     const char *name, struct snap *s)
+{
+	return img_take(_metadata, name, &s->g, "snapshot") &&
+	       EXPECT_OK(kb_info(g_fd, name, &s->info), "INFO %s", name);
+}
+
+/* @name's export and INFO statistics are still @s's; frees @s. */
+static __maybe_unused void snap_same(struct __test_metadata *_metadata,
+				     const char *name, struct snap *s)
+{
+	struct kbloom_info now;
+
+	EXPECT_COND(img_same(_metadata, name, &s->g), "it changed",
+		    "%s: the same export as before", name);
+	if (EXPECT_OK(kb_info(g_fd, name, &now), "INFO %s", name))
+		EXPECT_COND(now.adds == s->info.adds &&
+			    now.queries == s->info.queries &&
+			    now.hits == s->info.hits &&
+			    now.bits_set == s->info.bits_set &&
+			    now.saturated == s->info.saturated, "they changed",
+			    "%s: the same INFO statistics as before", name);
+	img_free(&s->g);
+}
+
 /* Counting payloads: counters at KBLOOM_COUNTER_MAX; 0 for plain. */
 static __maybe_unused u64 img_saturated(const struct img *g)
 {
