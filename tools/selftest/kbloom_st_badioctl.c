@@ -51,6 +51,7 @@ static const struct rsv_case rsv_cases[] = {
 	RSV(INFO, kbloom_info, rotations),
 	RSV(INFO, kbloom_info, newest_age_ms),
 	RSV(LIST, kbloom_list, reserved),
+	RSV(OPEN, kbloom_open, flags), RSV_2(OPEN, kbloom_open),
 	RSV_2(ADD, kbloom_key),
 	RSV_2(QUERY, kbloom_key),
 	RSV_2(TEST_AND_ADD, kbloom_key),
@@ -122,6 +123,9 @@ static void bad_build(unsigned long cmd, void *buf, const char *key,
 		break;
 	case KBLOOM_IOC_INFO:
 		set_name(((struct kbloom_info *)buf)->name, BAD_F);
+		break;
+	case KBLOOM_IOC_OPEN:
+		set_name(((struct kbloom_open *)buf)->name, BAD_F);
 		break;
 	case KBLOOM_IOC_LIST:
 		break;	/* names 0, count 0: a valid "how many" call */
