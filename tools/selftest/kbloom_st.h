@@ -63,22 +63,12 @@ static __maybe_unused const char *cmd_name(unsigned long cmd)
  */
 static int g_fd = -1;
 
-/*
- * The hash scheme filters get when CREATE's hash_scheme is 0: the
- * module's default, VERSION's default_hash_scheme (st_open() asks).
- */
-static u32 g_scheme;
-
-/* Every fixture's setup: the device, and the module's default scheme. */
+/* Every fixture's setup: the device. */
 static __maybe_unused void st_open(struct __test_metadata *_metadata)
 {
 	g_fd = open(DEV, O_RDWR);
 	ASSERT_LE(0, g_fd) {
 		TH_LOG("open %s O_RDWR: %s", DEV, strerror(errno));
-	}
-	g_scheme = default_scheme(g_fd);
-	ASSERT_NE(0U, g_scheme) {
-		TH_LOG("VERSION: no default hash scheme");
 	}
 }
 
@@ -102,18 +92,13 @@ static __maybe_unused void cleanup(struct __test_metadata *_metadata,
 		EXPECT_OK(err, "cleanup: destroy %s", name);
 }
 
-/* cleanup() of each of @n names. */
-static __maybe_unused void cleanup_names(struct __test_metadata *_metadata,
-					 const char *const *names, size_t n)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		cleanup(_metadata, names[i]);
-}
-
 /* cleanup() of every name of the array @names. */
-#define cleanup_all(names) cleanup_names(_metadata, names, ARRAY_SIZE(names))
+#define cleanup_all(names) do {						\
+	size_t __kb_i;							\
+									\
+	for (__kb_i = 0; __kb_i < ARRAY_SIZE(names); __kb_i++)		\
+		cleanup(_metadata, (names)[__kb_i]);			\
+} while (0)
 
 /*
  * CREATE @name: @bits, 4 hashes, @gens generations over @window_ms (0:

@@ -193,7 +193,7 @@ static void image_plain(struct __test_metadata *_metadata, struct img *p)
 	EXPECT_U64(im.capacity, info.capacity,
 		   "image: EXPORT capacity == INFO");
 	EXPECT_U64(im.fpr_ppb, info.fpr_ppb, "image: EXPORT fpr_ppb == INFO");
-	EXPECT_U64(im.hash_scheme, g_scheme,
+	EXPECT_U64(im.hash_scheme, default_scheme(g_fd),
 		   "image: EXPORT hash_scheme (the default)");
 	EXPECT_U64(image_weight(&im, buf), info.bits_set,
 		   "image: payload popcount == INFO bits_set");
