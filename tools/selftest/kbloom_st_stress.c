@@ -265,7 +265,6 @@ TEST_F_TIMEOUT(stress, churn, 300)
 	struct kbloom_info info;
 	int i, err, started = 0;
 	char detail[160];
-	bool have_info;
 
 	__atomic_store_n(&stress_stop, 0, __ATOMIC_RELEASE);
 	for (i = 0; i < STRESS_WORKERS; i++) {
@@ -307,9 +306,8 @@ TEST_F_TIMEOUT(stress, churn, 300)
 	EXPECT_COND(oks > 0, detail, "stress: workers made progress");
 
 	/* Stable phase: the destroyer's last create left it in place. */
-	have_info = kb_info(g_fd, STRESS_F, &info) == 0;
-	EXPECT_COND(have_info, "filter missing",
-		    "stress: filter exists after the churn");
+	EXPECT_OK(kb_info(g_fd, STRESS_F, &info),
+		  "stress: filter exists after the churn");
 }
 
 /* Every worker adds its own keys at once: none may be lost or uncounted. */
