@@ -97,7 +97,7 @@ static void image_bad_inputs(struct __test_metadata *_metadata,
 	img_bad(_metadata, &im, EINVAL, before, "bad name");
 
 	/* Padding: bit m itself, then the last bit of the last word. */
-	b2 = malloc(p->len);
+	b2 = malloc(p->len > c->len ? p->len : c->len);
 	if (EXPECT_COND(b2 != NULL, "out of memory", "image: alloc")) {
 		im = base;
 		im.payload = PTR(b2);
@@ -110,26 +110,22 @@ static void image_bad_inputs(struct __test_metadata *_metadata,
 		img_bad(_metadata, &im, EINVAL, before,
 			"with the last padding bit set");
 	}
-	free(b2);
 	/* Counting padding: counter m (high nibble of byte m / 2). */
-	if (c->buf) {
-		b2 = malloc(c->len);
-		if (EXPECT_COND(b2 != NULL, "out of memory", "image: alloc")) {
-			im = c->im;
-			set_name(im.name, IMG_BAD);
-			im.payload = PTR(b2);
-			memcpy(b2, c->buf, c->len);
-			b2[IMG_CBITS / 2] |= 0x10;
-			img_bad(_metadata, &im, EINVAL, before,
-				"counting with counter m non-zero (padding)");
-			/* Smaller than the buffer: only the size is wrong. */
-			im.payload = PTR(c->buf);
-			im.payload_len = payload_size(IMG_CBITS, false);
-			img_bad(_metadata, &im, EINVAL, before,
-				"counting with a plain-sized payload");
-		}
-		free(b2);
+	if (b2 && c->buf) {
+		im = c->im;
+		set_name(im.name, IMG_BAD);
+		im.payload = PTR(b2);
+		memcpy(b2, c->buf, c->len);
+		b2[IMG_CBITS / 2] |= 0x10;
+		img_bad(_metadata, &im, EINVAL, before,
+			"counting with counter m non-zero (padding)");
+		/* Smaller than the buffer: only the size is wrong. */
+		im.payload = PTR(c->buf);
+		im.payload_len = payload_size(IMG_CBITS, false);
+		img_bad(_metadata, &im, EINVAL, before,
+			"counting with a plain-sized payload");
 	}
+	free(b2);
 #undef BAD
 
 	/* The name is taken: EEXIST, and the holder is untouched. */
