@@ -278,79 +278,64 @@ TEST_F(create, names)
 TEST_F(create, list)
 {
 	static const char *const made[] = { "create_a", "Z", CREATE_LONG31 };
-	char (*names)[KBLOOM_NAME_MAX] = NULL;
+	bool sorted = true, terminated = true;
+	char (*names)[KBLOOM_NAME_MAX];
+	u32 room, n, found = 0;
+	struct kbloom_list l;
 	long before;
 	size_t i;
-	int err;
 
 	for (i = 0; i < ARRAY_SIZE(made); i++)
-		if (!EXPECT_OK(kb_create(g_fd, made[i], 1024, 3, 0, 0, NULL),
-			       "create: %s, for LIST", made[i]))
-			return;
+		ASSERT_EQ(0, kb_create(g_fd, made[i], 1024, 3, 0, 0, NULL));
 
 	/* LIST: every name, in name order, and truncation. */
 	before = count_filters(_metadata);
-	if (before >= 3) {
-		u32 room = (u32)before + 8, n;
-		struct kbloom_list l;
-		bool sorted = true, terminated = true;
-		int found = 0;
-
-		names = calloc(room, KBLOOM_NAME_MAX);
-		if (!EXPECT_COND(names != NULL, "out of memory",
-				 "create: alloc"))
-			goto skip_list;
-		/* 0xa5 is no valid name byte: shows what was not written. */
-		memset(names, 0xa5, (size_t)room * KBLOOM_NAME_MAX);
-		memset(&l, 0, sizeof(l));
-		l.names = PTR(names);
-		l.count = room;
-		err = ioc(g_fd, KBLOOM_IOC_LIST, &l);
-		if (!EXPECT_OK(err, "create: LIST with room"))
-			goto skip_list;
-		EXPECT_U64(l.count, (u64)before, "create: LIST count");
-		n = l.count < room ? l.count : room;
-		for (i = 0; i < n; i++) {
-			if (!memchr(names[i], '\0', KBLOOM_NAME_MAX)) {
-				terminated = false;
-				break;
-			}
-			if (i && strcmp(names[i - 1], names[i]) >= 0)
-				sorted = false;
-			if (!strcmp(names[i], "create_a") ||
-			    !strcmp(names[i], "Z") ||
-			    !strcmp(names[i], CREATE_LONG31))
-				found++;
+	ASSERT_LE(3, before);
+	room = (u32)before + 8;
+	names = calloc(room, KBLOOM_NAME_MAX);
+	ASSERT_TRUE(names != NULL);
+	/* 0xa5 is no valid name byte: shows what was not written. */
+	memset(names, 0xa5, (size_t)room * KBLOOM_NAME_MAX);
+	memset(&l, 0, sizeof(l));
+	l.names = PTR(names);
+	l.count = room;
+	ASSERT_EQ(0, ioc(g_fd, KBLOOM_IOC_LIST, &l));
+	EXPECT_U64(l.count, (u64)before, "create: LIST count");
+	n = l.count < room ? l.count : room;
+	for (i = 0; i < n; i++) {
+		if (!memchr(names[i], '\0', KBLOOM_NAME_MAX)) {
+			terminated = false;
+			break;
 		}
-		EXPECT_COND(terminated, "a name without NUL",
-			    "create: LIST names NUL-terminated");
-		EXPECT_COND(terminated && sorted,
-			    "not in strictly ascending order",
-			    "create: LIST in name order");
-		EXPECT_COND(found == 3, "a created name is missing",
-			    "create: LIST holds the created names");
-		EXPECT_COND(n >= room || (unsigned char)names[n][0] == 0xa5,
-			    "wrote past count",
-			    "create: LIST wrote only count names");
-
-		memset(names, 0xa5, (size_t)room * KBLOOM_NAME_MAX);
-		memset(&l, 0, sizeof(l));
-		l.names = PTR(names);
-		l.count = 1;
-		err = ioc(g_fd, KBLOOM_IOC_LIST, &l);
-		if (EXPECT_OK(err, "create: LIST with room for one")) {
-			EXPECT_U64(l.count, (u64)before,
-				   "create: short LIST reports the full count");
-			EXPECT_COND(memchr(names[0], '\0', KBLOOM_NAME_MAX) &&
-				    (unsigned char)names[1][0] == 0xa5 &&
-				    (unsigned char)names[1][31] == 0xa5,
-				    "first slot bad or second slot written",
-				    "create: short LIST wrote exactly one name");
-		}
-	} else {
-		EXPECT_COND(false, "fewer than 3 filters", "create: LIST");
+		if (i && strcmp(names[i - 1], names[i]) >= 0)
+			sorted = false;
+		if (!strcmp(names[i], "create_a") || !strcmp(names[i], "Z") ||
+		    !strcmp(names[i], CREATE_LONG31))
+			found++;
 	}
-skip_list:
+	EXPECT_COND(terminated, "a name without NUL",
+		    "create: LIST names NUL-terminated");
+	EXPECT_COND(terminated && sorted, "not in strictly ascending order",
+		    "create: LIST in name order");
+	EXPECT_COND(found == 3, "a created name is missing",
+		    "create: LIST holds the created names");
+	EXPECT_COND(n >= room || (unsigned char)names[n][0] == 0xa5,
+		    "wrote past count", "create: LIST wrote only count names");
+
+	memset(names, 0xa5, (size_t)room * KBLOOM_NAME_MAX);
+	memset(&l, 0, sizeof(l));
+	l.names = PTR(names);
+	l.count = 1;
+	if (EXPECT_OK(ioc(g_fd, KBLOOM_IOC_LIST, &l),
+		      "create: LIST with room for one")) {
+		EXPECT_U64(l.count, (u64)before,
+			   "create: short LIST reports the full count");
+		EXPECT_COND(memchr(names[0], '\0', KBLOOM_NAME_MAX) &&
+			    (unsigned char)names[1][0] == 0xa5 &&
+			    (unsigned char)names[1][31] == 0xa5,
+			    "first slot bad or second slot written",
+			    "create: short LIST wrote exactly one name");
+	}
 	free(names);
 }
 
