@@ -42,41 +42,6 @@ FIXTURE_TEARDOWN(changes)
 	st_close();
 }
 
-/* COLLECT or APPLY (@cmd) of @b, named @name; *@out: @b as it came back. */
-static int blocks_ioc(int fd, unsigned long cmd, const char *name,
-		      struct kbloom_blocks *b, struct kbloom_blocks *out)
-{
-	int err;
-
-	if (name)
-		set_name(b->name, name);
-	err = ioc(fd, cmd, b);
-	if (out)
-		*out = *b;
-	return err;
-}
-
-static int kb_collect(int fd, const char *name, struct kbloom_block *blocks,
-		      u32 count, u32 flags, u64 cursor,
-		      struct kbloom_blocks *out)
-{
-	struct kbloom_blocks b = { .blocks = PTR(blocks), .count = count,
-				   .flags = flags, .cursor = cursor };
-
-	return blocks_ioc(fd, KBLOOM_IOC_COLLECT, name, &b, out);
-}
-
-static int kb_apply(int fd, const char *name, const struct kbloom_block *blocks,
-		    u32 count, u64 fingerprint, u64 rotations, u64 max_set,
-		    struct kbloom_blocks *out)
-{
-	struct kbloom_blocks b = { .blocks = PTR(blocks), .count = count,
-				   .fingerprint = fingerprint,
-				   .rotations = rotations, .max_set = max_set };
-
-	return blocks_ioc(fd, KBLOOM_IOC_APPLY, name, &b, out);
-}
-
 /*
  * A whole COLLECT pass of @name into @blocks (room for 4 * CHG_BLOCKS),
  * @per blocks a call; the number collected, or -1 (reported). @last: the

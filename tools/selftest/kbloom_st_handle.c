@@ -26,35 +26,6 @@ FIXTURE_TEARDOWN(handle)
 	st_close();
 }
 
-/* OPEN @name on @fd: 0 and the handle in *@out, or the errno. */
-static int kb_open_handle(int fd, const char *name, int *out)
-{
-	struct kbloom_open o;
-	int err;
-
-	memset(&o, 0, sizeof(o));
-	set_name(o.name, name);
-	o.fd = -1;
-	err = ioc(fd, KBLOOM_IOC_OPEN, &o);
-	*out = err ? -1 : o.fd;
-	return err;
-}
-
-/* Entries of /proc/self/fd: the descriptors this process has open. */
-static long count_fds(void)
-{
-	struct dirent *de;
-	long n = 0;
-	DIR *d = opendir("/proc/self/fd");
-
-	if (!d)
-		return -1;
-	while ((de = readdir(d)))
-		n += de->d_name[0] != '.';
-	closedir(d);
-	return n;
-}
-
 /* Does /proc/self/fdinfo/@fd hold the line @want? */
 static bool fdinfo_has(int fd, const char *want)
 {
@@ -241,10 +212,10 @@ TEST_F(handle, bad_open)
 	ASSERT_TRUE(ro != NULL);
 	set_name(ro->name, HANDLE_F);
 	ASSERT_EQ(0, mprotect(ro, 4096, PROT_READ));
-	fds0 = count_fds();
+	fds0 = fds_open();
 	EXPECT_ERRNO(ioc(g_fd, KBLOOM_IOC_OPEN, ro), EFAULT,
 		     "OPEN whose fd cannot be written back");
-	fds1 = count_fds();
+	fds1 = fds_open();
 	EXPECT_COND(fds0 >= 0 && fds1 == fds0, NULL,
 		    "no descriptor left behind (%ld before, %ld after)", fds0,
 		    fds1);
