@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * What every kbloom test program in userspace shares, harness or not:
- * the ioctl wrappers, set_name(), sysfs access, clocks and generated key
- * sets. kbloom_selftest's kbloom_test.h adds the kselftest harness and its
- * checks on top; the stress tools (tools/stress) include it alone.
+ * the ioctl wrappers, set_name(), sysfs access, clocks, generated key
+ * sets, the count of open fds. kbloom_selftest's kbloom_test.h adds the
+ * kselftest harness and its checks on top; the stress tools
+ * (tools/stress) include it alone.
  *
  * Every function is static __maybe_unused: each program uses a different
  * part of it, and an unused helper must not break a -Werror build.
@@ -330,6 +331,61 @@ static __maybe_unused int kb_import(int fd, const struct kbloom_image *im,
 	set_name(c.name, name);
 	c.import_flags = import_flags;
 	return ioc(fd, KBLOOM_IOC_IMPORT, &c);
+}
+
+/* OPEN @name on @fd: 0 and the handle in *@out, or the errno. */
+static __maybe_unused int kb_open_handle(int fd, const char *name, int *out)
+{
+	struct kbloom_open o;
+	int err;
+
+	memset(&o, 0, sizeof(o));
+	set_name(o.name, name);
+	o.fd = -1;
+	err = ioc(fd, KBLOOM_IOC_OPEN, &o);
+	*out = err ? -1 : o.fd;
+	return err;
+}
+
+/*
+ * COLLECT or APPLY (@cmd) of @b, named @name (NULL: on a handle, no
+ * name); *@out: @b as it came back.
+ */
+static __maybe_unused int kb_blocks(int fd, unsigned long cmd,
+				    const char *name, struct kbloom_blocks *b,
+				    struct kbloom_blocks *out)
+{
+	int err;
+
+	if (name)
+		set_name(b->name, name);
+	err = ioc(fd, cmd, b);
+	if (out)
+		*out = *b;
+	return err;
+}
+
+static __maybe_unused int kb_collect(int fd, const char *name,
+				     struct kbloom_block *blocks, u32 count,
+				     u32 flags, u64 cursor,
+				     struct kbloom_blocks *out)
+{
+	struct kbloom_blocks b = { .blocks = PTR(blocks), .count = count,
+				   .flags = flags, .cursor = cursor };
+
+	return kb_blocks(fd, KBLOOM_IOC_COLLECT, name, &b, out);
+}
+
+static __maybe_unused int kb_apply(int fd, const char *name,
+				   const struct kbloom_block *blocks,
+				   u32 count, u64 fingerprint, u64 rotations,
+				   u64 max_set, struct kbloom_blocks *out)
+{
+	struct kbloom_blocks b = { .blocks = PTR(blocks), .count = count,
+				   .fingerprint = fingerprint,
+				   .rotations = rotations, .max_set = max_set };
+
+	return kb_blocks(fd, KBLOOM_IOC_APPLY, name, &b, out);
 }
 
 /* Number of filters (LIST with count 0), or -errno. */
@@ -715,6 +771,21 @@ static __maybe_unused u64 image_weight(const struct kbloom_image *im,
 			w += (u64)__builtin_popcount(payload[i]);
 	}
 	return w;
+}
+
+/* Entries of /proc/self/fd: the descriptors this process has open. */
+static __maybe_unused long fds_open(void)
+{
+	struct dirent *de;
+	long n = 0;
+	DIR *d = opendir("/proc/self/fd");
+
+	if (!d)
+		return -1;
+	while ((de = readdir(d)))
+		n += de->d_name[0] != '.';
+	closedir(d);
+	return n;
 }
 
 /* ------------------------------------------------------------------ */

@@ -19,6 +19,43 @@
 #define MIB		(1024ULL * 1024)
 #define GIB		(1024 * MIB)
 
+/* Commands by name: each that the badioctl area calls with bad arguments. */
+static const struct {
+	unsigned long cmd;
+	const char *name;
+} all_cmds[] __maybe_unused = {
+	{ KBLOOM_IOC_VERSION, "VERSION" },
+	{ KBLOOM_IOC_CREATE, "CREATE" },
+	{ KBLOOM_IOC_DESTROY, "DESTROY" },
+	{ KBLOOM_IOC_CLEAR, "CLEAR" },
+	{ KBLOOM_IOC_INFO, "INFO" },
+	{ KBLOOM_IOC_LIST, "LIST" },
+	{ KBLOOM_IOC_OPEN, "OPEN" },
+	{ KBLOOM_IOC_ADD, "ADD" },
+	{ KBLOOM_IOC_QUERY, "QUERY" },
+	{ KBLOOM_IOC_TEST_AND_ADD, "TEST_AND_ADD" },
+	{ KBLOOM_IOC_ADD_BATCH, "ADD_BATCH" },
+	{ KBLOOM_IOC_QUERY_BATCH, "QUERY_BATCH" },
+	{ KBLOOM_IOC_TEST_AND_ADD_BATCH, "TEST_AND_ADD_BATCH" },
+	{ KBLOOM_IOC_REMOVE, "REMOVE" },
+	{ KBLOOM_IOC_REMOVE_BATCH, "REMOVE_BATCH" },
+	{ KBLOOM_IOC_MERGE, "MERGE" },
+	{ KBLOOM_IOC_COMPARE, "COMPARE" },
+	{ KBLOOM_IOC_EXPORT, "EXPORT" },
+	{ KBLOOM_IOC_IMPORT, "IMPORT" },
+};
+
+/* all_cmds' name of @cmd. */
+static __maybe_unused const char *cmd_name(unsigned long cmd)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(all_cmds); i++)
+		if (all_cmds[i].cmd == cmd)
+			return all_cmds[i].name;
+	return "?";
+}
+
 /*
  * The device, opened O_RDWR by st_open() in each fixture's setup. A file
  * scope variable is enough: the harness runs every case in a child of its
@@ -26,28 +63,13 @@
  */
 static int g_fd = -1;
 
-/*
- * The hash scheme filters get when CREATE's hash_scheme is 0: the
- * module's default, VERSION's default_hash_scheme (st_open() asks).
- */
-static u32 g_scheme;
-
-/* Every fixture's setup: the device, and the module's defaults. */
+/* Every fixture's setup: the device. */
 static __maybe_unused void st_open(struct __test_metadata *_metadata)
 {
-	struct kbloom_version v;
-	int err;
-
 	g_fd = open(DEV, O_RDWR);
-	err = g_fd < 0 ? errno : 0;
-	ASSERT_EQ(0, err) {
-		TH_LOG("open %s O_RDWR: %s", DEV, strerror(err));
+	ASSERT_LE(0, g_fd) {
+		TH_LOG("open %s O_RDWR: %s", DEV, strerror(errno));
 	}
-	memset(&v, 0, sizeof(v));
-	EXPECT_OK(ioc(g_fd, KBLOOM_IOC_VERSION, &v),
-		  "VERSION: the default hash scheme");
-	g_scheme = v.default_hash_scheme ? v.default_hash_scheme :
-					   v.hash_scheme;
 }
 
 static __maybe_unused void st_close(void)
@@ -70,18 +92,13 @@ static __maybe_unused void cleanup(struct __test_metadata *_metadata,
 		EXPECT_OK(err, "cleanup: destroy %s", name);
 }
 
-/* cleanup() of each of @n names. */
-static __maybe_unused void cleanup_names(struct __test_metadata *_metadata,
-					 const char *const *names, size_t n)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		cleanup(_metadata, names[i]);
-}
-
 /* cleanup() of every name of the array @names. */
-#define cleanup_all(names) cleanup_names(_metadata, names, ARRAY_SIZE(names))
+#define cleanup_all(names) do {						\
+	size_t __kb_i;							\
+									\
+	for (__kb_i = 0; __kb_i < ARRAY_SIZE(names); __kb_i++)		\
+		cleanup(_metadata, (names)[__kb_i]);			\
+} while (0)
 
 /*
  * CREATE @name: @bits, 4 hashes, @gens generations over @window_ms (0:
@@ -142,32 +159,26 @@ static __maybe_unused int query_one(struct __test_metadata *_metadata,
 	EXPECT_KEY(fd, cmd, name, key, (u32)strlen(key), want, fmt,	\
 		   ##__VA_ARGS__)
 
-/* REMOVE @key @n times on @name: each answers 1, or the case fails. */
-static __maybe_unused bool remove_n(struct __test_metadata *_metadata,
-				    const char *name, const char *key, u32 n)
+/*
+ * @cmd, ADD or REMOVE, of @key @n times on @name: each answers 0 (ADD) or
+ * 1 (REMOVE), or the case fails.
+ */
+static __maybe_unused bool key_n(struct __test_metadata *_metadata,
+				 unsigned long cmd, const char *name,
+				 const char *key, u32 n)
 {
-	u32 i, res, bad = 0;
+	u32 i, res, want = cmd == KBLOOM_IOC_REMOVE, bad = 0;
 
 	for (i = 0; i < n; i++)
-		bad += kb_skey(g_fd, KBLOOM_IOC_REMOVE, name, key, &res) != 0 ||
-		       res != 1;
-	return EXPECT_U64(bad, 0,
-			  "REMOVE %s %u times from %s, each answering 1",
-			  key, n, name);
+		bad += kb_skey(g_fd, cmd, name, key, &res) != 0 || res != want;
+	return EXPECT_U64(bad, 0, "%s %s %u times on %s, each answering %u",
+			  cmd_name(cmd), key, n, name, want);
 }
 
-/* ADD @key @n times on @name: each answers 0, or the case fails. */
-static __maybe_unused bool add_n(struct __test_metadata *_metadata,
-				 const char *name, const char *key, u32 n)
-{
-	u32 i, res, bad = 0;
-
-	for (i = 0; i < n; i++)
-		bad += kb_skey(g_fd, KBLOOM_IOC_ADD, name, key, &res) != 0 ||
-		       res != 0;
-	return EXPECT_U64(bad, 0, "ADD %s %u times to %s, each answering 0",
-			  key, n, name);
-}
+#define add_n(_metadata, name, key, n) \
+	key_n(_metadata, KBLOOM_IOC_ADD, name, key, n)
+#define remove_n(_metadata, name, key, n) \
+	key_n(_metadata, KBLOOM_IOC_REMOVE, name, key, n)
 
 /* ------------------------------------------------------------------ */
 /* Keys                                                               */
@@ -204,26 +215,14 @@ static __maybe_unused bool ks_apply(struct __test_metadata *_metadata,
 	struct kbloom_batch out;
 	int err = ks_batch(g_fd, cmd, name, ks, first, n, NULL, &out);
 
-	if (!EXPECT_OK(err, "batch command %#lx on %u keys of %s", cmd, n,
-		       name))
+	if (!EXPECT_OK(err, "%s of %u keys on %s", cmd_name(cmd), n, name))
 		return false;
-	return EXPECT_U64(out.done, n, "batch command %#lx on %s done", cmd,
-			  name);
+	return EXPECT_U64(out.done, n, "%s on %s done", cmd_name(cmd), name);
 }
 
 /* ADD_BATCH keys first .. first + n - 1 of @ks to @name; reports. */
-static __maybe_unused bool ks_add(struct __test_metadata *_metadata,
-				  const char *name, const struct keyset *ks,
-				  u32 first, u32 n, const char *what)
-{
-	struct kbloom_batch out;
-	int err = ks_batch(g_fd, KBLOOM_IOC_ADD_BATCH, name, ks, first, n,
-			   NULL, &out);
-
-	if (!EXPECT_OK(err, "%s: ADD_BATCH %u keys to %s", what, n, name))
-		return false;
-	return EXPECT_U64(out.done, n, "%s: ADD_BATCH to %s done", what, name);
-}
+#define ks_add(_metadata, name, ks, first, n) \
+	ks_apply(_metadata, KBLOOM_IOC_ADD_BATCH, name, ks, first, n)
 
 /*
  * QUERY keys first .. first + n - 1 one at a time: how many did not
@@ -249,12 +248,12 @@ static __maybe_unused long ks_query_each(struct __test_metadata *_metadata,
 }
 
 /* How many of keys first .. first + n - 1 are present; -1 on error. */
-static __maybe_unused long ks_hits(struct __test_metadata *_metadata, int fd,
+static __maybe_unused long ks_hits(struct __test_metadata *_metadata,
 				   const char *name, const struct keyset *ks,
 				   u32 first, u32 n)
 {
 	struct kbloom_batch out;
-	int err = ks_batch(fd, KBLOOM_IOC_QUERY_BATCH, name, ks, first, n,
+	int err = ks_batch(g_fd, KBLOOM_IOC_QUERY_BATCH, name, ks, first, n,
 			   NULL, &out);
 
 	if (!EXPECT_OK(err, "QUERY_BATCH %u keys on %s", n, name) ||
@@ -352,6 +351,37 @@ static __maybe_unused bool img_same(struct __test_metadata *_metadata,
 	return same;
 }
 
+/* A filter's export and INFO: what a refused call must leave alone. */
+struct snap {
+	struct img g;
+	struct kbloom_info info;
+};
+
+static __maybe_unused bool snap_take(struct __test_metadata *_metadata,
+				     const char *name, struct snap *s)
+{
+	return img_take(_metadata, name, &s->g, "snapshot") &&
+	       EXPECT_OK(kb_info(g_fd, name, &s->info), "INFO %s", name);
+}
+
+/* @name's export and INFO statistics are still @s's; frees @s. */
+static __maybe_unused void snap_same(struct __test_metadata *_metadata,
+				     const char *name, struct snap *s)
+{
+	struct kbloom_info now;
+
+	EXPECT_COND(img_same(_metadata, name, &s->g), "it changed",
+		    "%s: the same export as before", name);
+	if (EXPECT_OK(kb_info(g_fd, name, &now), "INFO %s", name))
+		EXPECT_COND(now.adds == s->info.adds &&
+			    now.queries == s->info.queries &&
+			    now.hits == s->info.hits &&
+			    now.bits_set == s->info.bits_set &&
+			    now.saturated == s->info.saturated, "they changed",
+			    "%s: the same INFO statistics as before", name);
+	img_free(&s->g);
+}
+
 /* Counting payloads: counters at KBLOOM_COUNTER_MAX; 0 for plain. */
 static __maybe_unused u64 img_saturated(const struct img *g)
 {
@@ -397,6 +427,38 @@ static __maybe_unused void check_counts(struct __test_metadata *_metadata,
 	EXPECT_U64(ssat, sat,
 		   "%s: %s: sysfs saturated equals the payload's", when, name);
 }
+
+/* ------------------------------------------------------------------ */
+/* Failures a thread counts                                           */
+/* ------------------------------------------------------------------ */
+
+/* How many calls failed, and the first: what it was, its errno or 0. */
+struct fails {
+	unsigned long n;
+	const char *what;
+	int err;
+};
+
+static __maybe_unused void fail_note(struct fails *f, const char *what,
+				     int err)
+{
+	if (!f->n++) {
+		f->what = what;
+		f->err = err;
+	}
+}
+
+/* No failure in @f; @fmt says whose calls they were. */
+#define EXPECT_NO_FAILS(f, fmt, ...) ({					\
+	const struct fails *__kb_f = (f);				\
+	char __kb_d[160], __kb_et[96];					\
+									\
+	snprintf(__kb_d, sizeof(__kb_d), "%lu failed, first %s: %s",	\
+		 __kb_f->n, __kb_f->what ? __kb_f->what : "?",		\
+		 __kb_f->err ? errtext(__kb_f->err, __kb_et,		\
+				       sizeof(__kb_et)) : "a wrong result"); \
+	EXPECT_COND(__kb_f->n == 0, __kb_d, fmt, ##__VA_ARGS__);	\
+})
 
 /* ------------------------------------------------------------------ */
 /* Processes and pages                                                */
@@ -450,21 +512,23 @@ static __maybe_unused void *map_pages(struct __test_metadata *_metadata,
 	return p;
 }
 
-/* A page that is certainly not mapped: map one, then unmap it. */
+/* Two pages, the second unmapped: memory that faults half-way. */
+static __maybe_unused char *map_half(struct __test_metadata *_metadata)
+{
+	char *p = map_pages(_metadata, 2);
+
+	if (p && !EXPECT_COND(munmap(p + 4096, 4096) == 0, strerror(errno),
+			      "munmap the second page"))
+		return NULL;
+	return p;
+}
+
+/* A page that is certainly not mapped: map_half()'s second. */
 static __maybe_unused void *unmapped_page(struct __test_metadata *_metadata)
 {
-	void *p = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	char *p = map_half(_metadata);
 
-	if (p == MAP_FAILED) {
-		EXPECT_COND(false, strerror(errno), "mmap a scratch page");
-		return NULL;
-	}
-	if (munmap(p, 4096)) {
-		EXPECT_COND(false, strerror(errno), "munmap the scratch page");
-		return NULL;
-	}
-	return p;
+	return p ? p + 4096 : NULL;
 }
 
 #endif /* KBLOOM_ST_H */

@@ -5,31 +5,6 @@
  * Included by kbloom_selftest.c.
  */
 
-static const struct {
-	unsigned long cmd;
-	const char *name;
-} all_cmds[] = {
-	{ KBLOOM_IOC_VERSION, "VERSION" },
-	{ KBLOOM_IOC_CREATE, "CREATE" },
-	{ KBLOOM_IOC_DESTROY, "DESTROY" },
-	{ KBLOOM_IOC_CLEAR, "CLEAR" },
-	{ KBLOOM_IOC_INFO, "INFO" },
-	{ KBLOOM_IOC_LIST, "LIST" },
-	{ KBLOOM_IOC_OPEN, "OPEN" },
-	{ KBLOOM_IOC_ADD, "ADD" },
-	{ KBLOOM_IOC_QUERY, "QUERY" },
-	{ KBLOOM_IOC_TEST_AND_ADD, "TEST_AND_ADD" },
-	{ KBLOOM_IOC_ADD_BATCH, "ADD_BATCH" },
-	{ KBLOOM_IOC_QUERY_BATCH, "QUERY_BATCH" },
-	{ KBLOOM_IOC_TEST_AND_ADD_BATCH, "TEST_AND_ADD_BATCH" },
-	{ KBLOOM_IOC_REMOVE, "REMOVE" },
-	{ KBLOOM_IOC_REMOVE_BATCH, "REMOVE_BATCH" },
-	{ KBLOOM_IOC_MERGE, "MERGE" },
-	{ KBLOOM_IOC_COMPARE, "COMPARE" },
-	{ KBLOOM_IOC_EXPORT, "EXPORT" },
-	{ KBLOOM_IOC_IMPORT, "IMPORT" },
-};
-
 #define BAD_F		"badioctl_f"
 #define BAD_NEW		"badioctl_new"
 #define BAD_SRC		"badioctl_src"	/* like BAD_F: MERGE/COMPARE source */
@@ -76,6 +51,7 @@ static const struct rsv_case rsv_cases[] = {
 	RSV(INFO, kbloom_info, rotations),
 	RSV(INFO, kbloom_info, newest_age_ms),
 	RSV(LIST, kbloom_list, reserved),
+	RSV(OPEN, kbloom_open, flags), RSV_2(OPEN, kbloom_open),
 	RSV_2(ADD, kbloom_key),
 	RSV_2(QUERY, kbloom_key),
 	RSV_2(TEST_AND_ADD, kbloom_key),
@@ -147,6 +123,9 @@ static void bad_build(unsigned long cmd, void *buf, const char *key,
 		break;
 	case KBLOOM_IOC_INFO:
 		set_name(((struct kbloom_info *)buf)->name, BAD_F);
+		break;
+	case KBLOOM_IOC_OPEN:
+		set_name(((struct kbloom_open *)buf)->name, BAD_F);
 		break;
 	case KBLOOM_IOC_LIST:
 		break;	/* names 0, count 0: a valid "how many" call */
@@ -284,47 +263,6 @@ TEST_F(badioctl, null_and_unmapped_arguments)
 }
 
 /*
- * Unknown create flags and hash schemes. 1 and 2 are COUNTING and LIKE
- * now: see the merge area; 4 is ROTATE_AT_FILL, which needs a window; 8
- * is BLOCKED, which needs whole blocks (1000 bits are not); 16 and 32 are
- * BPF_READ and BPF_WRITE; 64 is TRACK_CHANGES (the changes area). Hash
- * scheme 0 is the default.
- */
-TEST_F(badioctl, create_flags_and_schemes)
-{
-	static const struct {
-		u32 flags, scheme;
-	} bad[] = {
-		{ 1u << 2, 0 },
-		{ 0x80000000u, 0 },
-		{ KBLOOM_CREATE_COUNTING | 1u << 2, 0 },
-		{ 1u << 7, 0 },
-		{ KBLOOM_CREATE_BLOCKED, 0 },
-		{ KBLOOM_CREATE_BLOCKED | KBLOOM_CREATE_COUNTING, 0 },
-		{ 0, 3 },
-		{ 0, 0x80000000u },
-		{ 0, 0xffffffffu },
-	};
-	struct kbloom_info info;
-	size_t i;
-	int err;
-
-	for (i = 0; i < ARRAY_SIZE(bad); i++) {
-		u64 bits = bad[i].flags & KBLOOM_CREATE_BLOCKED ? 1000 : 1024;
-
-		err = kb_create_all(g_fd, BAD_NEW, bits, 3, 0, 0, bad[i].flags,
-				    NULL, bad[i].scheme, NULL);
-		EXPECT_ERRNO(err, EINVAL,
-			     "badioctl: create with flags 0x%x hash_scheme 0x%x",
-			     bad[i].flags, bad[i].scheme);
-		EXPECT_ERRNO(kb_info(g_fd, BAD_NEW, &info), ENOENT,
-			     "badioctl: flags 0x%x hash_scheme 0x%x created nothing",
-			     bad[i].flags, bad[i].scheme);
-		cleanup(_metadata, BAD_NEW);
-	}
-}
-
-/*
  * The blocked layout: whole blocks of 512 bits (128 counters), the flag
  * reported back and by INFO, and sizing that gives whole blocks.
  */
@@ -432,46 +370,16 @@ TEST_F(badioctl, reserved_fields)
 	}
 }
 
-/* LIST with room but no buffer must fault (filters exist). */
-TEST_F(badioctl, list_faults)
-{
-	void *hole = unmapped_page(_metadata);
-	struct kbloom_list l;
-	int err;
-
-	memset(&l, 0, sizeof(l));
-	l.count = 1;
-	err = ioc(g_fd, KBLOOM_IOC_LIST, &l);
-	EXPECT_ERRNO(err, EFAULT, "badioctl: LIST count 1 names NULL");
-	if (hole) {
-		memset(&l, 0, sizeof(l));
-		l.count = 1;
-		l.names = PTR(hole);
-		EXPECT_ERRNO(ioc(g_fd, KBLOOM_IOC_LIST, &l), EFAULT,
-			     "badioctl: LIST names unmapped");
-	}
-}
-
 /* The single-key commands; REMOVE (last) goes to BAD_CNT, others to BAD_F. */
 static const unsigned long key_cmds[] = {
 	KBLOOM_IOC_ADD, KBLOOM_IOC_QUERY, KBLOOM_IOC_TEST_AND_ADD,
 	KBLOOM_IOC_REMOVE,
 };
 
-/* all_cmds' name of @cmd. */
-static const char *cmd_name(unsigned long cmd)
-{
-	size_t i;
-
-	for (i = 0; i < ARRAY_SIZE(all_cmds); i++)
-		if (all_cmds[i].cmd == cmd)
-			return all_cmds[i].name;
-	return "?";
-}
-
 /*
  * NULL and unmapped pointers inside the arguments of every key command
- * (REMOVE on BAD_CNT, the others on BAD_F) and of EXPORT.
+ * (REMOVE on BAD_CNT, the others on BAD_F), of EXPORT, and of LIST with
+ * room for a name (filters exist).
  */
 TEST_F(badioctl, pointers_in_arguments)
 {
@@ -484,6 +392,7 @@ TEST_F(badioctl, pointers_in_arguments)
 	const char *how[2] = { "NULL", "unmapped" };
 	unsigned char results[8];
 	struct kbloom_image im;
+	struct kbloom_list l;
 	const char *f, *kn, *bn;
 	u32 lens[1] = { 6 };
 	long before;
@@ -531,6 +440,9 @@ TEST_F(badioctl, pointers_in_arguments)
 		EXPECT_ERRNO(kb_export(g_fd, BAD_F, bufs[j],
 				       sizeof(bad_payload), &im),
 			     EFAULT, "badioctl: EXPORT payload %s", how[j]);
+		l = (struct kbloom_list){ .names = PTR(bufs[j]), .count = 1 };
+		EXPECT_ERRNO(ioc(g_fd, KBLOOM_IOC_LIST, &l), EFAULT,
+			     "badioctl: LIST names %s", how[j]);
 		/* IMPORT's payload NULL or unmapped: image_made.bad_inputs. */
 	}
 

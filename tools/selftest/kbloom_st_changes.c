@@ -42,41 +42,6 @@ FIXTURE_TEARDOWN(changes)
 	st_close();
 }
 
-/* COLLECT or APPLY (@cmd) of @b, named @name; *@out: @b as it came back. */
-static int blocks_ioc(int fd, unsigned long cmd, const char *name,
-		      struct kbloom_blocks *b, struct kbloom_blocks *out)
-{
-	int err;
-
-	if (name)
-		set_name(b->name, name);
-	err = ioc(fd, cmd, b);
-	if (out)
-		*out = *b;
-	return err;
-}
-
-static int kb_collect(int fd, const char *name, struct kbloom_block *blocks,
-		      u32 count, u32 flags, u64 cursor,
-		      struct kbloom_blocks *out)
-{
-	struct kbloom_blocks b = { .blocks = PTR(blocks), .count = count,
-				   .flags = flags, .cursor = cursor };
-
-	return blocks_ioc(fd, KBLOOM_IOC_COLLECT, name, &b, out);
-}
-
-static int kb_apply(int fd, const char *name, const struct kbloom_block *blocks,
-		    u32 count, u64 fingerprint, u64 rotations, u64 max_set,
-		    struct kbloom_blocks *out)
-{
-	struct kbloom_blocks b = { .blocks = PTR(blocks), .count = count,
-				   .fingerprint = fingerprint,
-				   .rotations = rotations, .max_set = max_set };
-
-	return blocks_ioc(fd, KBLOOM_IOC_APPLY, name, &b, out);
-}
-
 /*
  * A whole COLLECT pass of @name into @blocks (room for 4 * CHG_BLOCKS),
  * @per blocks a call; the number collected, or -1 (reported). @last: the
@@ -144,7 +109,7 @@ static void changes_pair(struct __test_metadata *_metadata, u64 bits,
 	ASSERT_EQ(0, kb_create_like(g_fd, CHG_B, CHG_A, 0, 0, NULL));
 	ASSERT_TRUE(keyset_gen(_metadata, ks, n, 1, 0, 24));
 	if (n)
-		ASSERT_TRUE(ks_add(_metadata, CHG_A, ks, 0, n, "changes"));
+		ASSERT_TRUE(ks_add(_metadata, CHG_A, ks, 0, n));
 }
 
 TEST_F(changes, collections_make_a_copy)
@@ -166,7 +131,7 @@ TEST_F(changes, collections_make_a_copy)
 	EXPECT_U64(last.done, n, "APPLY done");
 	ASSERT_EQ(0, kb_info(g_fd, CHG_B, &info));
 	EXPECT_U64(last.set, info.bits_set, "APPLY's set is B's fill");
-	EXPECT_U64(ks_hits(_metadata, g_fd, CHG_B, &ks, 0, 400), 400,
+	EXPECT_U64(ks_hits(_metadata, CHG_B, &ks, 0, 400), 400,
 		   "every key of A is in B");
 	same_payload(_metadata, self, CHG_A, CHG_B, CHG_BYTES);
 
@@ -175,7 +140,7 @@ TEST_F(changes, collections_make_a_copy)
 				NULL),
 		   0, "a second collection with no add between");
 	/* Keys already there change no bit, and mark nothing. */
-	ASSERT_TRUE(ks_add(_metadata, CHG_A, &ks, 0, 400, "again"));
+	ASSERT_TRUE(ks_add(_metadata, CHG_A, &ks, 0, 400));
 	EXPECT_U64(collect_pass(_metadata, CHG_A, self->blocks, CHG_BLOCKS, 0,
 				NULL),
 		   0, "adds of keys already present");
@@ -200,7 +165,7 @@ TEST_F(changes, tracking_starts_on_first_collection)
 	ASSERT_EQ(0, kb_create(g_fd, CHG_A, CHG_BITS, 4, 0, 0, &c));
 	EXPECT_EQ(0U, c.flags & KBLOOM_CREATE_TRACK_CHANGES);
 	ASSERT_TRUE(keyset_gen(_metadata, &ks, 300, 2, 0, 16));
-	ASSERT_TRUE(ks_add(_metadata, CHG_A, &ks, 0, 300, "untracked"));
+	ASSERT_TRUE(ks_add(_metadata, CHG_A, &ks, 0, 300));
 	ASSERT_EQ(0, kb_info(g_fd, CHG_A, &info));
 	EXPECT_EQ(0U, info.flags & KBLOOM_CREATE_TRACK_CHANGES);
 	/* Three blocks a call: a pass of many calls. */
@@ -326,7 +291,7 @@ TEST_F_TIMEOUT(changes, no_change_lost_under_adds, 120)
 	do {
 		ASSERT_TRUE(chg_copy(_metadata, buf, per, &cursor));
 	} while (cursor);
-	EXPECT_U64(ks_hits(_metadata, g_fd, CHG_B, &ks, 0, CHG_RACE_KEYS),
+	EXPECT_U64(ks_hits(_metadata, CHG_B, &ks, 0, CHG_RACE_KEYS),
 		   CHG_RACE_KEYS, "keys of A in B after %u collections",
 		   rounds);
 	ASSERT_EQ(0, kb_export(g_fd, CHG_A, pa, CHG_RACE_BITS / 8, NULL));
@@ -350,10 +315,8 @@ TEST_F(changes, unwritable_collection_is_collected_again)
 
 	changes_pair(_metadata, CHG_BITS, &ks, 400);
 	/* Two pages, the second unmapped: blocks fit in the first half-way. */
-	two = mmap(NULL, 8192, PROT_READ | PROT_WRITE,
-		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	ASSERT_TRUE(two != MAP_FAILED);
-	ASSERT_EQ(0, munmap((char *)two + 4096, 4096));
+	two = (struct kbloom_block *)map_half(_metadata);
+	ASSERT_TRUE(two != NULL);
 	EXPECT_EQ(EFAULT, kb_collect(g_fd, CHG_A, two, CHG_BLOCKS, 0, 0, &b));
 	EXPECT_EQ(EFAULT, kb_collect(g_fd, CHG_A, unmapped_page(_metadata),
 				     CHG_BLOCKS, 0, 0, &b));
@@ -426,10 +389,8 @@ TEST_F(changes, apply_refuses_bad_lists_whole)
 	CHG_REFUSED(ENOSPC, "of an all-ones block past max_set", bl, 1, fp, 0,
 		    300);
 	/* The list unreadable half-way: the second block unmapped. */
-	two = mmap(NULL, 8192, PROT_READ | PROT_WRITE,
-		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	ASSERT_TRUE(two != MAP_FAILED);
-	ASSERT_EQ(0, munmap((char *)two + 4096, 4096));
+	two = (struct kbloom_block *)map_half(_metadata);
+	ASSERT_TRUE(two != NULL);
 	two = (struct kbloom_block *)((char *)two + 4096 - sizeof(*two));
 	*two = bl[1];
 	CHG_REFUSED(EFAULT, "of a list unreadable half-way", two, 2, fp, 0, 0);

@@ -47,10 +47,10 @@ FIXTURE_SETUP(compare)
 	ok = keyset_tag(_metadata, &sh, "cs", CMP_N) &&
 	     keyset_tag(_metadata, &oa, "ca", CMP_N) &&
 	     keyset_tag(_metadata, &ob, "cb", CMP_N) &&
-	     ks_add(_metadata, CMP_A, &sh, 0, CMP_N, "compare") &&
-	     ks_add(_metadata, CMP_A, &oa, 0, CMP_N, "compare") &&
-	     ks_add(_metadata, CMP_B, &sh, 0, CMP_N, "compare") &&
-	     ks_add(_metadata, CMP_B, &ob, 0, CMP_N, "compare");
+	     ks_add(_metadata, CMP_A, &sh, 0, CMP_N) &&
+	     ks_add(_metadata, CMP_A, &oa, 0, CMP_N) &&
+	     ks_add(_metadata, CMP_B, &sh, 0, CMP_N) &&
+	     ks_add(_metadata, CMP_B, &ob, 0, CMP_N);
 	keyset_free(&sh);
 	keyset_free(&oa);
 	keyset_free(&ob);

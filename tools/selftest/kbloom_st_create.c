@@ -31,7 +31,7 @@ static void check_info_basic(struct __test_metadata *_metadata,
 	EXPECT_U64(info.capacity, capacity, "create: INFO %s capacity", name);
 	EXPECT_U64(info.fpr_ppb, fpr, "create: INFO %s fpr_ppb", name);
 	EXPECT_U64(info.flags, 0, "create: INFO %s flags", name);
-	EXPECT_U64(info.hash_scheme, g_scheme,
+	EXPECT_U64(info.hash_scheme, default_scheme(g_fd),
 		   "create: INFO %s hash_scheme (the default)", name);
 	EXPECT_COND(info.bits_set == 0 && info.adds == 0 && info.queries == 0 &&
 		    info.hits == 0, "statistics not zero",
@@ -117,30 +117,51 @@ TEST_F(create, by_capacity_and_fpr)
 	}
 }
 
-/* Size and hash-count limits, and both ways of sizing at once. */
-TEST_F(create, size_limits)
+/*
+ * Size and hash-count limits, both ways of sizing at once, and unknown
+ * flags and hash schemes. Of the flags, 1 and 2 are COUNTING and LIKE
+ * (the merge area), 4 is ROTATE_AT_FILL, which needs a window, 8 is
+ * BLOCKED, which needs whole blocks (1000 bits are not), 16 and 32 are
+ * BPF_READ and BPF_WRITE, 64 is TRACK_CHANGES (the changes area). Hash
+ * scheme 0 is the default.
+ */
+TEST_F(create, refusals)
 {
 	static const struct {
 		u64 bits;
 		u32 hashes;
 		u64 cap;
-		u32 fpr;
+		u32 fpr, flags, scheme;
 		const char *what;
 	} bad[] = {
-		{ 0, 7, 0, 0, "bits 0 and capacity 0" },
-		{ 0, 0, 0, 10000000, "bits 0, capacity 0, fpr set" },
-		{ 63, 7, 0, 0, "bits 63 (below MIN_BITS)" },
-		{ KBLOOM_MAX_BITS + 1, 7, 0, 0, "bits MAX_BITS + 1" },
-		{ 1024, 0, 0, 0, "hashes 0 with bits and no capacity" },
-		{ 1024, KBLOOM_MAX_HASHES + 1, 0, 0, "hashes 33" },
-		{ 1024, 3, 1000, 10000000,
+		{ 0, 7, 0, 0, 0, 0, "bits 0 and capacity 0" },
+		{ 0, 0, 0, 10000000, 0, 0, "bits 0, capacity 0, fpr set" },
+		{ 63, 7, 0, 0, 0, 0, "bits 63 (below MIN_BITS)" },
+		{ KBLOOM_MAX_BITS + 1, 7, 0, 0, 0, 0, "bits MAX_BITS + 1" },
+		{ 1024, 0, 0, 0, 0, 0, "hashes 0 with bits and no capacity" },
+		{ 1024, KBLOOM_MAX_HASHES + 1, 0, 0, 0, 0, "hashes 33" },
+		{ 1024, 3, 1000, 10000000, 0, 0,
 		  "bits+hashes and capacity+fpr_ppb together" },
-		{ 1024, 0, 1000, 10000000, "bits and capacity+fpr_ppb together" },
-		{ 1024, 3, 0, 10000000, "bits+hashes and fpr_ppb together" },
-		{ 0, 0, 1000, 0, "capacity with fpr_ppb 0" },
-		{ 0, 0, 1000, KBLOOM_FPR_ONE, "capacity with fpr_ppb FPR_ONE" },
-		{ 0, 0, 1000, KBLOOM_FPR_ONE + 1,
+		{ 1024, 0, 1000, 10000000, 0, 0,
+		  "bits and capacity+fpr_ppb together" },
+		{ 1024, 3, 0, 10000000, 0, 0,
+		  "bits+hashes and fpr_ppb together" },
+		{ 0, 0, 1000, 0, 0, 0, "capacity with fpr_ppb 0" },
+		{ 0, 0, 1000, KBLOOM_FPR_ONE, 0, 0,
+		  "capacity with fpr_ppb FPR_ONE" },
+		{ 0, 0, 1000, KBLOOM_FPR_ONE + 1, 0, 0,
 		  "capacity with fpr_ppb FPR_ONE + 1" },
+		{ 1024, 3, 0, 0, 1u << 2, 0, "flags 4" },
+		{ 1024, 3, 0, 0, 0x80000000u, 0, "flags 0x80000000" },
+		{ 1024, 3, 0, 0, KBLOOM_CREATE_COUNTING | 1u << 2, 0,
+		  "flags COUNTING | 4" },
+		{ 1024, 3, 0, 0, 1u << 7, 0, "flags 0x80" },
+		{ 1000, 3, 0, 0, KBLOOM_CREATE_BLOCKED, 0, "flags BLOCKED" },
+		{ 1000, 3, 0, 0, KBLOOM_CREATE_BLOCKED | KBLOOM_CREATE_COUNTING,
+		  0, "flags BLOCKED | COUNTING" },
+		{ 1024, 3, 0, 0, 0, 3, "hash_scheme 3" },
+		{ 1024, 3, 0, 0, 0, 0x80000000u, "hash_scheme 0x80000000" },
+		{ 1024, 3, 0, 0, 0, 0xffffffffu, "hash_scheme 0xffffffff" },
 	};
 	static const struct {
 		const char *name;
@@ -156,9 +177,12 @@ TEST_F(create, size_limits)
 	int err;
 
 	for (i = 0; i < ARRAY_SIZE(bad); i++) {
-		err = kb_create(g_fd, "create_bad", bad[i].bits, bad[i].hashes,
-				bad[i].cap, bad[i].fpr, NULL);
+		err = kb_create_all(g_fd, "create_bad", bad[i].bits,
+				    bad[i].hashes, bad[i].cap, bad[i].fpr,
+				    bad[i].flags, NULL, bad[i].scheme, NULL);
 		EXPECT_ERRNO(err, EINVAL, "create: %s", bad[i].what);
+		EXPECT_ERRNO(kb_info(g_fd, "create_bad", &info), ENOENT,
+			     "create: %s created nothing", bad[i].what);
 		cleanup(_metadata, "create_bad");
 	}
 	for (i = 0; i < ARRAY_SIZE(good); i++) {
@@ -169,8 +193,6 @@ TEST_F(create, size_limits)
 			check_info_basic(_metadata, good[i].name, good[i].bits,
 					 good[i].hashes, 0, 0);
 	}
-	err = kb_info(g_fd, "create_bad", &info);
-	EXPECT_ERRNO(err, ENOENT, "create: rejected creates left nothing");
 }
 
 /* A taken name: EEXIST, and the existing filter is untouched. */
@@ -256,120 +278,93 @@ TEST_F(create, names)
 TEST_F(create, list)
 {
 	static const char *const made[] = { "create_a", "Z", CREATE_LONG31 };
-	char (*names)[KBLOOM_NAME_MAX] = NULL;
+	bool sorted = true, terminated = true;
+	char (*names)[KBLOOM_NAME_MAX];
+	u32 room, n, found = 0;
+	struct kbloom_list l;
 	long before;
 	size_t i;
-	int err;
 
 	for (i = 0; i < ARRAY_SIZE(made); i++)
-		if (!EXPECT_OK(kb_create(g_fd, made[i], 1024, 3, 0, 0, NULL),
-			       "create: %s, for LIST", made[i]))
-			return;
+		ASSERT_EQ(0, kb_create(g_fd, made[i], 1024, 3, 0, 0, NULL));
 
 	/* LIST: every name, in name order, and truncation. */
 	before = count_filters(_metadata);
-	if (before >= 3) {
-		u32 room = (u32)before + 8, n;
-		struct kbloom_list l;
-		bool sorted = true, terminated = true;
-		int found = 0;
-
-		names = calloc(room, KBLOOM_NAME_MAX);
-		if (!EXPECT_COND(names != NULL, "out of memory",
-				 "create: alloc"))
-			goto skip_list;
-		/* 0xa5 is no valid name byte: shows what was not written. */
-		memset(names, 0xa5, (size_t)room * KBLOOM_NAME_MAX);
-		memset(&l, 0, sizeof(l));
-		l.names = PTR(names);
-		l.count = room;
-		err = ioc(g_fd, KBLOOM_IOC_LIST, &l);
-		if (!EXPECT_OK(err, "create: LIST with room"))
-			goto skip_list;
-		EXPECT_U64(l.count, (u64)before, "create: LIST count");
-		n = l.count < room ? l.count : room;
-		for (i = 0; i < n; i++) {
-			if (!memchr(names[i], '\0', KBLOOM_NAME_MAX)) {
-				terminated = false;
-				break;
-			}
-			if (i && strcmp(names[i - 1], names[i]) >= 0)
-				sorted = false;
-			if (!strcmp(names[i], "create_a") ||
-			    !strcmp(names[i], "Z") ||
-			    !strcmp(names[i], CREATE_LONG31))
-				found++;
+	ASSERT_LE(3, before);
+	room = (u32)before + 8;
+	names = calloc(room, KBLOOM_NAME_MAX);
+	ASSERT_TRUE(names != NULL);
+	/* 0xa5 is no valid name byte: shows what was not written. */
+	memset(names, 0xa5, (size_t)room * KBLOOM_NAME_MAX);
+	memset(&l, 0, sizeof(l));
+	l.names = PTR(names);
+	l.count = room;
+	ASSERT_EQ(0, ioc(g_fd, KBLOOM_IOC_LIST, &l));
+	EXPECT_U64(l.count, (u64)before, "create: LIST count");
+	n = l.count < room ? l.count : room;
+	for (i = 0; i < n; i++) {
+		if (!memchr(names[i], '\0', KBLOOM_NAME_MAX)) {
+			terminated = false;
+			break;
 		}
-		EXPECT_COND(terminated, "a name without NUL",
-			    "create: LIST names NUL-terminated");
-		EXPECT_COND(terminated && sorted,
-			    "not in strictly ascending order",
-			    "create: LIST in name order");
-		EXPECT_COND(found == 3, "a created name is missing",
-			    "create: LIST holds the created names");
-		EXPECT_COND(n >= room || (unsigned char)names[n][0] == 0xa5,
-			    "wrote past count",
-			    "create: LIST wrote only count names");
-
-		memset(names, 0xa5, (size_t)room * KBLOOM_NAME_MAX);
-		memset(&l, 0, sizeof(l));
-		l.names = PTR(names);
-		l.count = 1;
-		err = ioc(g_fd, KBLOOM_IOC_LIST, &l);
-		if (EXPECT_OK(err, "create: LIST with room for one")) {
-			EXPECT_U64(l.count, (u64)before,
-				   "create: short LIST reports the full count");
-			EXPECT_COND(memchr(names[0], '\0', KBLOOM_NAME_MAX) &&
-				    (unsigned char)names[1][0] == 0xa5 &&
-				    (unsigned char)names[1][31] == 0xa5,
-				    "first slot bad or second slot written",
-				    "create: short LIST wrote exactly one name");
-		}
-	} else {
-		EXPECT_COND(false, "fewer than 3 filters", "create: LIST");
+		if (i && strcmp(names[i - 1], names[i]) >= 0)
+			sorted = false;
+		if (!strcmp(names[i], "create_a") || !strcmp(names[i], "Z") ||
+		    !strcmp(names[i], CREATE_LONG31))
+			found++;
 	}
-skip_list:
+	EXPECT_COND(terminated, "a name without NUL",
+		    "create: LIST names NUL-terminated");
+	EXPECT_COND(terminated && sorted, "not in strictly ascending order",
+		    "create: LIST in name order");
+	EXPECT_COND(found == 3, "a created name is missing",
+		    "create: LIST holds the created names");
+	EXPECT_COND(n >= room || (unsigned char)names[n][0] == 0xa5,
+		    "wrote past count", "create: LIST wrote only count names");
+
+	memset(names, 0xa5, (size_t)room * KBLOOM_NAME_MAX);
+	memset(&l, 0, sizeof(l));
+	l.names = PTR(names);
+	l.count = 1;
+	if (EXPECT_OK(ioc(g_fd, KBLOOM_IOC_LIST, &l),
+		      "create: LIST with room for one")) {
+		EXPECT_U64(l.count, (u64)before,
+			   "create: short LIST reports the full count");
+		EXPECT_COND(memchr(names[0], '\0', KBLOOM_NAME_MAX) &&
+			    (unsigned char)names[1][0] == 0xa5 &&
+			    (unsigned char)names[1][31] == 0xa5,
+			    "first slot bad or second slot written",
+			    "create: short LIST wrote exactly one name");
+	}
 	free(names);
 }
 
 /* Every command that names a filter: ENOENT for a name never created. */
 TEST_F(create, unknown_names)
 {
-	static const struct {
-		unsigned long cmd;
-		const char *name;
-	} cmds[] = {
-		{ KBLOOM_IOC_DESTROY, "DESTROY" },
-		{ KBLOOM_IOC_CLEAR, "CLEAR" },
-		{ KBLOOM_IOC_ADD, "ADD" },
-		{ KBLOOM_IOC_QUERY, "QUERY" },
-		{ KBLOOM_IOC_TEST_AND_ADD, "TEST_AND_ADD" },
-		{ KBLOOM_IOC_ADD_BATCH, "ADD_BATCH" },
-		{ KBLOOM_IOC_QUERY_BATCH, "QUERY_BATCH" },
-		{ KBLOOM_IOC_TEST_AND_ADD_BATCH, "TEST_AND_ADD_BATCH" },
-		{ KBLOOM_IOC_REMOVE, "REMOVE" },
-		{ KBLOOM_IOC_REMOVE_BATCH, "REMOVE_BATCH" },
-	};
 	const char *ghost = "create_nonexistent";
 	struct kbloom_info info;
 	unsigned char bm[1];
-	u32 len = 3, size;
+	unsigned long cmd;
+	u32 len = 3;
 	size_t i;
 	int err;
 
 	EXPECT_ERRNO(kb_info(g_fd, ghost, &info), ENOENT,
 		     "create: INFO unknown name");
-	for (i = 0; i < ARRAY_SIZE(cmds); i++) {
-		size = _IOC_SIZE(cmds[i].cmd);
-		if (size == sizeof(struct kbloom_name))
-			err = kb_name_cmd(g_fd, cmds[i].cmd, ghost);
-		else if (size == sizeof(struct kbloom_key))
-			err = kb_skey(g_fd, cmds[i].cmd, ghost, "abc", NULL);
+	for (i = 0; i < ARRAY_SIZE(all_cmds); i++) {
+		cmd = all_cmds[i].cmd;
+		if (_IOC_SIZE(cmd) == sizeof(struct kbloom_name))
+			err = kb_name_cmd(g_fd, cmd, ghost);
+		else if (_IOC_SIZE(cmd) == sizeof(struct kbloom_key))
+			err = kb_skey(g_fd, cmd, ghost, "abc", NULL);
+		else if (_IOC_SIZE(cmd) == sizeof(struct kbloom_batch))
+			err = kb_batch(g_fd, cmd, ghost, "abc", &len, bm, 3, 1,
+				       NULL);
 		else
-			err = kb_batch(g_fd, cmds[i].cmd, ghost, "abc", &len,
-				       bm, 3, 1, NULL);
+			continue;
 		EXPECT_ERRNO(err, ENOENT, "create: %s unknown name",
-			     cmds[i].name);
+			     all_cmds[i].name);
 	}
 }
 
@@ -418,14 +413,13 @@ TEST_F(create, hash_schemes)
 	};
 	struct kbloom_create c;
 	struct kbloom_info info;
+	u32 want, def = default_scheme(g_fd);
 	size_t i;
-	u32 want;
 	u64 v;
 
-	ASSERT_TRUE(g_scheme == KBLOOM_HASH_JHASH ||
-		    g_scheme == KBLOOM_HASH_SIPHASH);
+	ASSERT_TRUE(def == KBLOOM_HASH_JHASH || def == KBLOOM_HASH_SIPHASH);
 	for (i = 0; i < ARRAY_SIZE(cases); i++) {
-		want = cases[i].out ? cases[i].out : g_scheme;
+		want = cases[i].out ? cases[i].out : def;
 		ASSERT_EQ(0, kb_create_scheme(g_fd, "create_a", 1 << 16, 5, 0,
 					      cases[i].in, &c));
 		EXPECT_EQ(want, c.hash_scheme) {

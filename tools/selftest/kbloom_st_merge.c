@@ -104,8 +104,8 @@ TEST_F(merge, union)
 
 	if (!keyset_tag(_metadata, &s1, "s1", MRG_KEYS) ||
 	    !keyset_tag(_metadata, &s2, "s2", MRG_KEYS) ||
-	    !ks_add(_metadata, MRG_A, &s1, 0, MRG_KEYS, "merge") ||
-	    !ks_add(_metadata, MRG_B, &s2, 0, MRG_KEYS, "merge"))
+	    !ks_add(_metadata, MRG_A, &s1, 0, MRG_KEYS) ||
+	    !ks_add(_metadata, MRG_B, &s2, 0, MRG_KEYS))
 		goto out;
 	EXPECT_OK(kb_info(g_fd, MRG_A, &ia), "merge: INFO %s before", MRG_A);
 	EXPECT_OK(kb_info(g_fd, MRG_B, &ib), "merge: INFO %s before", MRG_B);
@@ -113,9 +113,9 @@ TEST_F(merge, union)
 	err = kb_merge(g_fd, KBLOOM_IOC_MERGE, MRG_A, MRG_B, &m);
 	if (EXPECT_OK(err, "merge: MERGE %s <- %s", MRG_A, MRG_B))
 		EXPECT_U64(m.mismatch, 0, "merge: MERGE mismatch 0");
-	EXPECT_U64((u64)ks_hits(_metadata, g_fd, MRG_A, &s1, 0, MRG_KEYS),
+	EXPECT_U64((u64)ks_hits(_metadata, MRG_A, &s1, 0, MRG_KEYS),
 		   MRG_KEYS, "merge: %s keeps its own keys", MRG_A);
-	EXPECT_U64((u64)ks_hits(_metadata, g_fd, MRG_A, &s2, 0, MRG_KEYS),
+	EXPECT_U64((u64)ks_hits(_metadata, MRG_A, &s2, 0, MRG_KEYS),
 		   MRG_KEYS, "merge: %s has every key of %s", MRG_A, MRG_B);
 	err = kb_info(g_fd, MRG_A, &info);
 	if (EXPECT_OK(err, "merge: INFO %s after", MRG_A))
@@ -128,8 +128,7 @@ TEST_F(merge, union)
 		EXPECT_U64(info.bits_set, ib.bits_set,
 			   "merge: the source's bits_set unchanged");
 	/* B at 9.5% fill: 5 hashes give false positives ~1e-5. */
-	EXPECT_RANGE((u64)ks_hits(_metadata, g_fd, MRG_B, &s1, 0, MRG_KEYS),
-		     0, 20,
+	EXPECT_RANGE((u64)ks_hits(_metadata, MRG_B, &s1, 0, MRG_KEYS), 0, 20,
 		     "merge: the source did not receive the destination's keys");
 
 	/* dst == src: allowed, and ORing a filter into itself is a no-op. */
@@ -342,10 +341,10 @@ TEST_F(merge, like_copies_the_scheme)
 		EXPECT_EQ(schemes[i], c.hash_scheme);
 		ASSERT_EQ(0, kb_info(g_fd, MRG_E, &info));
 		EXPECT_EQ(schemes[i], info.hash_scheme);
-		ASSERT_TRUE(ks_add(_metadata, MRG_E, &ks, 0, 1000, "merge"));
+		ASSERT_TRUE(ks_add(_metadata, MRG_E, &ks, 0, 1000));
 		EXPECT_EQ(0, kb_merge(g_fd, KBLOOM_IOC_MERGE, MRG_C, MRG_E,
 				      NULL));
-		EXPECT_EQ(1000L, ks_hits(_metadata, g_fd, MRG_C, &ks, 0, 1000));
+		EXPECT_EQ(1000L, ks_hits(_metadata, MRG_C, &ks, 0, 1000));
 		ASSERT_EQ(0, kb_destroy(g_fd, MRG_E));
 		ASSERT_EQ(0, kb_destroy(g_fd, MRG_C));
 	}
@@ -365,7 +364,7 @@ TEST_F(merge, scheme_mismatch)
 	ASSERT_EQ(0, kb_create_scheme(g_fd, MRG_D, 1 << 16, 5, 0,
 				      KBLOOM_HASH_SIPHASH, NULL));
 	ASSERT_TRUE(keyset_tag(_metadata, &ks, "sh", 100));
-	ASSERT_TRUE(ks_add(_metadata, MRG_D, &ks, 0, 100, "merge"));
+	ASSERT_TRUE(ks_add(_metadata, MRG_D, &ks, 0, 100));
 	ASSERT_TRUE(img_take(_metadata, MRG_C, &j, "merge"));
 	EXPECT_EQ(EINVAL, kb_merge(g_fd, KBLOOM_IOC_MERGE, MRG_C, MRG_D, &m));
 	EXPECT_EQ(KBLOOM_MISMATCH_HASH_SCHEME,

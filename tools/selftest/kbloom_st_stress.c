@@ -21,9 +21,7 @@ struct stress_worker {
 	unsigned long ops;
 	unsigned long ok;
 	unsigned long enoent;
-	unsigned long bad;	/* unexpected errnos or results */
-	const char *bad_op;
-	int bad_err;
+	struct fails bad;	/* unexpected errnos or results */
 	unsigned long fneg;	/* final phase: false negatives */
 };
 
@@ -33,14 +31,6 @@ static pthread_barrier_t stress_barrier;
 static bool stress_stopped(void)
 {
 	return __atomic_load_n(&stress_stop, __ATOMIC_ACQUIRE);
-}
-
-static void stress_bad(struct stress_worker *w, const char *op, int err)
-{
-	if (!w->bad++) {
-		w->bad_op = op;
-		w->bad_err = err;
-	}
 }
 
 /* During the churn, only success and ENOENT are acceptable. */
@@ -54,7 +44,7 @@ static bool stress_note(struct stress_worker *w, const char *op, int err)
 	if (err == ENOENT)
 		w->enoent++;
 	else
-		stress_bad(w, op, err);
+		fail_note(&w->bad, op, err);
 	return false;
 }
 
@@ -66,6 +56,7 @@ static u32 stress_key(char *buf, size_t len, const char *tag, int id, u32 j)
 static void *stress_churn_worker(void *arg)
 {
 	struct stress_worker *w = arg;
+	struct fails *bad = &w->bad;
 	char key[32], bkeys[16 * 32];
 	u32 blens[16];
 	unsigned char bres[2];
@@ -79,16 +70,15 @@ static void *stress_churn_worker(void *arg)
 
 		err = kb_key(w->fd, KBLOOM_IOC_ADD, STRESS_F, key, len, &res);
 		if (stress_note(w, "ADD", err) && res != 0)
-			stress_bad(w, "ADD result", 0);
-		err = kb_key(w->fd, KBLOOM_IOC_QUERY, STRESS_F, key, len,
-			     &res);
+			fail_note(bad, "ADD result", 0);
+		err = kb_key(w->fd, KBLOOM_IOC_QUERY, STRESS_F, key, len, &res);
 		if (stress_note(w, "QUERY", err) && res > 1)
-			stress_bad(w, "QUERY result", 0);
+			fail_note(bad, "QUERY result", 0);
 		if (i % 8 == 0) {
 			err = kb_key(w->fd, KBLOOM_IOC_TEST_AND_ADD, STRESS_F,
 				     key, len, &res);
 			if (stress_note(w, "TEST_AND_ADD", err) && res > 1)
-				stress_bad(w, "TEST_AND_ADD result", 0);
+				fail_note(bad, "TEST_AND_ADD result", 0);
 		}
 		if (i % 32 == 0) {
 			for (j = 0, pos = 0; j < 16; j++) {
@@ -98,24 +88,23 @@ static void *stress_churn_worker(void *arg)
 			}
 			err = kb_batch(w->fd, KBLOOM_IOC_ADD_BATCH, STRESS_F,
 				       bkeys, blens, bres, pos, 16, &out);
-			if (stress_note(w, "ADD_BATCH", err) &&
-			    out.done != 16)
-				stress_bad(w, "ADD_BATCH done", 0);
+			if (stress_note(w, "ADD_BATCH", err) && out.done != 16)
+				fail_note(bad, "ADD_BATCH done", 0);
 			else if (err == ENOENT && out.done > 16 &&
 				 out.done != RESULT_POISON)
-				stress_bad(w, "ADD_BATCH done on ENOENT", 0);
+				fail_note(bad, "ADD_BATCH done on ENOENT", 0);
 			err = kb_batch(w->fd, KBLOOM_IOC_QUERY_BATCH, STRESS_F,
 				       bkeys, blens, bres, pos, 16, &out);
 			if (stress_note(w, "QUERY_BATCH", err) &&
 			    (out.done != 16 || out.hits > 16))
-				stress_bad(w, "QUERY_BATCH done/hits", 0);
+				fail_note(bad, "QUERY_BATCH done/hits", 0);
 		}
 		if (i % 64 == 0) {
 			err = kb_info(w->fd, STRESS_F, &info);
 			if (stress_note(w, "INFO", err) &&
 			    (info.bits != STRESS_BITS ||
 			     info.hashes != STRESS_HASHES))
-				stress_bad(w, "INFO size", 0);
+				fail_note(bad, "INFO size", 0);
 		}
 	}
 	return NULL;
@@ -125,9 +114,7 @@ struct stress_destroyer {
 	pthread_t tid;
 	int fd;
 	unsigned long cycles;
-	unsigned long bad;
-	const char *bad_op;
-	int bad_err;
+	struct fails bad;
 };
 
 static void *stress_destroyer_fn(void *arg)
@@ -139,23 +126,15 @@ static void *stress_destroyer_fn(void *arg)
 	for (i = 0; !stress_stopped(); i++) {
 		/* Only this thread destroys and creates: both must work. */
 		err = kb_destroy(d->fd, STRESS_F);
-		if (err && !d->bad++) {
-			d->bad_op = "DESTROY";
-			d->bad_err = err;
-		}
+		if (err)
+			fail_note(&d->bad, "DESTROY", err);
 		err = kb_create(d->fd, STRESS_F, STRESS_BITS, STRESS_HASHES,
 				0, 0, NULL);
-		if (err && !d->bad++) {
-			d->bad_op = "CREATE";
-			d->bad_err = err;
-		}
-		if (i % 8 == 7) {
-			err = kb_clear(d->fd, STRESS_F);
-			if (err && !d->bad++) {
-				d->bad_op = "CLEAR";
-				d->bad_err = err;
-			}
-		}
+		if (err)
+			fail_note(&d->bad, "CREATE", err);
+		err = i % 8 == 7 ? kb_clear(d->fd, STRESS_F) : 0;
+		if (err)
+			fail_note(&d->bad, "CLEAR", err);
 		d->cycles++;
 	}
 	return NULL;
@@ -175,7 +154,7 @@ static void *stress_final_worker(void *arg)
 	keys = malloc(STRESS_CHUNK * 32);
 	bm = malloc(STRESS_CHUNK / 8 + 1);
 	if (!keys || !bm) {
-		stress_bad(w, "malloc", ENOMEM);
+		fail_note(&w->bad, "malloc", ENOMEM);
 		pthread_barrier_wait(&stress_barrier);
 		goto out;
 	}
@@ -185,7 +164,7 @@ static void *stress_final_worker(void *arg)
 
 		err = kb_key(w->fd, KBLOOM_IOC_ADD, STRESS_F, key, len, NULL);
 		if (err)
-			stress_bad(w, "final ADD", err);
+			fail_note(&w->bad, "final ADD", err);
 	}
 	for (; j < STRESS_KEYS; j += count) {
 		count = STRESS_KEYS - j < STRESS_CHUNK ? STRESS_KEYS - j :
@@ -197,7 +176,7 @@ static void *stress_final_worker(void *arg)
 		err = kb_batch(w->fd, KBLOOM_IOC_ADD_BATCH, STRESS_F, keys,
 			       lens, NULL, pos, count, &out);
 		if (err || out.done != count)
-			stress_bad(w, "final ADD_BATCH", err);
+			fail_note(&w->bad, "final ADD_BATCH", err);
 	}
 
 	pthread_barrier_wait(&stress_barrier);
@@ -216,7 +195,7 @@ static void *stress_final_worker(void *arg)
 			err = kb_batch(w->fd, KBLOOM_IOC_QUERY_BATCH, STRESS_F,
 				       keys, lens, bm, pos, count, &out);
 			if (err || out.done != count) {
-				stress_bad(w, "final QUERY_BATCH", err);
+				fail_note(&w->bad, "final QUERY_BATCH", err);
 				continue;
 			}
 			w->fneg += count - bits_count(bm, count);
@@ -227,7 +206,7 @@ static void *stress_final_worker(void *arg)
 
 		err = kb_key(w->fd, KBLOOM_IOC_QUERY, STRESS_F, key, len, &res);
 		if (err)
-			stress_bad(w, "final QUERY", err);
+			fail_note(&w->bad, "final QUERY", err);
 		else if (res != 1)
 			w->fneg++;
 	}
@@ -235,19 +214,6 @@ out:
 	free(keys);
 	free(bm);
 	return NULL;
-}
-
-static void stress_report_bad(struct __test_metadata *_metadata,
-			      const char *who, unsigned long bad,
-			      const char *op, int err)
-{
-	char detail[160], et[96];
-
-	snprintf(detail, sizeof(detail), "%lu bad, first %s: %s", bad,
-		 op ? op : "?", err ? errtext(err, et, sizeof(et)) :
-				      "bad output");
-	EXPECT_COND(bad == 0, detail, "stress: %s saw only success or ENOENT",
-		    who);
 }
 
 /*
@@ -261,7 +227,7 @@ FIXTURE(stress) {
 
 FIXTURE_SETUP(stress)
 {
-	int i, err;
+	int i;
 
 	for (i = 0; i < STRESS_WORKERS; i++)
 		self->w[i].fd = -1;
@@ -273,17 +239,10 @@ FIXTURE_SETUP(stress)
 	for (i = 0; i < STRESS_WORKERS; i++) {
 		self->w[i].id = i;
 		self->w[i].fd = open(DEV, O_RDWR);
-		err = self->w[i].fd < 0 ? errno : 0;
-		ASSERT_EQ(0, err) {
-			TH_LOG("stress: open worker %d fd: %s", i,
-			       strerror(err));
-		}
+		ASSERT_LE(0, self->w[i].fd);
 	}
 	self->d.fd = open(DEV, O_RDWR);
-	err = self->d.fd < 0 ? errno : 0;
-	ASSERT_EQ(0, err) {
-		TH_LOG("stress: open destroyer fd: %s", strerror(err));
-	}
+	ASSERT_LE(0, self->d.fd);
 }
 
 FIXTURE_TEARDOWN(stress)
@@ -306,7 +265,6 @@ TEST_F_TIMEOUT(stress, churn, 300)
 	struct kbloom_info info;
 	int i, err, started = 0;
 	char detail[160];
-	bool have_info;
 
 	__atomic_store_n(&stress_stop, 0, __ATOMIC_RELEASE);
 	for (i = 0; i < STRESS_WORKERS; i++) {
@@ -330,17 +288,15 @@ TEST_F_TIMEOUT(stress, churn, 300)
 		return;
 
 	for (i = 0; i < STRESS_WORKERS; i++) {
-		char who[32];
-
-		snprintf(who, sizeof(who), "worker %d", i);
-		stress_report_bad(_metadata, who, self->w[i].bad,
-				  self->w[i].bad_op, self->w[i].bad_err);
+		EXPECT_NO_FAILS(&self->w[i].bad,
+				"stress: worker %d saw only success or ENOENT",
+				i);
 		ops += self->w[i].ops;
 		oks += self->w[i].ok;
 		enoent += self->w[i].enoent;
 	}
-	stress_report_bad(_metadata, "destroyer", self->d.bad, self->d.bad_op,
-			  self->d.bad_err);
+	EXPECT_NO_FAILS(&self->d.bad,
+			"stress: destroyer saw only success or ENOENT");
 	snprintf(detail, sizeof(detail),
 		 "%lu destroy/create cycles, %lu ops (%lu ok, %lu ENOENT)",
 		 self->d.cycles, ops, oks, enoent);
@@ -350,9 +306,8 @@ TEST_F_TIMEOUT(stress, churn, 300)
 	EXPECT_COND(oks > 0, detail, "stress: workers made progress");
 
 	/* Stable phase: the destroyer's last create left it in place. */
-	have_info = kb_info(g_fd, STRESS_F, &info) == 0;
-	EXPECT_COND(have_info, "filter missing",
-		    "stress: filter exists after the churn");
+	EXPECT_OK(kb_info(g_fd, STRESS_F, &info),
+		  "stress: filter exists after the churn");
 }
 
 /* Every worker adds its own keys at once: none may be lost or uncounted. */
@@ -361,7 +316,6 @@ TEST_F_TIMEOUT(stress, concurrent_adds, 300)
 	struct kbloom_info info;
 	unsigned long fneg = 0;
 	int i, err, started;
-	char detail[160];
 	u64 adds_before;
 
 	err = kb_info(g_fd, STRESS_F, &info);
@@ -388,21 +342,11 @@ TEST_F_TIMEOUT(stress, concurrent_adds, 300)
 		pthread_join(self->w[i].tid, NULL);
 	pthread_barrier_destroy(&stress_barrier);
 	for (i = 0; i < STRESS_WORKERS; i++) {
-		char who[32];
-		char et[96];
-
-		snprintf(who, sizeof(who), "final worker %d", i);
-		snprintf(detail, sizeof(detail), "%lu failed, first %s: %s",
-			 self->w[i].bad,
-			 self->w[i].bad_op ? self->w[i].bad_op : "?",
-			 errtext(self->w[i].bad_err, et, sizeof(et)));
-		EXPECT_COND(self->w[i].bad == 0, detail,
-			    "stress: %s calls succeeded", who);
+		EXPECT_NO_FAILS(&self->w[i].bad,
+				"stress: final worker %d calls succeeded", i);
 		fneg += self->w[i].fneg;
 	}
-	snprintf(detail, sizeof(detail), "%lu keys lost", fneg);
-	EXPECT_COND(fneg == 0, detail,
-		    "stress: no false negatives after concurrent adds");
+	EXPECT_U64(fneg, 0, "stress: no false negatives after concurrent adds");
 	err = kb_info(g_fd, STRESS_F, &info);
 	if (EXPECT_OK(err, "stress: INFO after the final phase"))
 		EXPECT_U64(info.adds - adds_before,
