@@ -52,19 +52,6 @@ static void destroy_all(void)
 		destroy_quiet(fd, names[i]);
 }
 
-static int collect(const char *name, uint32_t flags, uint64_t cursor,
-		   struct kbloom_block *b, uint32_t count,
-		   struct kbloom_blocks *out)
-{
-	memset(out, 0, sizeof(*out));
-	set_name(out->name, name);
-	out->blocks = (__u64)(uintptr_t)b;
-	out->count = count;
-	out->flags = flags;
-	out->cursor = cursor;
-	return ioc(fd, KBLOOM_IOC_COLLECT, out);
-}
-
 /* A whole pass, one block a call: the blocks, or -1 on an error. */
 static int pass(const char *name, uint32_t flags, struct kbloom_block *b,
 		int room, uint64_t *fp)
@@ -75,7 +62,8 @@ static int pass(const char *name, uint32_t flags, struct kbloom_block *b,
 
 	do {
 		if (got >= room ||
-		    collect(name, flags, cursor, b + got, 1, &r) || r.done > 1)
+		    kb_collect(fd, name, b + got, 1, flags, cursor, &r) ||
+		    r.done > 1)
 			return -1;
 		got += r.done;
 		cursor = r.cursor;
@@ -90,16 +78,8 @@ static int apply(const char *name, struct kbloom_block *b, uint32_t count,
 		 uint64_t *set)
 {
 	struct kbloom_blocks a;
-	int err;
+	int err = kb_apply(fd, name, b, count, fp, rotations, max_set, &a);
 
-	memset(&a, 0, sizeof(a));
-	set_name(a.name, name);
-	a.blocks = (__u64)(uintptr_t)b;
-	a.count = count;
-	a.rotations = rotations;
-	a.fingerprint = fp;
-	a.max_set = max_set;
-	err = ioc(fd, KBLOOM_IOC_APPLY, &a);
 	if (!err && set)
 		*set = a.set;
 	return err;
@@ -137,8 +117,8 @@ int main(int argc, char **argv)
 
 	check(!create("bchk-a", KBLOOM_CREATE_TRACK_CHANGES, NULL),
 	      "CREATE with KBLOOM_CREATE_TRACK_CHANGES");
-	check(!collect("bchk-a", 0, 0, b, 8, &r) && !r.done && !r.cursor &&
-	      r.fingerprint, "COLLECT of an empty filter: nothing, cursor 0, a fingerprint");
+	check(!kb_collect(fd, "bchk-a", b, 8, 0, 0, &r) && !r.done &&
+	      !r.cursor && r.fingerprint, "COLLECT of an empty filter: nothing, cursor 0, a fingerprint");
 	for (i = 0; i < 60; i++) {
 		snprintf(key, sizeof(key), "k%d", i);
 		kb_skey(fd, KBLOOM_IOC_ADD, "bchk-a", key, NULL);
@@ -205,9 +185,9 @@ int main(int argc, char **argv)
 
 	check(!create("bchk-c", KBLOOM_CREATE_COUNTING, NULL),
 	      "a counting filter");
-	check(collect("bchk-c", 0, 0, b, 8, &r) == EOPNOTSUPP,
+	check(kb_collect(fd, "bchk-c", b, 8, 0, 0, &r) == EOPNOTSUPP,
 	      "COLLECT on a counting filter: -EOPNOTSUPP");
-	check(collect("bchk-a", 4, 0, b, 8, &r) == EINVAL,
+	check(kb_collect(fd, "bchk-a", b, 8, 4, 0, &r) == EINVAL,
 	      "COLLECT with an unknown flag: -EINVAL");
 
 	/* A windowed filter rotated by hand: generations and rotations. */
@@ -233,7 +213,8 @@ int main(int argc, char **argv)
 			b[i].generation = 1;
 		check(!apply("bchk-w", b, got, 1, fp, 0, &set) && set == 0,
 		      "mapped again (now generation 1): applies, nothing new");
-		check(!collect("bchk-w", 0, 0, b, 8, &r) && r.rotations == 1,
+		check(!kb_collect(fd, "bchk-w", b, 8, 0, 0, &r) &&
+		      r.rotations == 1,
 		      "COLLECT reports the rotations");
 	}
 	destroy_all();
