@@ -130,7 +130,6 @@ static const char *const way_name[NWAYS] = {
 
 int main(int argc, char **argv)
 {
-	struct kbloom_open o = { .name = NAME };
 	double t[NWAYS][2][ROUNDS], t0, med[NWAYS][2];
 	uint64_t hits[NWAYS][2], i, fp;
 	int dev, handle, map, w, r, p, bad = 0, keep = 0;
@@ -165,9 +164,8 @@ int main(int argc, char **argv)
 	if (kb_create_all(dev, NAME, 0, 0, nkeys, 10000000,
 			  KBLOOM_CREATE_BLOCKED, NULL, KBLOOM_HASH_JHASH, NULL))
 		die("KBLOOM_IOC_CREATE");
-	if (ioctl(dev, KBLOOM_IOC_OPEN, &o))
+	if (kb_open_handle(dev, NAME, &handle))
 		die("KBLOOM_IOC_OPEN");
-	handle = o.fd;
 	bench_batch(dev, true, KBLOOM_IOC_ADD_BATCH, 0, nkeys, results);
 	map = bpf_bloom_create((uint32_t)nkeys);
 	if (map < 0)
