@@ -538,8 +538,12 @@ static struct image img_for_import;	/* fn_plain's contents */
 /* Longer than the ioctl's on-stack copy: the key itself is allocated. */
 static const char single_key[] =
 	"single-key, long enough to be copied in by memdup_user() rather than to the stack";
-/* Before the OPEN step, the lowest free descriptor: where one would go. */
+/*
+ * Before the OPEN step, the lowest free descriptor (where one would go)
+ * and how many are open.
+ */
 static int free_fd;
+static long nfds;
 
 static void prep(const struct sweep *sw)
 {
@@ -574,6 +578,7 @@ static void prep(const struct sweep *sw)
 		arg.o.fd = -1;
 		free_fd = dup(kfd);
 		close(free_fd);
+		nfds = fds_open();
 		break;
 	default:
 		if (ks) {
@@ -804,12 +809,14 @@ static int check_rotated(const struct fsnap *now, const struct fsnap *was)
  * A batch that applied @done keys (all of them, or those before it
  * failed): the target must equal its old contents with exactly keys
  * [0, done) applied, replayed without a fault on a copy made from the old
- * image; adds counts them.
+ * image; adds counts them, and each added key is found, so that a fault
+ * the replay shares cannot hide one.
  */
 static int check_batch(const struct fsnap *now, const struct fsnap *was)
 {
 	unsigned int done = arg.b.done;
 	struct image want = {};
+	struct kbloom_batch q;
 	int ret = 0, err;
 
 	err = replay(&was->im, cur->cmd, cur->keys, done, &want);
@@ -823,6 +830,11 @@ static int check_batch(const struct fsnap *now, const struct fsnap *was)
 		 now->info.adds != was->info.adds + done)
 		ret = fail("%u keys done, but adds went from %llu to %llu",
 			   done, was->info.adds, now->info.adds);
+	else if (cur->cmd != KBLOOM_IOC_REMOVE_BATCH && done &&
+		 (ks_batch(kfd, KBLOOM_IOC_QUERY_BATCH, now->name, cur->keys,
+			   0, done, NULL, &q) || q.hits != done))
+		ret = fail("%s: %u keys done, %u of them found", now->name,
+			   done, q.hits);
 	image_free(&want);
 	return ret;
 }
@@ -954,9 +966,9 @@ static int success(const struct sweep *sw, const struct snap *before)
 					       NULL;
 	int ret;
 
-	if (sw->keys && arg.b.done != arg.b.count)
+	if (sw->keys && arg.b.done != sw->keys->count)
 		return fail("success with done %u of %u", arg.b.done,
-			    arg.b.count);
+			    sw->keys->count);
 	switch (sw->effect) {
 	case READS:
 		if (sw->check(NULL, was))
@@ -986,11 +998,14 @@ static int judge_failure(const struct sweep *sw, const struct snap *before,
 	if (err != ENOMEM)
 		return fail("failed with %s (errno %d), not ENOMEM",
 			    strerror(err), err);
-	/* A failed OPEN leaves no descriptor behind. */
+	/* A failed OPEN leaves no descriptor behind, and closes none. */
 	if (sw->cmd == KBLOOM_IOC_OPEN && fcntl(free_fd, F_GETFD) >= 0)
 		return fail("descriptor %d open after a failed OPEN", free_fd);
-	if (sw->keys && done > arg.b.count)
-		return fail("done %u of %u", done, arg.b.count);
+	if (sw->cmd == KBLOOM_IOC_OPEN && fds_open() != nfds)
+		return fail("%ld descriptors open after a failed OPEN, %ld before",
+			    fds_open(), nfds);
+	if (sw->keys && done > sw->keys->count)
+		return fail("done %u of %u", done, sw->keys->count);
 	/*
 	 * Nothing applied: everything as before, statistics too
 	 * (QUERY_BATCH counts the queries it did: not compared).
