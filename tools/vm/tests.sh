@@ -26,6 +26,29 @@ check_exit() {
 	fi
 }
 has() { grep -q -- "$1" "$2"; }
+# has_keys FILE KEY...: the JSON in FILE has every KEY.
+has_keys() {
+	hk_f=$1
+	shift
+	for hk; do
+		has "\"$hk\"" "$hk_f" || return 1
+	done
+}
+# check_same DESCRIPTION WANT GOT: ok if the files are the same (else the
+# diff).
+check_same() {
+	diff "$2" "$3" > /tmp/diff
+	result $? "$1"
+	sed 's/^/#   /' /tmp/diff | head -20
+}
+# json_num KEY [FILE]: the number after "KEY": in bloomctl's -j output.
+json_num() { sed -n "s/.*\"$1\": *\([0-9.eE+-]*\).*/\1/p" "${2:--}"; }
+# present FILTER FILE [QUERY-OPTION...]: how many keys of FILE test present.
+present() {
+	pr_f=$1 pr_k=$2
+	shift 2
+	bloomctl -j query "$pr_f" --count "$@" < "$pr_k" 2>/dev/null | json_num present
+}
 
 now_ms() { read -r up _ </proc/uptime; echo "${up%.*}${up#*.}0"; }
 
@@ -121,31 +144,28 @@ run_bloomctl() {
 	check_exit 2 "bloomctl create duplicate fails" $b create e2e --bits 1000 --hashes 3
 	check_exit 0 "bloomctl add KEY..." $b add e2e alpha beta gamma
 	check_exit 0 "bloomctl query present keys exits 0" $b query e2e alpha beta
-	if has "alpha maybe" /tmp/out; then ok "query prints 'KEY maybe'"; else not_ok "query prints 'KEY maybe'"; fi
+	check "query prints 'KEY maybe'" has "alpha maybe" /tmp/out
 	check_exit 1 "bloomctl query absent key exits 1" $b query e2e alpha definitely-not-there
-	if has "definitely-not-there no" /tmp/out; then ok "query prints 'KEY no'"; else not_ok "query prints 'KEY no'"; fi
+	check "query prints 'KEY no'" has "definitely-not-there no" /tmp/out
 	check_exit 1 "test-and-add of a new key exits 1" $b test-and-add e2e delta
-	if has "delta new" /tmp/out; then ok "test-and-add prints 'new'"; else not_ok "test-and-add prints 'new'"; fi
+	check "test-and-add prints 'new'" has "delta new" /tmp/out
 	check_exit 0 "test-and-add of a seen key exits 0" $b test-and-add e2e delta
-	if has "delta seen" /tmp/out; then ok "test-and-add prints 'seen'"; else not_ok "test-and-add prints 'seen'"; fi
+	check "test-and-add prints 'seen'" has "delta seen" /tmp/out
 	seq 1 20000 > /tmp/keys
 	check_exit 0 "bloomctl add from stdin" sh -c "$b add e2e < /tmp/keys"
 	check_exit 0 "bloomctl add --file" $b add e2e2 --file /tmp/keys
 	check_exit 0 "bloomctl query --count from stdin" sh -c "$b -j query e2e --count < /tmp/keys"
-	if has '"present": *20000' /tmp/out; then ok "all 20000 streamed keys present"; else
-		not_ok "all 20000 streamed keys present"; cat /tmp/out
-	fi
+	check "all 20000 streamed keys present" has '"present": *20000' /tmp/out
 	check_exit 0 "bloomctl --hex keys" $b add e2e --hex 00ff10 deadbeef
 	check_exit 0 "bloomctl query --hex" $b query e2e --hex 00ff10 deadbeef
 	check_exit 0 "bloomctl -j show" $b -j show e2e
-	for k in name bits hashes capacity bits_set adds queries hits memory_bytes fill_ratio estimated_fpr; do
-		has "\"$k\"" /tmp/out || { not_ok "show JSON has $k"; continue; }
-	done
-	ok "show JSON has every documented key"
+	check "show JSON has every documented key" has_keys /tmp/out name bits \
+		hashes capacity bits_set adds queries hits memory_bytes fill_ratio \
+		estimated_fpr
 	cat /sys/kernel/bloom/filters/e2e/adds > /tmp/adds
 	check "sysfs adds matches" [ "$(cat /tmp/adds)" -ge 20005 ]
 	check_exit 0 "bloomctl list" $b list
-	if has e2e2 /tmp/out; then ok "list shows filters"; else not_ok "list shows filters"; fi
+	check "list shows filters" has e2e2 /tmp/out
 	check_exit 0 "bloomctl -j list" $b -j list
 	check_exit 2 "bloomctl query unknown filter" $b query nosuch x
 	check_exit 0 "bloomctl clear" $b clear e2e
@@ -154,7 +174,7 @@ run_bloomctl() {
 		check_exit 0 "32-bit bloomctl add" bloomctl32 add e2e2 from32
 		check_exit 0 "32-bit bloomctl query" bloomctl32 query e2e2 from32 1 2 3
 		check_exit 0 "32-bit bloomctl show" bloomctl32 -j show e2e2
-		if has '"bits": *1000000' /tmp/out; then ok "32-bit show reads info"; else not_ok "32-bit show reads info"; fi
+		check "32-bit show reads info" has '"bits": *1000000' /tmp/out
 	fi
 	# Unprivileged: nobody cannot open the 0600 node; with an inherited
 	# fd the capability checks still refuse create/destroy/clear.
@@ -246,7 +266,7 @@ run_images() {
 	check_exit 2 "corrupt image refused" $b load small /tmp/bad.img --replace
 	check_exit 2 "corrupt image refused as a new filter" $b load cut /tmp/bad.img
 	$b save small /tmp/small.after
-	check "after a refused load the filter is byte-for-byte unchanged" cmp -s /tmp/small.before /tmp/small.after
+	check_same "after a refused load the filter is byte-for-byte unchanged" /tmp/small.before /tmp/small.after
 	check "no filter was created by a refused load" [ ! -e /sys/kernel/bloom/filters/cut ]
 
 	# A save taken while keys are being added has every key added before.
@@ -346,12 +366,12 @@ run_demo() {
 		[ -f "$f" ] && printf '   %-14s %s\n' "${f##*/}" "$(cat "$f")"
 	done
 	bloomctl -j show demo > /tmp/s
-	present=$(sed -n 's/.*"present": *\([0-9]*\).*/\1/p' /tmp/q)
+	present=$(json_num present /tmp/q)
 	bits=$(cat /sys/kernel/bloom/filters/demo/bits)
 	hashes=$(cat /sys/kernel/bloom/filters/demo/hashes)
 	# busybox awk has no exp(): the theory comes from bloomctl calc.
-	theo=$(bloomctl -j calc --bits "$bits" --hashes "$hashes" --capacity 1000000 |
-	       sed -n 's/.*"fpr": *\([0-9.eE+-]*\).*/\1/p')
+	theo=$(bloomctl -j calc --bits "$bits" --hashes "$hashes" \
+	       --capacity 1000000 | json_num fpr)
 	awk -v p="$present" -v theo="$theo" 'BEGIN {
 		meas = p / 1000000
 		rel = (meas - theo) / theo; if (rel < 0) rel = -rel
