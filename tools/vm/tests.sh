@@ -301,9 +301,8 @@ run_speed() {
 	rm -f /tmp/speedkeys
 }
 
+# Every area; kbloom_vm_main loads kbloom.ko before and unloads it after.
 run_checks() {
-	kmemleak_reset
-	check "insmod kbloom.ko" insmod $L/kbloom.ko
 	check "/dev/bloom exists" [ -c /dev/bloom ]
 	check "/dev/bloom is root-only (0600)" [ "$(stat -c %a /dev/bloom)" = 600 ]
 	check "/sys/kernel/bloom exists" [ -d /sys/kernel/bloom/filters ]
@@ -331,9 +330,6 @@ run_checks() {
 	check "sysfs gone after rmmod" [ ! -e /sys/kernel/bloom ]
 	check "insmod again after rmmod" insmod $L/kbloom.ko
 	check "no filters after reload" [ "$(cat /sys/kernel/bloom/filter_count)" = 0 ]
-	check "rmmod again" rmmod kbloom
-	kmemleak_check
-	dmesg_check
 }
 
 run_demo() {
@@ -409,8 +405,8 @@ emit_file() { # PATH
 # digest, ships an empty template (it carries the seed) and later its
 # filled digest; host B starts from the template, adds its own keys,
 # loads A's digest and merges: the union of both hosts' keys.
+# Each host between insmod and rmmod (kbloom_vm_main).
 run_exchange_a() {
-	check "insmod kbloom.ko" insmod $L/kbloom.ko
 	check_exit 0 "host A: create digest" bloomctl create digest --capacity 100000 --fpr 0.01
 	check_exit 0 "host A: save the empty template" bloomctl save digest /tmp/template.img
 	seq 1 50000 > /tmp/ka
@@ -418,12 +414,9 @@ run_exchange_a() {
 	check_exit 0 "host A: save its digest (compressed)" bloomctl save digest /tmp/a.img --compress
 	emit_file /tmp/template.img
 	emit_file /tmp/a.img
-	check "rmmod" rmmod kbloom
-	dmesg_check
 }
 
 run_exchange_b() {
-	check "insmod kbloom.ko" insmod $L/kbloom.ko
 	check_exit 0 "host B: load the template from host A" bloomctl load digest /in/template.img
 	seq 40001 90000 > /tmp/kb
 	check_exit 0 "host B: add its keys" sh -c "bloomctl add digest < /tmp/kb"
@@ -433,8 +426,6 @@ run_exchange_b() {
 	check_exit 0 "host B: merge host A's digest" bloomctl merge digest peer_a
 	seq 1 90000 > /tmp/kall
 	check_exit 0 "the merged digest has every key of both hosts" sh -c "bloomctl query digest --count < /tmp/kall"
-	check "rmmod" rmmod kbloom
-	dmesg_check
 }
 
 for f in "$L"/tests.d/*.sh; do
@@ -445,26 +436,18 @@ done
 kbloom_vm_main() {
 	echo "# kbloom VM: $(uname -r), $(nproc) CPUs, mode $1"
 	case "$1" in
-	check)
-		run_checks
-		tap_done
-		;;
-	exchange-a)
-		run_exchange_a
-		tap_done
-		;;
-	exchange-b)
-		run_exchange_b
-		tap_done
-		;;
 	kcsan)
 		# tests.d/kcsan.sh: KUnit, the stress area, the ioctl fuzzer.
 		run_kcsan
-		tap_done
 		;;
-	only)
-		# Some areas while working on them: kbloom_only=run_a,run_b
+	check | only | kunit | exchange-a | exchange-b)
+		# only: some areas while working on them, kbloom_only=run_a,run_b
 		# on the kernel command line (run.sh --mode only --append).
+		case "$1" in
+		check) kbloom_only=run_checks ;;
+		only) ;;
+		*) kbloom_only=run_$(echo "$1" | tr - _) ;;
+		esac
 		kmemleak_reset
 		check "insmod kbloom.ko" insmod "$L/kbloom.ko"
 		for t in $(echo "${kbloom_only:-}" | tr , ' '); do
@@ -473,20 +456,16 @@ kbloom_vm_main() {
 		check "rmmod kbloom" rmmod kbloom
 		kmemleak_check
 		dmesg_check
-		tap_done
-		;;
-	kunit)
-		check "insmod kbloom.ko" insmod $L/kbloom.ko
-		run_kunit
-		dmesg_check
-		tap_done
 		;;
 	demo)
 		run_demo
+		return
 		;;
 	shell)
 		insmod $L/kbloom.ko
 		echo "kbloom loaded; try: bloomctl create f --capacity 1000 --fpr 0.01; bloomctl add f a b; bloomctl query f a z"
+		return
 		;;
 	esac
+	tap_done
 }
