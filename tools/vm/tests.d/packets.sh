@@ -104,18 +104,15 @@ pk_create() {
 # budget 2 mu + 10 with probability under 1e-6 whatever mu (busybox awk
 # has no sqrt). fpr comes from bloomctl calc on the filter's real m and k.
 pk_budget() {
-	local m='' k='' l='' c=''
+	local m='' k='' l='' c='' p
 	read -r m < "/sys/kernel/bloom/filters/$1/bits"
 	read -r k < "/sys/kernel/bloom/filters/$1/hashes"
 	read -r l < "/sys/kernel/bloom/filters/$1/layout"
 	[ "$(cat "/sys/kernel/bloom/filters/$1/counting")" = 1 ] && c=--counting
 	# shellcheck disable=SC2086 # $c is one word or none
-	bloomctl -j calc --bits "$m" --hashes "$k" --capacity "$2" --layout "$l" $c |
-		awk -v q="$3" 'BEGIN { p = 1 }
-			match($0, /"fpr": *[0-9.eE+-]+/) {
-				p = substr($0, RSTART, RLENGTH); sub(/.*: */, "", p)
-			}
-			END { printf "%d\n", 2 * p * q + 10 }'
+	p=$(bloomctl -j calc --bits "$m" --hashes "$k" --capacity "$2" \
+		--layout "$l" $c | json_num fpr)
+	awk -v p="${p:-1}" -v q="$3" 'BEGIN { printf "%d\n", 2 * p * q + 10 }'
 }
 
 # pk_keys4 MODE START N: canonical IPv4 flow keys in hex, one per line, for
@@ -287,23 +284,18 @@ pk_window4() { # IPT BACKEND
 	check "$be: a rule on a windowed filter" [ $? -eq 0 ]
 	# Two generations: twice one generation's false positives.
 	b=$((2 * $(pk_budget wflows4 $N $N)))
-	# Send COUNT packets of the N flows; the rule's count into C1.
-	pk_window_send() {
-		pk_pktgen4 "$1" $s0 $N
-		pk_counts "$ipt" INPUT
-	}
-	pk_window_send $((2 * N))
-	c1=$C1
+	pk_pktgen4 $((2 * N)) $s0 $N
+	c1=$(pk_cnt "$ipt" INPUT 1)
 	pk_in "$be: windowed filter: $N flows sent twice are $N new flows" "$c1" $((N - b)) $N
 	bloomctl rotate wflows4
-	pk_window_send "$N"
-	c2=$C1
+	pk_pktgen4 "$N" $s0 $N
+	c2=$(pk_cnt "$ipt" INPUT 1)
 	pk_in "$be: after one rotation of two, every flow is still known" \
 		"$((c2 - c1))" 0 0
 	bloomctl rotate wflows4
 	bloomctl rotate wflows4
-	pk_window_send "$N"
-	c3=$C1
+	pk_pktgen4 "$N" $s0 $N
+	c3=$(pk_cnt "$ipt" INPUT 1)
 	pk_in "$be: two rotations after their last packet, the $N flows are new again" \
 		"$((c3 - c2))" $((N - b)) $N
 	"$ipt" -F INPUT
