@@ -41,8 +41,8 @@ PK_FILTERS=		# filters the tests created, destroyed at the end
 # pk_counts IPT CHAIN: the packet counters of CHAIN's rules into C1, C2...
 # (one iptables run: every process costs under the debug kernel).
 pk_counts() {
-	local num pkts rest i=1
-	while [ $i -le 12 ]; do eval "C$i="; i=$((i + 1)); done
+	local num pkts rest i
+	for i in $(seq 12); do eval "C$i="; done
 	$1 -L "$2" -v -x -n --line-numbers > /tmp/cnt 2>/dev/null
 	# shellcheck disable=SC2034 # pkts is read through eval
 	while read -r num pkts rest; do
@@ -318,10 +318,8 @@ pk_traffic4() { # IPT BACKEND
 	pk_create add4 --capacity $N --fpr 0.01
 	# The allow-list: the first half of the flows, by saddr,dport.
 	pk_keys4 sd $s0 $H > /tmp/allow4.hex
-	i=0
-	while [ $i -lt 16 ]; do
+	for i in $(seq 0 15); do
 		bloomctl add allow4 --key saddr,dport --flow "$(pk_ip4 $((s0 + i))),9" >/dev/null
-		i=$((i + 1))
 	done
 	sed 1,16d /tmp/allow4.hex | bloomctl add allow4 --hex
 	check "$be: bloomctl --flow builds the kernel's bytes (16 flows added with --flow found by --hex)" \
@@ -850,15 +848,14 @@ pk_demo() { # [FLOWS]
 	# trapezoid rule on ten segments (busybox awk has no exp()).
 	read -r m < /sys/kernel/bloom/filters/flows/bits
 	read -r k < /sys/kernel/bloom/filters/flows/hashes
-	loss=0 fa=0 i=1
-	while [ $i -le 10 ]; do
+	loss=0 fa=0
+	for i in $(seq 10); do
 		b=$((F * i / 10))
 		fb=$(bloomctl -j calc --bits "$m" --hashes "$k" --capacity "$b" |
 		     json_num fpr)
 		loss=$(awk -v l="$loss" -v a="$fa" -v b="$fb" -v w=$((F / 10)) \
 		       'BEGIN { printf "%.3f", l + w * (a + b) / 2 }')
 		fa=$fb
-		i=$((i + 1))
 	done
 	echo "== new flows counted by the rule: $C1; truth: $F; missed: $((F - C1)); expected false-positive loss: about $loss"
 	iptables -F INPUT

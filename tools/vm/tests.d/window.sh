@@ -128,7 +128,7 @@ win_demo() { # [N] [WINDOWS]
 }
 
 win_demo_run() { # [N] [WINDOWS]
-	local n=${1:-50000} windows=${2:-8} g=4 w=1 p q=20000 src=167772160
+	local n=${1:-50000} windows=${2:-8} g=4 w p q=20000 src=167772160
 	local bits hashes wpos ppos theo wtheo over=0
 	echo "== bloomctl create recent --capacity $n --fpr 0.01 --window 0 --generations $g"
 	bloomctl create recent --capacity "$n" --fpr 0.01 --window 0 --generations $g || return 1
@@ -147,9 +147,8 @@ win_demo_run() { # [N] [WINDOWS]
 	echo "== $windows windows of $n new flows each (--key saddr,dport), a rotation every $((n / g)) flows; after each window, $q flows never seen are queried"
 	echo "   (the windowed filter's rate in theory: $wtheo, at most 1% whatever the arrivals)"
 	printf '   %-7s %-9s %-22s %-22s %s\n' window flows "windowed, measured" "plain, measured" "plain, theory"
-	while [ $w -le "$windows" ]; do
-		p=1
-		while [ $p -le $g ]; do
+	for w in $(seq "$windows"); do
+		for p in $(seq $g); do
 			win_demo_flows $src $((n / g)) 443 > /tmp/flows
 			src=$((src + n / g))
 			bloomctl add recent --key saddr,dport < /tmp/flows || return 1
@@ -157,14 +156,13 @@ win_demo_run() { # [N] [WINDOWS]
 			# The newest generation holds the period just ended: rotate
 			# before the next, except after the window's last period,
 			# where the filter is looked at with all g periods in it.
-			[ $p -lt $g ] && bloomctl rotate recent
-			p=$((p + 1))
+			[ "$p" -lt $g ] && bloomctl rotate recent
 		done
 		wpos=$(present recent /tmp/absent --key saddr,dport)
 		ppos=$(present forever /tmp/absent --key saddr,dport)
 		theo=$(bloomctl -j calc --bits "$bits" --hashes "$hashes" \
 		       --capacity $((w * n)) | json_num fpr)
-		awk -v w=$w -v f=$((w * n)) -v a="$wpos" -v b="$ppos" -v q=$q -v t="$theo" 'BEGIN {
+		awk -v w="$w" -v f=$((w * n)) -v a="$wpos" -v b="$ppos" -v q=$q -v t="$theo" 'BEGIN {
 			printf "   %-7d %-9d %-22s %-22s %.4f%%\n", w, f,
 				sprintf("%.4f%% (%d)", 100 * a / q, a),
 				sprintf("%.4f%% (%d)", 100 * b / q, b), 100 * t
@@ -172,7 +170,6 @@ win_demo_run() { # [N] [WINDOWS]
 		# Above 1% by more than three binomial sigmas (q = 20000)?
 		[ "${wpos:-999999}" -le $((q / 100 + 3 * 14)) ] || over=1
 		bloomctl rotate recent
-		w=$((w + 1))
 	done
 	echo "== bloomctl show recent"
 	bloomctl show recent
