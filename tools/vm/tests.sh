@@ -86,12 +86,8 @@ kmemleak_check() {
 	echo scan > /sys/kernel/debug/kmemleak
 	sleep 1
 	echo scan > /sys/kernel/debug/kmemleak
-	if [ -s /sys/kernel/debug/kmemleak ]; then
-		sed 's/^/#   /' /sys/kernel/debug/kmemleak | head -60
-		not_ok "kmemleak: no leaks"
-	else
-		ok "kmemleak: no leaks"
-	fi
+	check "kmemleak: no leaks" [ ! -s /sys/kernel/debug/kmemleak ]
+	sed 's/^/#   /' /sys/kernel/debug/kmemleak | head -60
 }
 
 # Any of these in the kernel log fails the run, whatever the tests said.
@@ -103,12 +99,9 @@ dmesg_check() {
 }
 
 dmesg_check_through() {
-	if dmesg | "$1" | grep -E -q "$splat"; then
-		dmesg | "$1" | grep -E -B2 -A25 "$splat" | sed 's/^/#   /' | head -100
-		not_ok "kernel log: no splat"
-	else
-		ok "kernel log: no splat"
-	fi
+	dmesg | "$1" | grep -E -B2 -A25 "$splat" > /tmp/splat
+	check "kernel log: no splat" [ ! -s /tmp/splat ]
+	sed 's/^/#   /' /tmp/splat | head -100
 }
 
 # The KUnit suites are built into kbloom.ko on a kernel with KUnit, and run
@@ -126,11 +119,8 @@ run_kunit() {
 		cat "$d/results"
 		echo "# KTAP-END ${d##*/}"
 		# The suite's own result line: "ok 1 kbloom_x" at column 0.
-		if grep -q "^ok [0-9]* ${d##*/}\$" "$d/results"; then
-			ok "KUnit suite ${d##*/}"
-		else
-			not_ok "KUnit suite ${d##*/}"
-		fi
+		check "KUnit suite ${d##*/}" \
+			grep -q "^ok [0-9]* ${d##*/}\$" "$d/results"
 	done
 	check "KUnit: all 4 kbloom suites ran" [ $nsuites -eq 4 ]
 	check "rmmod kbloom after the KUnit run" rmmod kbloom
