@@ -9,9 +9,11 @@ L=/lib/kbloom
 # (run.sh installs tools/lib-tap.sh here).
 # shellcheck source=tools/lib-tap.sh
 . $L/lib-tap.sh
-# Names of the check functions the files in $L/tests.d/ add (run in order
-# by run_checks, with kbloom.ko loaded, before the rmmod checks).
-KBLOOM_CHECKS=
+# The areas run_checks runs in order, with kbloom.ko loaded, before the
+# rmmod checks: this file's, run_selftest (tests.d/selftest.sh: every
+# ioctl with good and bad arguments), then those each file in
+# $L/tests.d/ adds.
+KBLOOM_CHECKS="run_kunit run_selftest run_bloomctl run_setops run_images"
 
 ok() { result 0 "$*"; }
 not_ok() { result 1 "$*"; }
@@ -188,7 +190,7 @@ run_setops() {
 	check_exit 1 "the removed key is absent" $b query cnt once
 	before=$(cat /sys/kernel/bloom/filters/cnt/bits_set)
 	check_exit 1 "removing an absent key is refused (exit 1)" $b remove cnt once
-	if has "once absent" /tmp/out; then ok "refused remove prints 'absent'"; else not_ok "refused remove prints 'absent'"; fi
+	check "refused remove prints 'absent'" has "once absent" /tmp/out
 	check "refused remove changes nothing" [ "$(cat /sys/kernel/bloom/filters/cnt/bits_set)" = "$before" ]
 
 	# Union and estimates: A has keys 1..20000, B (made --like A) keys
@@ -290,23 +292,15 @@ run_checks() {
 	check "/dev/bloom exists" [ -c /dev/bloom ]
 	check "/dev/bloom is root-only (0600)" [ "$(stat -c %a /dev/bloom)" = 600 ]
 	check "/sys/kernel/bloom exists" [ -d /sys/kernel/bloom/filters ]
-	area run_kunit
-	# Every ioctl with good and bad arguments (tests.d/selftest.sh).
-	area run_selftest
-	area run_bloomctl
-	area run_setops
-	area run_images
+	for t in $KBLOOM_CHECKS; do
+		area "$t"
+	done
+	echo "# times:$kbloom_times"
 	# A wall-clock ratio under emulation is a benchmark, not a test: only
 	# when asked for on the kernel command line (kbloom_speed_keys=N).
 	if [ -n "${kbloom_speed_keys:-}" ]; then
 		run_speed "$kbloom_speed_keys" "${kbloom_speed_min:-1}"
 	fi
-	# Each area's tests live in their own file under tests.d/ and say
-	# which function to run by adding it to KBLOOM_CHECKS.
-	for t in $KBLOOM_CHECKS; do
-		area "$t"
-	done
-	echo "# times:$kbloom_times"
 	bloomctl create live1 --bits 100000 --hashes 3 >/dev/null
 	bloomctl create live2 --capacity 50000 --fpr 0.001 >/dev/null
 	bloomctl add live1 a b c
