@@ -9,9 +9,11 @@ L=/lib/kbloom
 # (run.sh installs tools/lib-tap.sh here).
 # shellcheck source=tools/lib-tap.sh
 . $L/lib-tap.sh
-# Names of the check functions the files in $L/tests.d/ add (run in order
-# by run_checks, with kbloom.ko loaded, before the rmmod checks).
-KBLOOM_CHECKS=
+# The areas run_checks runs in order, with kbloom.ko loaded, before the
+# rmmod checks: this file's, run_selftest (tests.d/selftest.sh: every
+# ioctl with good and bad arguments), then those each file in
+# $L/tests.d/ adds.
+KBLOOM_CHECKS="run_kunit run_selftest run_bloomctl run_setops run_images"
 
 ok() { result 0 "$*"; }
 not_ok() { result 1 "$*"; }
@@ -26,6 +28,29 @@ check_exit() {
 	fi
 }
 has() { grep -q -- "$1" "$2"; }
+# has_keys FILE KEY...: the JSON in FILE has every KEY.
+has_keys() {
+	hk_f=$1
+	shift
+	for hk; do
+		has "\"$hk\"" "$hk_f" || return 1
+	done
+}
+# check_same DESCRIPTION WANT GOT: ok if the files are the same (else the
+# diff).
+check_same() {
+	diff "$2" "$3" > /tmp/diff
+	result $? "$1"
+	sed 's/^/#   /' /tmp/diff | head -20
+}
+# json_num KEY [FILE]: the number after "KEY": in bloomctl's -j output.
+json_num() { sed -n "s/.*\"$1\": *\([0-9.eE+-]*\).*/\1/p" "${2:--}"; }
+# present FILTER FILE [QUERY-OPTION...]: how many keys of FILE test present.
+present() {
+	pr_f=$1 pr_k=$2
+	shift 2
+	bloomctl -j query "$pr_f" --count "$@" < "$pr_k" 2>/dev/null | json_num present
+}
 
 now_ms() { read -r up _ </proc/uptime; echo "${up%.*}${up#*.}0"; }
 
@@ -63,12 +88,8 @@ kmemleak_check() {
 	echo scan > /sys/kernel/debug/kmemleak
 	sleep 1
 	echo scan > /sys/kernel/debug/kmemleak
-	if [ -s /sys/kernel/debug/kmemleak ]; then
-		sed 's/^/#   /' /sys/kernel/debug/kmemleak | head -60
-		not_ok "kmemleak: no leaks"
-	else
-		ok "kmemleak: no leaks"
-	fi
+	check "kmemleak: no leaks" [ ! -s /sys/kernel/debug/kmemleak ]
+	sed 's/^/#   /' /sys/kernel/debug/kmemleak | head -60
 }
 
 # Any of these in the kernel log fails the run, whatever the tests said.
@@ -80,12 +101,9 @@ dmesg_check() {
 }
 
 dmesg_check_through() {
-	if dmesg | "$1" | grep -E -q "$splat"; then
-		dmesg | "$1" | grep -E -B2 -A25 "$splat" | sed 's/^/#   /' | head -100
-		not_ok "kernel log: no splat"
-	else
-		ok "kernel log: no splat"
-	fi
+	dmesg | "$1" | grep -E -B2 -A25 "$splat" > /tmp/splat
+	check "kernel log: no splat" [ ! -s /tmp/splat ]
+	sed 's/^/#   /' /tmp/splat | head -100
 }
 
 # The KUnit suites are built into kbloom.ko on a kernel with KUnit, and run
@@ -103,11 +121,8 @@ run_kunit() {
 		cat "$d/results"
 		echo "# KTAP-END ${d##*/}"
 		# The suite's own result line: "ok 1 kbloom_x" at column 0.
-		if grep -q "^ok [0-9]* ${d##*/}\$" "$d/results"; then
-			ok "KUnit suite ${d##*/}"
-		else
-			not_ok "KUnit suite ${d##*/}"
-		fi
+		check "KUnit suite ${d##*/}" \
+			grep -q "^ok [0-9]* ${d##*/}\$" "$d/results"
 	done
 	check "KUnit: all 4 kbloom suites ran" [ $nsuites -eq 4 ]
 	check "rmmod kbloom after the KUnit run" rmmod kbloom
@@ -121,31 +136,28 @@ run_bloomctl() {
 	check_exit 2 "bloomctl create duplicate fails" $b create e2e --bits 1000 --hashes 3
 	check_exit 0 "bloomctl add KEY..." $b add e2e alpha beta gamma
 	check_exit 0 "bloomctl query present keys exits 0" $b query e2e alpha beta
-	if has "alpha maybe" /tmp/out; then ok "query prints 'KEY maybe'"; else not_ok "query prints 'KEY maybe'"; fi
+	check "query prints 'KEY maybe'" has "alpha maybe" /tmp/out
 	check_exit 1 "bloomctl query absent key exits 1" $b query e2e alpha definitely-not-there
-	if has "definitely-not-there no" /tmp/out; then ok "query prints 'KEY no'"; else not_ok "query prints 'KEY no'"; fi
+	check "query prints 'KEY no'" has "definitely-not-there no" /tmp/out
 	check_exit 1 "test-and-add of a new key exits 1" $b test-and-add e2e delta
-	if has "delta new" /tmp/out; then ok "test-and-add prints 'new'"; else not_ok "test-and-add prints 'new'"; fi
+	check "test-and-add prints 'new'" has "delta new" /tmp/out
 	check_exit 0 "test-and-add of a seen key exits 0" $b test-and-add e2e delta
-	if has "delta seen" /tmp/out; then ok "test-and-add prints 'seen'"; else not_ok "test-and-add prints 'seen'"; fi
+	check "test-and-add prints 'seen'" has "delta seen" /tmp/out
 	seq 1 20000 > /tmp/keys
 	check_exit 0 "bloomctl add from stdin" sh -c "$b add e2e < /tmp/keys"
 	check_exit 0 "bloomctl add --file" $b add e2e2 --file /tmp/keys
 	check_exit 0 "bloomctl query --count from stdin" sh -c "$b -j query e2e --count < /tmp/keys"
-	if has '"present": *20000' /tmp/out; then ok "all 20000 streamed keys present"; else
-		not_ok "all 20000 streamed keys present"; cat /tmp/out
-	fi
+	check "all 20000 streamed keys present" has '"present": *20000' /tmp/out
 	check_exit 0 "bloomctl --hex keys" $b add e2e --hex 00ff10 deadbeef
 	check_exit 0 "bloomctl query --hex" $b query e2e --hex 00ff10 deadbeef
 	check_exit 0 "bloomctl -j show" $b -j show e2e
-	for k in name bits hashes capacity bits_set adds queries hits memory_bytes fill_ratio estimated_fpr; do
-		has "\"$k\"" /tmp/out || { not_ok "show JSON has $k"; continue; }
-	done
-	ok "show JSON has every documented key"
+	check "show JSON has every documented key" has_keys /tmp/out name bits \
+		hashes capacity bits_set adds queries hits memory_bytes fill_ratio \
+		estimated_fpr
 	cat /sys/kernel/bloom/filters/e2e/adds > /tmp/adds
 	check "sysfs adds matches" [ "$(cat /tmp/adds)" -ge 20005 ]
 	check_exit 0 "bloomctl list" $b list
-	if has e2e2 /tmp/out; then ok "list shows filters"; else not_ok "list shows filters"; fi
+	check "list shows filters" has e2e2 /tmp/out
 	check_exit 0 "bloomctl -j list" $b -j list
 	check_exit 2 "bloomctl query unknown filter" $b query nosuch x
 	check_exit 0 "bloomctl clear" $b clear e2e
@@ -154,7 +166,7 @@ run_bloomctl() {
 		check_exit 0 "32-bit bloomctl add" bloomctl32 add e2e2 from32
 		check_exit 0 "32-bit bloomctl query" bloomctl32 query e2e2 from32 1 2 3
 		check_exit 0 "32-bit bloomctl show" bloomctl32 -j show e2e2
-		if has '"bits": *1000000' /tmp/out; then ok "32-bit show reads info"; else not_ok "32-bit show reads info"; fi
+		check "32-bit show reads info" has '"bits": *1000000' /tmp/out
 	fi
 	# Unprivileged: nobody cannot open the 0600 node; with an inherited
 	# fd the capability checks still refuse create/destroy/clear.
@@ -178,7 +190,7 @@ run_setops() {
 	check_exit 1 "the removed key is absent" $b query cnt once
 	before=$(cat /sys/kernel/bloom/filters/cnt/bits_set)
 	check_exit 1 "removing an absent key is refused (exit 1)" $b remove cnt once
-	if has "once absent" /tmp/out; then ok "refused remove prints 'absent'"; else not_ok "refused remove prints 'absent'"; fi
+	check "refused remove prints 'absent'" has "once absent" /tmp/out
 	check "refused remove changes nothing" [ "$(cat /sys/kernel/bloom/filters/cnt/bits_set)" = "$before" ]
 
 	# Union and estimates: A has keys 1..20000, B (made --like A) keys
@@ -190,22 +202,16 @@ run_setops() {
 	$b add sa < /tmp/ka
 	$b add sb < /tmp/kb
 	check_exit 0 "bloomctl -j estimate A B" $b -j estimate sa sb
-	cp /tmp/out /tmp/est
-	awk -v f=/tmp/est 'BEGIN {
-		getline j < f
-		n = split("keys_a:20000 keys_b:20000 union:30000 intersection:10000", want, " ")
-		bad = 0
-		for (i = 1; i <= n; i++) {
-			split(want[i], kv, ":")
-			if (!match(j, "\"" kv[1] "\": *[0-9.eE+-]+")) { bad = 1; continue }
-			v = substr(j, RSTART, RLENGTH); sub(/.*: */, "", v)
-			d = (v - kv[2]) / kv[2]; if (d < 0) d = -d
-			printf "# estimate %s: %s (truth %s, off %.2f%%)\n", kv[1], v, kv[2], d * 100
-			if (d > 0.05) bad = 1
-		}
-		exit bad
-	}'
-	check "estimates of |A|, |B|, union and intersection within 5%" [ $? -eq 0 ]
+	bad=
+	for kv in keys_a:20000 keys_b:20000 union:30000 intersection:10000; do
+		awk -v k="${kv%:*}" -v v="$(json_num "${kv%:*}" /tmp/out)" \
+		    -v t="${kv#*:}" 'BEGIN {
+			d = (v - t) / t; if (d < 0) d = -d
+			printf "# estimate %s: %s (truth %s, off %.2f%%)\n", k, v, t, d * 100
+			exit !(v != "" && d <= 0.05)
+		}' || bad=1
+	done
+	check "estimates of |A|, |B|, union and intersection within 5%" [ -z "$bad" ]
 	check_exit 0 "merge B into A" $b merge sa sb
 	check_exit 0 "after merge A has every key of B" sh -c "$b query sa --count < /tmp/kb"
 	check_exit 0 "after merge A keeps its own keys" sh -c "$b query sa --count < /tmp/ka"
@@ -246,7 +252,7 @@ run_images() {
 	check_exit 2 "corrupt image refused" $b load small /tmp/bad.img --replace
 	check_exit 2 "corrupt image refused as a new filter" $b load cut /tmp/bad.img
 	$b save small /tmp/small.after
-	check "after a refused load the filter is byte-for-byte unchanged" cmp -s /tmp/small.before /tmp/small.after
+	check_same "after a refused load the filter is byte-for-byte unchanged" /tmp/small.before /tmp/small.after
 	check "no filter was created by a refused load" [ ! -e /sys/kernel/bloom/filters/cut ]
 
 	# A save taken while keys are being added has every key added before.
@@ -281,29 +287,20 @@ run_speed() {
 	rm -f /tmp/speedkeys
 }
 
+# Every area; kbloom_vm_main loads kbloom.ko before and unloads it after.
 run_checks() {
-	kmemleak_reset
-	check "insmod kbloom.ko" insmod $L/kbloom.ko
 	check "/dev/bloom exists" [ -c /dev/bloom ]
 	check "/dev/bloom is root-only (0600)" [ "$(stat -c %a /dev/bloom)" = 600 ]
 	check "/sys/kernel/bloom exists" [ -d /sys/kernel/bloom/filters ]
-	area run_kunit
-	# Every ioctl with good and bad arguments (tests.d/selftest.sh).
-	area run_selftest
-	area run_bloomctl
-	area run_setops
-	area run_images
+	for t in $KBLOOM_CHECKS; do
+		area "$t"
+	done
+	echo "# times:$kbloom_times"
 	# A wall-clock ratio under emulation is a benchmark, not a test: only
 	# when asked for on the kernel command line (kbloom_speed_keys=N).
 	if [ -n "${kbloom_speed_keys:-}" ]; then
 		run_speed "$kbloom_speed_keys" "${kbloom_speed_min:-1}"
 	fi
-	# Each area's tests live in their own file under tests.d/ and say
-	# which function to run by adding it to KBLOOM_CHECKS.
-	for t in $KBLOOM_CHECKS; do
-		area "$t"
-	done
-	echo "# times:$kbloom_times"
 	bloomctl create live1 --bits 100000 --hashes 3 >/dev/null
 	bloomctl create live2 --capacity 50000 --fpr 0.001 >/dev/null
 	bloomctl add live1 a b c
@@ -311,9 +308,6 @@ run_checks() {
 	check "sysfs gone after rmmod" [ ! -e /sys/kernel/bloom ]
 	check "insmod again after rmmod" insmod $L/kbloom.ko
 	check "no filters after reload" [ "$(cat /sys/kernel/bloom/filter_count)" = 0 ]
-	check "rmmod again" rmmod kbloom
-	kmemleak_check
-	dmesg_check
 }
 
 run_demo() {
@@ -339,19 +333,15 @@ run_demo() {
 	echo "== bloomctl show demo"
 	bloomctl show demo
 	echo "== sysfs: /sys/kernel/bloom/filters/demo/"
-	for f in /sys/kernel/bloom/filters/demo/*; do
-		printf '   %-14s %s\n' "${f##*/}" "$(cat "$f")"
-	done
-	for f in /sys/kernel/bloom/*; do
+	for f in /sys/kernel/bloom/filters/demo/* /sys/kernel/bloom/*; do
 		[ -f "$f" ] && printf '   %-14s %s\n' "${f##*/}" "$(cat "$f")"
 	done
-	bloomctl -j show demo > /tmp/s
-	present=$(sed -n 's/.*"present": *\([0-9]*\).*/\1/p' /tmp/q)
+	present=$(json_num present /tmp/q)
 	bits=$(cat /sys/kernel/bloom/filters/demo/bits)
 	hashes=$(cat /sys/kernel/bloom/filters/demo/hashes)
 	# busybox awk has no exp(): the theory comes from bloomctl calc.
-	theo=$(bloomctl -j calc --bits "$bits" --hashes "$hashes" --capacity 1000000 |
-	       sed -n 's/.*"fpr": *\([0-9.eE+-]*\).*/\1/p')
+	theo=$(bloomctl -j calc --bits "$bits" --hashes "$hashes" \
+	       --capacity 1000000 | json_num fpr)
 	awk -v p="$present" -v theo="$theo" 'BEGIN {
 		meas = p / 1000000
 		rel = (meas - theo) / theo; if (rel < 0) rel = -rel
@@ -389,8 +379,8 @@ emit_file() { # PATH
 # digest, ships an empty template (it carries the seed) and later its
 # filled digest; host B starts from the template, adds its own keys,
 # loads A's digest and merges: the union of both hosts' keys.
+# Each host between insmod and rmmod (kbloom_vm_main).
 run_exchange_a() {
-	check "insmod kbloom.ko" insmod $L/kbloom.ko
 	check_exit 0 "host A: create digest" bloomctl create digest --capacity 100000 --fpr 0.01
 	check_exit 0 "host A: save the empty template" bloomctl save digest /tmp/template.img
 	seq 1 50000 > /tmp/ka
@@ -398,12 +388,9 @@ run_exchange_a() {
 	check_exit 0 "host A: save its digest (compressed)" bloomctl save digest /tmp/a.img --compress
 	emit_file /tmp/template.img
 	emit_file /tmp/a.img
-	check "rmmod" rmmod kbloom
-	dmesg_check
 }
 
 run_exchange_b() {
-	check "insmod kbloom.ko" insmod $L/kbloom.ko
 	check_exit 0 "host B: load the template from host A" bloomctl load digest /in/template.img
 	seq 40001 90000 > /tmp/kb
 	check_exit 0 "host B: add its keys" sh -c "bloomctl add digest < /tmp/kb"
@@ -413,8 +400,6 @@ run_exchange_b() {
 	check_exit 0 "host B: merge host A's digest" bloomctl merge digest peer_a
 	seq 1 90000 > /tmp/kall
 	check_exit 0 "the merged digest has every key of both hosts" sh -c "bloomctl query digest --count < /tmp/kall"
-	check "rmmod" rmmod kbloom
-	dmesg_check
 }
 
 for f in "$L"/tests.d/*.sh; do
@@ -425,26 +410,18 @@ done
 kbloom_vm_main() {
 	echo "# kbloom VM: $(uname -r), $(nproc) CPUs, mode $1"
 	case "$1" in
-	check)
-		run_checks
-		tap_done
-		;;
-	exchange-a)
-		run_exchange_a
-		tap_done
-		;;
-	exchange-b)
-		run_exchange_b
-		tap_done
-		;;
 	kcsan)
 		# tests.d/kcsan.sh: KUnit, the stress area, the ioctl fuzzer.
 		run_kcsan
-		tap_done
 		;;
-	only)
-		# Some areas while working on them: kbloom_only=run_a,run_b
+	check | only | kunit | exchange-a | exchange-b)
+		# only: some areas while working on them, kbloom_only=run_a,run_b
 		# on the kernel command line (run.sh --mode only --append).
+		case "$1" in
+		check) kbloom_only=run_checks ;;
+		only) ;;
+		*) kbloom_only=run_$(echo "$1" | tr - _) ;;
+		esac
 		kmemleak_reset
 		check "insmod kbloom.ko" insmod "$L/kbloom.ko"
 		for t in $(echo "${kbloom_only:-}" | tr , ' '); do
@@ -453,20 +430,16 @@ kbloom_vm_main() {
 		check "rmmod kbloom" rmmod kbloom
 		kmemleak_check
 		dmesg_check
-		tap_done
-		;;
-	kunit)
-		check "insmod kbloom.ko" insmod $L/kbloom.ko
-		run_kunit
-		dmesg_check
-		tap_done
 		;;
 	demo)
 		run_demo
+		return
 		;;
 	shell)
 		insmod $L/kbloom.ko
 		echo "kbloom loaded; try: bloomctl create f --capacity 1000 --fpr 0.01; bloomctl add f a b; bloomctl query f a z"
+		return
 		;;
 	esac
+	tap_done
 }

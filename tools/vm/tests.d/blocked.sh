@@ -24,17 +24,16 @@ run_blocked() {
 	check_exit 0 "blocked: add $bn keys" sh -c "$b add blk </tmp/blk.in"
 	check_exit 0 "blocked: every one of them is found (no false negative)" \
 		sh -c "$b query blk --count </tmp/blk.in"
-	$b -j query blk --count </tmp/blk.out >/tmp/out
-	fp=$(sed -n 's/.*"present": *\([0-9]*\).*/\1/p' /tmp/out)
+	fp=$(present blk /tmp/blk.out)
 	echo "# blocked: $fp false positives of $((4 * bn)) absent keys (target 1%)"
 	# 1% of 4n, plus 4 binomial sigma and the spread of one filter's rate.
 	check "blocked: the measured rate keeps the 1% target ($fp of $((4 * bn)))" \
 		[ "${fp:-99999}" -le $((4 * bn / 100 + 4 * bn / 1000 + 100)) ]
 	check_exit 0 "blocked: show -j says blocked" $b -j show blk
-	if has '"layout": *"blocked"' /tmp/out; then ok "blocked: show JSON layout"; else not_ok "blocked: show JSON layout"; fi
+	check "blocked: show JSON layout" has '"layout": *"blocked"' /tmp/out
 	# The estimates invert the blocked fill, and the rate is the blocked one.
-	est=$(sed -n 's/.*"estimated_keys": *\([0-9.]*\).*/\1/p' /tmp/out)
-	efpr=$(sed -n 's/.*"estimated_fpr": *\([0-9.eE+-]*\).*/\1/p' /tmp/out)
+	est=$(json_num estimated_keys /tmp/out)
+	efpr=$(json_num estimated_fpr /tmp/out)
 	echo "# blocked: estimated keys $est (truth $bn), estimated fpr $efpr"
 	check "blocked: estimated keys within 2% of $bn ($est)" \
 		awk -v e="${est:-0}" -v n=$bn 'BEGIN { d = (e - n) / n; exit !(d < 0.02 && d > -0.02) }'
@@ -50,7 +49,7 @@ run_blocked() {
 	check_exit 0 "blocked: the merged key is found" $b query blk only-in-2
 	$b create pln --bits "$bits" --hashes 6 >/dev/null
 	check_exit 2 "blocked: merge of a plain filter into a blocked one is refused" $b merge blk pln
-	if has "layouts differ" /tmp/err; then ok "blocked: the refusal says the layouts differ"; else not_ok "blocked: the refusal says the layouts differ"; fi
+	check "blocked: the refusal says the layouts differ" has "layouts differ" /tmp/err
 	check_exit 2 "blocked: --bits not whole blocks is refused" \
 		$b create blk3 --bits 1000 --hashes 3 --layout blocked
 

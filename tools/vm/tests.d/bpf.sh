@@ -24,11 +24,6 @@
 
 KBLOOM_CHECKS="$KBLOOM_CHECKS run_bpf"
 
-# bpf_counter NAME: counter NAME of `kbloom_xdp stats -j` in /tmp/bpf.stats.
-bpf_counter() {
-	sed -n "s/.*\"$1\": *\([0-9]*\).*/\1/p" /tmp/bpf.stats
-}
-
 # Real traffic: N UDP flows (source ports 20000 on), R datagrams each,
 # sent by sockets in the second namespace (kbloom_udpflows: pktgen's
 # shared skbs hit a BUG() in 6.1's generic XDP) to vb0, where the program
@@ -49,19 +44,19 @@ bpf_traffic() {
 	sed 's/^/# /' /tmp/bpf.stats
 	# Other packets cross vb0 too (ARP, IPv6 neighbour discovery and
 	# MLD from the namespace): each may be a flow of its own, never more.
-	x=$(($(bpf_counter passed) - N * R))
+	x=$(($(json_num passed /tmp/bpf.stats) - N * R))
 	pk_in "kfuncs traffic: $N new flows counted, plus at most the $x other packets'" \
-		"$(bpf_counter new_flows)" $N $((N + x))
+		"$(json_num new_flows /tmp/bpf.stats)" $N $((N + x))
 	pk_in "kfuncs traffic: $((N * (R - 1))) datagrams of flows seen before, plus at most the $x others" \
-		"$(bpf_counter seen_flows)" $((N * (R - 1))) $((N * (R - 1) + x))
-	pk_eq "kfuncs traffic: no error" "$(bpf_counter errors)" 0
+		"$(json_num seen_flows /tmp/bpf.stats)" $((N * (R - 1))) $((N * (R - 1) + x))
+	pk_eq "kfuncs traffic: no error" "$(json_num errors /tmp/bpf.stats)" 0
 	# The 5-tuple keys of the flows sent, as xt_bloom and bloomctl build
 	# them: the program's are the same bytes.
 	awk -v n=$N 'BEGIN {
 		for (i = 0; i < n; i++)
 			printf "041f0a6300020a63000111%04x0007\n", 20000 + i }' > /tmp/bpf.flows
 	pk_eq "kfuncs traffic: bloomctl finds every flow the program added" \
-		"$(pk_present xdpflows /tmp/bpf.flows)" $N
+		"$(present xdpflows /tmp/bpf.flows --hex)" $N
 	check_exit 0 "kfuncs traffic: bloomctl query --flow of one of them" \
 		bloomctl query xdpflows --key saddr,daddr,proto,sport,dport \
 		--flow 10.99.0.2,10.99.0.1,udp,20003,7

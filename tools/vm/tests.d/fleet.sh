@@ -82,8 +82,7 @@ run_fleet() {
 		sed 's/^/#   /' "$FL/nats.log" | tail -20
 		sed 's/^/#   /' /proc/net/tcp | head -10
 	fi
-	bloomctl destroy fl >/dev/null 2>&1
-	bloomctl destroy fl.fleet >/dev/null 2>&1
+	for f in fl fl.fleet; do bloomctl destroy "$f" >/dev/null 2>&1; done
 	check_exit 0 "fleet: create fl on the module" \
 		bloomctl create fl --capacity 2000 --fpr 0.01
 	check_exit 0 "fleet: template put fl (the module's shape and seed)" \
@@ -134,7 +133,6 @@ run_fleet() {
 		wait_for 30 fl_peer bloomctl-dyn query fl.fleet after-the-flood
 	fl_stop
 	sed 's/^/#   /' "$FL/vm.log" "$FL/peer.log" | tail -12
-	bloomctl destroy fl >/dev/null 2>&1
-	bloomctl destroy fl.fleet >/dev/null 2>&1
+	for f in fl fl.fleet; do bloomctl destroy "$f" >/dev/null 2>&1; done
 	rm -rf "$FL"
 }

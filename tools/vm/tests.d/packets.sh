@@ -38,13 +38,11 @@ if [ "${kbloom_packets_full:-}" = 1 ]; then PK_LITE=; fi
 PK_NS=			# pid of the process that holds the sender's netns
 PK_FILTERS=		# filters the tests created, destroyed at the end
 
-pk_note() { echo "# packets: $*"; }
-
 # pk_counts IPT CHAIN: the packet counters of CHAIN's rules into C1, C2...
 # (one iptables run: every process costs under the debug kernel).
 pk_counts() {
-	local num pkts rest i=1
-	while [ $i -le 12 ]; do eval "C$i="; i=$((i + 1)); done
+	local num pkts rest i
+	for i in $(seq 12); do eval "C$i="; done
 	$1 -L "$2" -v -x -n --line-numbers > /tmp/cnt 2>/dev/null
 	# shellcheck disable=SC2034 # pkts is read through eval
 	while read -r num pkts rest; do
@@ -59,9 +57,16 @@ pk_cnt() {
 }
 
 # pk_rules IPT: add the rules on stdin (iptables-save syntax, filter
-# table) in one iptables-restore --noflush.
+# table), then one that drops the rest of vb0's UDP, in one
+# iptables-restore --noflush. $PK_R starts a bloom rule on that traffic.
+PK_R="-A INPUT -i vb0 -p udp -m bloom"
 pk_rules() {
-	{ echo '*filter'; cat; echo COMMIT; } > /tmp/rules
+	{
+		echo '*filter'
+		cat
+		echo '-A INPUT -i vb0 -p udp -j DROP'
+		echo COMMIT
+	} > /tmp/rules
 	"$1"-restore --noflush < /tmp/rules
 }
 
@@ -79,10 +84,17 @@ pk_in() {
 	fi
 }
 
-# pk_create NAME BLOOMCTL-CREATE-ARGS...
+# pk_new DESCRIPTION GOT FILTER N: GOT new flows of N sent, FILTER's false
+# positives (pk_budget) aside.
+pk_new() {
+	pk_in "$1" "$2" $(($4 - $(pk_budget "$3" "$4" "$4"))) "$4"
+}
+
+# pk_create NAME BLOOMCTL-CREATE-ARGS...: NAME made anew.
 pk_create() {
 	local name=$1
 	shift
+	bloomctl destroy "$name" >/dev/null 2>&1
 	bloomctl create "$name" "$@" >/dev/null && PK_FILTERS="$PK_FILTERS $name"
 }
 
@@ -92,18 +104,15 @@ pk_create() {
 # budget 2 mu + 10 with probability under 1e-6 whatever mu (busybox awk
 # has no sqrt). fpr comes from bloomctl calc on the filter's real m and k.
 pk_budget() {
-	local m='' k='' l='' c=''
+	local m='' k='' l='' c='' p
 	read -r m < "/sys/kernel/bloom/filters/$1/bits"
 	read -r k < "/sys/kernel/bloom/filters/$1/hashes"
 	read -r l < "/sys/kernel/bloom/filters/$1/layout"
 	[ "$(cat "/sys/kernel/bloom/filters/$1/counting")" = 1 ] && c=--counting
 	# shellcheck disable=SC2086 # $c is one word or none
-	bloomctl -j calc --bits "$m" --hashes "$k" --capacity "$2" --layout "$l" $c |
-		awk -v q="$3" 'BEGIN { p = 1 }
-			match($0, /"fpr": *[0-9.eE+-]+/) {
-				p = substr($0, RSTART, RLENGTH); sub(/.*: */, "", p)
-			}
-			END { printf "%d\n", 2 * p * q + 10 }'
+	p=$(bloomctl -j calc --bits "$m" --hashes "$k" --capacity "$2" \
+		--layout "$l" $c | json_num fpr)
+	awk -v p="${p:-1}" -v q="$3" 'BEGIN { printf "%d\n", 2 * p * q + 10 }'
 }
 
 # pk_keys4 MODE START N: canonical IPv4 flow keys in hex, one per line, for
@@ -139,12 +148,6 @@ pk_ip4() {
 	echo "$(($1 >> 24 & 255)).$(($1 >> 16 & 255)).$(($1 >> 8 & 255)).$(($1 & 255))"
 }
 
-# pk_present FILTER FILE: how many of the hex keys in FILE test present.
-pk_present() {
-	bloomctl -j query "$1" --hex --count < "$2" 2>/dev/null |
-		sed -n 's/.*"present": *\([0-9]*\).*/\1/p'
-}
-
 # pk_pktgen COUNT SETTING...: send COUNT packets from the second namespace
 # through vb1 to vb0; sets PK_SENT and PK_PPS.
 pk_pktgen() {
@@ -177,18 +180,12 @@ pk_pktgen4() {
 		"udp_src_max 1234" "udp_dst_min 9" "udp_dst_max 9"
 }
 
-# Wait (up to ~10 s) until FILTER's sysfs "rules" reads WANT: rules deleted
-# through nf_tables are released after the commit, asynchronously.
+# pk_wait_rules FILTER WANT: wait (up to 10 s) until FILTER's sysfs "rules"
+# reads WANT (rules deleted through nf_tables are released after the
+# commit, asynchronously); print what it reads.
 pk_wait_rules() {
-	local i=0 x=
-	while :; do
-		x=
-		read -r x < "/sys/kernel/bloom/filters/$1/rules" 2>/dev/null
-		if [ "$x" = "$2" ] || [ "$i" -ge 100 ]; then break; fi
-		sleep 0.1
-		i=$((i + 1))
-	done
-	echo "$x"
+	wait_for 10 grep -qx "$2" "/sys/kernel/bloom/filters/$1/rules"
+	cat "/sys/kernel/bloom/filters/$1/rules" 2>/dev/null
 }
 
 # pk_release FILTER...: destroy each once no rule holds it.
@@ -200,29 +197,25 @@ pk_release() {
 	done
 }
 
+# pk_flush_all: no rule and no chain left, here and in the sender's namespace.
+# shellcheck disable=SC2086 # $n is a command of several words, or none
 pk_flush_all() {
-	local t
-	for t in iptables-legacy ip6tables-legacy iptables-nft ip6tables-nft; do
-		$t -F >/dev/null 2>&1
-		$t -X >/dev/null 2>&1
-	done
-	nft flush ruleset >/dev/null 2>&1
-	if [ -n "$PK_NS" ]; then
+	local t n
+	for n in "" ${PK_NS:+"nsenter -t $PK_NS -n"}; do
 		for t in iptables-legacy ip6tables-legacy iptables-nft ip6tables-nft; do
-			nsenter -t "$PK_NS" -n $t -F >/dev/null 2>&1
+			$n $t -F >/dev/null 2>&1
+			$n $t -X >/dev/null 2>&1
 		done
-		nsenter -t "$PK_NS" -n nft flush ruleset >/dev/null 2>&1
-	fi
+		$n nft flush ruleset >/dev/null 2>&1
+	done
 }
 
 pk_setup() {
-	if [ ! -f "$L/xt_bloom.ko" ]; then
-		ok "packets # SKIP no xt_bloom.ko in the initramfs"; return 1
-	fi
-	if [ ! -x /usr/sbin/xtables-legacy-multi ] || [ ! -x /usr/sbin/xtables-nft-multi ] ||
-	   [ ! -f "$PK_XTLIB/libxt_bloom.so" ]; then
-		ok "packets # SKIP no iptables or libxt_bloom.so in the initramfs"; return 1
-	fi
+	missing=
+	for f in "$L/xt_bloom.ko" /usr/sbin/xtables-legacy-multi \
+		 /usr/sbin/xtables-nft-multi "$PK_XTLIB/libxt_bloom.so"; do
+		[ -e "$f" ] || missing="$missing ${f##*/}"
+	done
 	if [ -f "$L/modules.order" ]; then
 		while read -r m; do
 			# The benchmark loads xt_recent itself, sized to its flows.
@@ -230,14 +223,14 @@ pk_setup() {
 			insmod "$m" 2>/dev/null
 		done < "$L/modules.order"
 	fi
-	missing=
 	for s in ipt_do_table ip6t_do_table nft_match_eval veth_xmit ipv6_find_hdr; do
 		grep -qw "$s" /proc/kallsyms || missing="$missing $s"
 	done
 	[ -d /proc/net/pktgen ] || missing="$missing pktgen"
 	[ -e /proc/self/ns/user ] || missing="$missing user-namespaces"
 	if [ -n "$missing" ]; then
-		ok "packets # SKIP the kernel lacks:$missing"; return 1
+		ok "packets # SKIP the initramfs or the kernel lacks:$missing"
+		return 1
 	fi
 	if ! insmod "$L/xt_bloom.ko"; then
 		not_ok "insmod xt_bloom.ko"; return 1
@@ -272,22 +265,6 @@ pk_setup() {
 	PK_MAC=$(cat /sys/class/net/vb0/address)
 	check "veth pair into a second network namespace" \
 		sh -c "nsenter -t $PK_NS -n ping -c 1 -W 5 10.99.0.1 >/dev/null"
-
-	# Can filters use either hash scheme (create --hash siphash|jhash)?
-	PK_JHASH=
-	if bloomctl create hashprobe --capacity 100 --fpr 0.01 --hash jhash >/dev/null 2>&1; then
-		PK_JHASH="--hash jhash"
-		bloomctl destroy hashprobe
-	fi
-	# Does bloomctl build flow keys itself (--key FIELDS --flow VALUES)?
-	PK_FLOW=
-	pk_create flowprobe --capacity 100 --fpr 0.01
-	if bloomctl add flowprobe --key saddr,dport --flow 10.1.0.1,9 >/dev/null 2>&1; then
-		PK_FLOW=1
-	else
-		pk_note "bloomctl has no --key/--flow: filters are filled with --hex and the canonical bytes"
-	fi
-	return 0
 }
 
 # A windowed filter under a rule, unchanged: N flows (sources 10.2.0.1 on)
@@ -297,35 +274,28 @@ pk_setup() {
 # so the counts do not depend on the VM's speed.
 pk_window4() { # IPT BACKEND
 	ipt=$1 be=$2 N=$((PK_FLOWS / 2 * 2)) s0=167903233	# 10.2.0.1
-	bloomctl destroy wflows4 >/dev/null 2>&1
 	if ! pk_create wflows4 --capacity $N --fpr 0.01 --window 0 --generations 2; then
 		not_ok "$be: create a windowed filter for the match"
 		return
 	fi
 	pk_rules "$ipt" <<-EOF
-	-A INPUT -i vb0 -p udp -m bloom --name wflows4 --key saddr,dport ! --test-and-add
-	-A INPUT -i vb0 -p udp -j DROP
+	$PK_R --name wflows4 --key saddr,dport ! --test-and-add
 	EOF
 	check "$be: a rule on a windowed filter" [ $? -eq 0 ]
 	# Two generations: twice one generation's false positives.
 	b=$((2 * $(pk_budget wflows4 $N $N)))
-	# Send COUNT packets of the N flows; the rule's count into C1.
-	pk_window_send() {
-		pk_pktgen4 "$1" $s0 $N
-		pk_counts "$ipt" INPUT
-	}
-	pk_window_send $((2 * N))
-	c1=$C1
+	pk_pktgen4 $((2 * N)) $s0 $N
+	c1=$(pk_cnt "$ipt" INPUT 1)
 	pk_in "$be: windowed filter: $N flows sent twice are $N new flows" "$c1" $((N - b)) $N
 	bloomctl rotate wflows4
-	pk_window_send "$N"
-	c2=$C1
+	pk_pktgen4 "$N" $s0 $N
+	c2=$(pk_cnt "$ipt" INPUT 1)
 	pk_in "$be: after one rotation of two, every flow is still known" \
 		"$((c2 - c1))" 0 0
 	bloomctl rotate wflows4
 	bloomctl rotate wflows4
-	pk_window_send "$N"
-	c3=$C1
+	pk_pktgen4 "$N" $s0 $N
+	c3=$(pk_cnt "$ipt" INPUT 1)
 	pk_in "$be: two rotations after their last packet, the $N flows are new again" \
 		"$((c3 - c2))" $((N - b)) $N
 	"$ipt" -F INPUT
@@ -338,63 +308,49 @@ pk_traffic4() { # IPT BACKEND
 	ipt=$1 be=$2 N=$((PK_FLOWS / 2 * 2)) R=3
 	T=$((N * R)) H=$((N / 2)) s0=167837697	# 10.1.0.1
 	n24=$((((s0 + N - 1) >> 8) - (s0 >> 8) + 1))
-	for f in flows4 cflows4 jflows4 pfx4 dst4 allow4 cnt4 add4; do bloomctl destroy $f >/dev/null 2>&1; done
 	pk_create flows4 --capacity $N --fpr 0.01
 	pk_create cflows4 --capacity $N --fpr 0.01 --counting
-	# shellcheck disable=SC2086 # PK_JHASH is "--hash jhash" (two words) or empty
-	pk_create jflows4 --capacity $N --fpr 0.01 $PK_JHASH
-	pk_create pfx4 --capacity 100 --fpr 0.001
-	pk_create dst4 --capacity 100 --fpr 0.001
+	pk_create jflows4 --capacity $N --fpr 0.01 --hash jhash
+	for f in pfx4 dst4; do pk_create $f --capacity 100 --fpr 0.001; done
 	# Blocked filters: the match works on either layout.
 	pk_create allow4 --capacity $N --fpr 0.001 --layout blocked
 	pk_create cnt4 --capacity $((N * 50)) --fpr 0.0001 --counting --layout blocked
 	pk_create add4 --capacity $N --fpr 0.01
 	# The allow-list: the first half of the flows, by saddr,dport.
 	pk_keys4 sd $s0 $H > /tmp/allow4.hex
-	if [ -n "$PK_FLOW" ]; then
-		i=0
-		while [ $i -lt 16 ]; do
-			bloomctl add allow4 --key saddr,dport --flow "$(pk_ip4 $((s0 + i))),9" >/dev/null
-			i=$((i + 1))
-		done
-		sed 1,16d /tmp/allow4.hex | bloomctl add allow4 --hex
-		check "$be: bloomctl --flow builds the kernel's bytes (16 flows added with --flow found by --hex)" \
-			[ "$(head -16 /tmp/allow4.hex > /tmp/a16.hex; pk_present allow4 /tmp/a16.hex)" = 16 ]
-	else
-		bloomctl add allow4 --hex < /tmp/allow4.hex
-	fi
+	for i in $(seq 0 15); do
+		bloomctl add allow4 --key saddr,dport --flow "$(pk_ip4 $((s0 + i))),9" >/dev/null
+	done
+	sed 1,16d /tmp/allow4.hex | bloomctl add allow4 --hex
+	check "$be: bloomctl --flow builds the kernel's bytes (16 flows added with --flow found by --hex)" \
+		[ "$(head -16 /tmp/allow4.hex > /tmp/a16.hex; present allow4 /tmp/a16.hex --hex)" = 16 ]
 	pk_keys4 s $s0 $H | bloomctl add cnt4 --hex
 
-	r="-A INPUT -i vb0 -p udp -m bloom"
 	pk_rules "$ipt" <<-EOF
-	$r --name flows4 --key saddr,daddr,proto,sport,dport ! --test-and-add
-	$r --name flows4 --key dport,sport,proto,daddr,saddr --test
-	$r --name cflows4 --key saddr,daddr,proto,sport,dport ! --test-and-add
-	$r --name pfx4 --key saddr --src-prefix 24 ! --test-and-add
-	$r --name dst4 --key daddr,dport --dst-prefix 16 ! --test-and-add
-	$r --name allow4 --key saddr,dport --test
-	$r --name cnt4 --key saddr --remove
-	$r --name add4 --key saddr --add
-	$r --name jflows4 --key saddr,daddr,proto,sport,dport ! --test-and-add
-	-A INPUT -i vb0 -p udp -j DROP
+	$PK_R --name flows4 --key saddr,daddr,proto,sport,dport ! --test-and-add
+	$PK_R --name flows4 --key dport,sport,proto,daddr,saddr --test
+	$PK_R --name cflows4 --key saddr,daddr,proto,sport,dport ! --test-and-add
+	$PK_R --name pfx4 --key saddr --src-prefix 24 ! --test-and-add
+	$PK_R --name dst4 --key daddr,dport --dst-prefix 16 ! --test-and-add
+	$PK_R --name allow4 --key saddr,dport --test
+	$PK_R --name cnt4 --key saddr --remove
+	$PK_R --name add4 --key saddr --add
+	$PK_R --name jflows4 --key saddr,daddr,proto,sport,dport ! --test-and-add
 	EOF
 	check "$be: ten IPv4 rules added (iptables-restore --noflush)" [ $? -eq 0 ]
 	check "$be: sysfs rules counts the two rules on flows4" [ "$(pk_wait_rules flows4 2)" = 2 ]
 
 	pk_pktgen4 $T $s0 $N
-	pk_note "$be IPv4: pktgen sent $PK_SENT packets ($N flows x $R) through 9 bloom rules at $PK_PPS packets/s"
+	echo "# packets: $be IPv4: pktgen sent $PK_SENT packets ($N flows x $R) through 9 bloom rules at $PK_PPS packets/s"
 	pk_eq "$be: pktgen sent $T packets" "$PK_SENT" $T
 	pk_counts "$ipt" INPUT
 	pk_eq "$be: every packet reached the last rule (none lost)" "$C10" $T
-	b=$(pk_budget flows4 $N $N)
-	pk_in "$be: ! --test-and-add matched each of $N new flows once (minus false positives)" \
-		"$C1" $((N - b)) $N
+	pk_new "$be: ! --test-and-add matched each of $N new flows once (minus false positives)" \
+		"$C1" flows4 $N
 	pk_eq "$be: --test right after matched every packet (no false negative; --key order is irrelevant)" \
 		"$C2" $T
-	b=$(pk_budget cflows4 $N $N)
-	pk_in "$be: counting filter, ! --test-and-add: $N new flows" "$C3" $((N - b)) $N
-	pk_in "$be: --src-prefix 24: $n24 new /24 sources" "$C4" \
-		$((n24 - $(pk_budget pfx4 $n24 $n24))) $n24
+	pk_new "$be: counting filter, ! --test-and-add: $N new flows" "$C3" cflows4 $N
+	pk_new "$be: --src-prefix 24: $n24 new /24 sources" "$C4" pfx4 $n24
 	pk_eq "$be: --dst-prefix 16, daddr,dport: 1 new key" "$C5" 1
 	b=$(pk_budget allow4 $H $H)
 	c=$C6
@@ -405,20 +361,17 @@ pk_traffic4() { # IPT BACKEND
 	pk_in "$be: --remove matched the first packet of each of the $H flows in the counting filter" \
 		"$C7" $((H - b)) $((H + b))
 	pk_keys4 s $s0 $H > /tmp/cnt4.hex
-	pk_in "$be: ... which are now absent from it" "$(pk_present cnt4 /tmp/cnt4.hex)" 0 "$b"
+	pk_in "$be: ... which are now absent from it" "$(present cnt4 /tmp/cnt4.hex --hex)" 0 "$b"
 	pk_eq "$be: --add always matches" "$C8" $T
-	b=$(pk_budget jflows4 $N $N)
-	pk_in "$be: ${PK_JHASH:-default hash} filter, ! --test-and-add: $N new flows" "$C9" $((N - b)) $N
+	pk_new "$be: --hash jhash filter, ! --test-and-add: $N new flows" "$C9" jflows4 $N
 	pk_keys4 s $s0 $N > /tmp/add4.hex
-	pk_eq "$be: bloomctl finds every source the kernel added (--add)" "$(pk_present add4 /tmp/add4.hex)" $N
+	pk_eq "$be: bloomctl finds every source the kernel added (--add)" "$(present add4 /tmp/add4.hex --hex)" $N
 	pk_keys4 5t $s0 $N > /tmp/flows4.hex
 	pk_eq "$be: bloomctl finds every flow the kernel saw (! --test-and-add)" \
-		"$(pk_present flows4 /tmp/flows4.hex)" $N
-	if [ -n "$PK_FLOW" ]; then
-		check_exit 0 "$be: bloomctl query --flow of a flow the kernel saw" \
-			bloomctl query flows4 --key saddr,daddr,proto,sport,dport \
-			--flow "$(pk_ip4 $((s0 + 7))),10.99.0.1,17,1234,9"
-	fi
+		"$(present flows4 /tmp/flows4.hex --hex)" $N
+	check_exit 0 "$be: bloomctl query --flow of a flow the kernel saw" \
+		bloomctl query flows4 --key saddr,daddr,proto,sport,dport \
+		--flow "$(pk_ip4 $((s0 + 7))),10.99.0.1,17,1234,9"
 	$ipt -F INPUT
 	pk_release flows4 cflows4 jflows4 pfx4 dst4 allow4 cnt4 add4
 }
@@ -428,51 +381,43 @@ pk_traffic6() { # IP6T BACKEND
 	# shellcheck disable=SC2017 # / 4 * 2: an even number of flows on purpose
 	ipt=$1 be=$2 N=$((PK_FLOWS / 4 * 2)) R=2
 	T=$((N * R)) H=$((N / 2)) p0=10000
-	for f in flows6 pfx6 allow6 fragnew fragz fragp; do bloomctl destroy $f >/dev/null 2>&1; done
 	pk_create flows6 --capacity $N --fpr 0.01
 	pk_create pfx6 --capacity 100 --fpr 0.001
 	pk_create allow6 --capacity $N --fpr 0.001
 	pk_keys6 ss $p0 $H | bloomctl add allow6 --hex
-	r="-A INPUT -i vb0 -p udp -m bloom"
 	pk_rules "$ipt" <<-EOF
-	$r --name flows6 --key saddr,proto,sport,dport ! --test-and-add
-	$r --name flows6 --key saddr,proto,sport,dport --test
-	$r --name pfx6 --key saddr,daddr --src-prefix 64 --dst-prefix 48 ! --test-and-add
-	$r --name allow6 --key saddr,sport --test
-	-A INPUT -i vb0 -p udp -j DROP
+	$PK_R --name flows6 --key saddr,proto,sport,dport ! --test-and-add
+	$PK_R --name flows6 --key saddr,proto,sport,dport --test
+	$PK_R --name pfx6 --key saddr,daddr --src-prefix 64 --dst-prefix 48 ! --test-and-add
+	$PK_R --name allow6 --key saddr,sport --test
 	EOF
 	check "$be: five IPv6 rules added (ip6tables-restore --noflush)" [ $? -eq 0 ]
 	pk_pktgen $T "pkt_size 96" "dst6 fd00::1" "src6 fd00::2" "udp_src_min $p0" \
 		"udp_src_max $((p0 + N))" "udp_dst_min 9" "udp_dst_max 9"
-	pk_note "$be IPv6: pktgen sent $PK_SENT packets ($N flows x $R) through 4 bloom rules at $PK_PPS packets/s"
+	echo "# packets: $be IPv6: pktgen sent $PK_SENT packets ($N flows x $R) through 4 bloom rules at $PK_PPS packets/s"
 	pk_counts "$ipt" INPUT
 	pk_eq "$be: IPv6: every packet reached the last rule" "$C5" $T
-	b=$(pk_budget flows6 $N $N)
-	pk_in "$be: IPv6 ! --test-and-add: $N new flows" "$C1" $((N - b)) $N
+	pk_new "$be: IPv6 ! --test-and-add: $N new flows" "$C1" flows6 $N
 	pk_eq "$be: IPv6 --test matched every packet" "$C2" $T
 	pk_eq "$be: IPv6 --src-prefix 64 --dst-prefix 48: 1 new key" "$C3" 1
 	b=$(pk_budget allow6 $H $H)
 	pk_in "$be: IPv6 filter filled from userspace matches its $H flows" \
 		"$C4" $((R * H)) $((R * (H + b)))
 	pk_keys6 4f $p0 $N > /tmp/flows6.hex
-	pk_eq "$be: bloomctl finds every IPv6 flow the kernel saw" "$(pk_present flows6 /tmp/flows6.hex)" $N
+	pk_eq "$be: bloomctl finds every IPv6 flow the kernel saw" "$(present flows6 /tmp/flows6.hex --hex)" $N
 	$ipt -F INPUT
 
 	# A 3000-byte UDP datagram (traceroute6's probe) leaves in fragments;
 	# INPUT sees each one (IPv6 reassembles after it). The first carries
 	# the ports; the rest key as UDP with ports 0; all key as UDP, found
 	# after the fragment header.
-	pk_create fragnew --capacity 100 --fpr 0.001
-	pk_create fragz --capacity 100 --fpr 0.001
-	pk_create fragp --capacity 100 --fpr 0.001
+	for f in fragnew fragz fragp; do pk_create $f --capacity 100 --fpr 0.001; done
 	bloomctl add fragz --hex 061c1100000000
 	bloomctl add fragp --hex 060411
-	r="-A INPUT -i vb0 -p udp -m bloom"
 	pk_rules "$ipt" <<-EOF
-	$r --name fragnew --key proto,sport,dport ! --test-and-add
-	$r --name fragz --key proto,sport,dport --test
-	$r --name fragp --key proto --test
-	-A INPUT -i vb0 -p udp -j DROP
+	$PK_R --name fragnew --key proto,sport,dport ! --test-and-add
+	$PK_R --name fragz --key proto,sport,dport --test
+	$PK_R --name fragp --key proto --test
 	EOF
 	check "$be: fragment rules added" [ $? -eq 0 ]
 	nsenter -t "$PK_NS" -n traceroute6 -n -q 1 -m 1 -w 1 -p 7000 fd00::1 3000 >/dev/null 2>&1
@@ -508,9 +453,7 @@ pk_roundtrip() { # IPT IP6T BACKEND
 	EOF
 	# iptables-nft warns on stdout when legacy tables exist too.
 	$ipt -S BLRT 2>&1 | grep -v '^#' > /tmp/rt.got
-	if cmp -s /tmp/rt.want /tmp/rt.got; then ok "$be: iptables -S prints the rules canonically"; else
-		not_ok "$be: iptables -S prints the rules canonically"; diff /tmp/rt.want /tmp/rt.got | sed 's/^/#   /'
-	fi
+	check_same "$be: iptables -S prints the rules canonically" /tmp/rt.want /tmp/rt.got
 	$ip6t -N BLRT
 	$ip6t -A BLRT -m bloom --name rt --key saddr,daddr --src-prefix 64 --dst-prefix 128 --test
 	$ip6t -A BLRT -m bloom --name rt --key daddr,dport --dst-prefix 0 ! --test-and-add
@@ -520,9 +463,7 @@ pk_roundtrip() { # IPT IP6T BACKEND
 	-A BLRT -m bloom --name rt --key daddr,dport --dst-prefix 0 ! --test-and-add
 	EOF
 	$ip6t -S BLRT 2>&1 | grep -v '^#' > /tmp/rt6.got
-	if cmp -s /tmp/rt6.want /tmp/rt6.got; then ok "$be: ip6tables -S prints the rules canonically"; else
-		not_ok "$be: ip6tables -S prints the rules canonically"; diff /tmp/rt6.want /tmp/rt6.got | sed 's/^/#   /'
-	fi
+	check_same "$be: ip6tables -S prints the rules canonically" /tmp/rt6.want /tmp/rt6.got
 	if [ "$be" = iptables-nft ]; then
 		nft list ruleset 2>/dev/null | grep bloom | head -1 | sed 's/^[[:space:]]*/# packets: nft list ruleset: /'
 		check "$be: nft list ruleset shows the xt match" sh -c 'nft list ruleset 2>/dev/null | grep -q bloom'
@@ -534,11 +475,11 @@ pk_roundtrip() { # IPT IP6T BACKEND
 	check_exit 0 "$be: ip6tables-restore reads ip6tables-save's output" "$ip6t"-restore /tmp/rt6.save
 	$ipt -S BLRT 2>&1 | grep -v '^#' > /tmp/rt.got2
 	$ip6t -S BLRT 2>&1 | grep -v '^#' > /tmp/rt6.got2
-	check "$be: the rules survive save/restore exactly (IPv4)" cmp -s /tmp/rt.want /tmp/rt.got2
-	check "$be: the rules survive save/restore exactly (IPv6)" cmp -s /tmp/rt6.want /tmp/rt6.got2
+	check_same "$be: the rules survive save/restore exactly (IPv4)" /tmp/rt.want /tmp/rt.got2
+	check_same "$be: the rules survive save/restore exactly (IPv6)" /tmp/rt6.want /tmp/rt6.got2
 	"$ipt"-save 2>/dev/null | grep '^-A BLRT' > /tmp/rt.save2
-	grep '^-A BLRT' /tmp/rt.save | cmp -s - /tmp/rt.save2
-	check "$be: iptables-save prints the same after the round trip" [ $? -eq 0 ]
+	grep '^-A BLRT' /tmp/rt.save > /tmp/rt.save1
+	check_same "$be: iptables-save prints the same after the round trip" /tmp/rt.save1 /tmp/rt.save2
 	check_exit 0 "$be: iptables -C finds a rule written differently" \
 		"$ipt" -C BLRT -s 10.0.0.0/8 -m bloom --name rt --key dport,saddr --src-prefix 24 --test
 	check_exit 1 "$be: iptables -C tells a different mode apart" \
@@ -557,17 +498,18 @@ pk_roundtrip() { # IPT IP6T BACKEND
 }
 
 # pk_refused EXIT-CODE DESCRIPTION MESSAGE COMMAND...: COMMAND exits
-# EXIT-CODE (any non-zero if "!") and its stderr has MESSAGE.
+# EXIT-CODE and its stderr has MESSAGE.
 pk_refused() {
-	want=$1 d=$2 msg=$3; shift 3
-	"$@" >/tmp/out 2>/tmp/err; got=$?
-	if { [ "$want" = "!" ] && [ $got -ne 0 ]; } || [ "$got" = "$want" ]; then
-		if grep -q -- "$msg" /tmp/err; then ok "$d"; else
-			not_ok "$d (stderr lacks '$msg')"; sed 's/^/#   /' /tmp/err | head -5
-		fi
-	else
-		not_ok "$d (exit $got, want $want)"; sed 's/^/#   /' /tmp/err | head -5
+	want=$1 d=$2 msg=$3
+	shift 3
+	"$@" >/tmp/out 2>/tmp/err
+	got=$?
+	if [ "$got" = "$want" ] && grep -q -- "$msg" /tmp/err; then
+		ok "$d"
+		return
 	fi
+	not_ok "$d (exit $got, want $want, with '$msg')"
+	sed 's/^/#   /' /tmp/err | head -5
 }
 
 # pk_kernel_refuses BACKEND WHAT LOGLINE COMMAND...: COMMAND fails and the
@@ -633,27 +575,24 @@ pk_refusals_kernel() { # IPT IP6T BACKEND
 		'filter "plain" is not a counting filter: --remove needs one' \
 		unshare -m sh -c "umount -l /sys && exec $ip6t $r --name plain --key saddr --remove"
 	# The test build of the extension passes anything on: the kernel's
-	# own checks refuse it, each with its reason in the log.
-	if [ -f "$L/xt-unchecked/libxt_bloom.so" ]; then
-		u="env XTABLES_LIBDIR=$L/xt-unchecked:$PK_XTLIB"
-		kn=kchk_${be#iptables-}
-		pk_kernel_refuses "$be" "unknown field bits" "filter \"$kn\": unknown key fields 0x20" \
-			$u "$ipt" $r --name "$kn" --key 0x20 --test
-		pk_kernel_refuses "$be" "no field" "filter \"$kn\": unknown key fields 0" \
-			$u "$ipt" $r --name "$kn" --key 0x0 --test
-		pk_kernel_refuses "$be" "--src-prefix 33" "filter \"$kn\": prefix 33 out of range 0-32" \
-			$u "$ipt" $r --name "$kn" --key saddr --src-prefix 33 --test
-		pk_kernel_refuses "$be" "ip6tables --dst-prefix 129" "filter \"$kn\": prefix 129 out of range 0-128" \
-			$u "$ip6t" $r --name "$kn" --key daddr --dst-prefix 129 --test
-		pk_kernel_refuses "$be" "a prefix for an address not in the key" \
-			"filter \"$kn\": a prefix for an address the key does not have" \
-			$u "$ipt" $r --name "$kn" --key daddr --src-prefix 8 --test
-		pk_kernel_refuses "$be" "! --add" "filter \"$kn\": bad flags 0x1" \
-			$u "$ipt" $r --name "$kn" --key saddr ! --add
-		pk_kernel_refuses "$be" "a name without its NUL (32 characters)" \
-			"filter name too long (at most 31 characters)" \
-			$u "$ipt" $r --name abcdefghijklmnopqrstuvwxyz012345 --key saddr --test
-	fi
+	# own checks refuse it, each with its reason in the log. A line each:
+	# 4 or 6, what is refused, the log line, the rule's options.
+	[ -f "$L/xt-unchecked/libxt_bloom.so" ] || return 0
+	kn=kchk_${be#iptables-}
+	while IFS='|' read -r v what line opts; do
+		t=$ipt
+		[ "$v" = 6 ] && t=$ip6t
+		pk_kernel_refuses "$be" "$what" "$line" env \
+			XTABLES_LIBDIR="$L/xt-unchecked:$PK_XTLIB" "$t" $r $opts </dev/null
+	done <<-EOF
+	4|unknown field bits|filter "$kn": unknown key fields 0x20|--name $kn --key 0x20 --test
+	4|no field|filter "$kn": unknown key fields 0|--name $kn --key 0x0 --test
+	4|--src-prefix 33|filter "$kn": prefix 33 out of range 0-32|--name $kn --key saddr --src-prefix 33 --test
+	6|ip6tables --dst-prefix 129|filter "$kn": prefix 129 out of range 0-128|--name $kn --key daddr --dst-prefix 129 --test
+	4|a prefix for an address not in the key|filter "$kn": a prefix for an address the key does not have|--name $kn --key daddr --src-prefix 8 --test
+	4|! --add|filter "$kn": bad flags 0x1|--name $kn --key saddr ! --add
+	4|a name without its NUL (32 characters)|filter name too long (at most 31 characters)|--name abcdefghijklmnopqrstuvwxyz012345 --key saddr --test
+	EOF
 }
 
 # Rules in the second namespace: root (CAP_NET_ADMIN in the initial user
@@ -729,7 +668,7 @@ pk_shapes() { # IPT IP6T BACKEND
 		[ "$(cat /sys/kernel/bloom/filters/shw/hash_scheme)" = 1 ]'
 	"$ipt"-save 2>/dev/null | grep -- '-A SHP' > /tmp/sh.saved
 	grep -- '-A SHP' /tmp/sh.rules > /tmp/sh.want
-	check "$be: iptables-save prints the shapes as given" cmp -s /tmp/sh.want /tmp/sh.saved
+	check_same "$be: iptables-save prints the shapes as given" /tmp/sh.want /tmp/sh.saved
 	{ echo '*filter'; echo ':SHP - [0:0]'; cat /tmp/sh.saved; echo COMMIT; } > /tmp/sh.restore
 	"$ipt" -F SHP; "$ipt" -X SHP
 	check "$be: the filters went with their last rules" pk_gone shp
@@ -822,19 +761,13 @@ pk_bench() { # FLOWS
 
 	# kbloom: one test-and-add per packet, with each hash scheme.
 	for h in siphash jhash; do
-		[ $h = siphash ] || [ -n "$PK_JHASH" ] || continue
-		if [ -n "$PK_JHASH" ]; then
-			pk_create bench_$h --capacity "$F" --fpr 0.01 --hash $h
-		else
-			pk_create bench_$h --capacity "$F" --fpr 0.01
-		fi
+		pk_create bench_$h --capacity "$F" --fpr 0.01 --hash $h
 		$ipt -A INPUT -i vb0 -p udp -m bloom --name bench_$h --key saddr,dport ! --test-and-add
 		$ipt -A INPUT -i vb0 -p udp -j DROP
 		pk_bench_rule "bloom $h" "$F"
 		read -r bmem < /sys/kernel/bloom/filters/bench_$h/memory_bytes
-		b=$(pk_budget bench_$h "$F" "$F")
-		pk_in "bench: bloom ($h) counted $F new flows (minus false positives)" \
-			"$(pk_cnt $ipt INPUT 1)" $((F - b)) "$F"
+		pk_new "bench: bloom ($h) counted $F new flows (minus false positives)" \
+			"$(pk_cnt $ipt INPUT 1)" bench_$h "$F"
 		echo "# bench: bloom $h: memory $bmem bytes ($((bmem * 100 / F)) bytes per 100 flows)"
 		$ipt -F INPUT
 		pk_release bench_$h
@@ -915,15 +848,14 @@ pk_demo() { # [FLOWS]
 	# trapezoid rule on ten segments (busybox awk has no exp()).
 	read -r m < /sys/kernel/bloom/filters/flows/bits
 	read -r k < /sys/kernel/bloom/filters/flows/hashes
-	loss=0 fa=0 i=1
-	while [ $i -le 10 ]; do
+	loss=0 fa=0
+	for i in $(seq 10); do
 		b=$((F * i / 10))
 		fb=$(bloomctl -j calc --bits "$m" --hashes "$k" --capacity "$b" |
-		     sed -n 's/.*"fpr": *\([0-9.eE+-]*\).*/\1/p')
+		     json_num fpr)
 		loss=$(awk -v l="$loss" -v a="$fa" -v b="$fb" -v w=$((F / 10)) \
 		       'BEGIN { printf "%.3f", l + w * (a + b) / 2 }')
 		fa=$fb
-		i=$((i + 1))
 	done
 	echo "== new flows counted by the rule: $C1; truth: $F; missed: $((F - C1)); expected false-positive loss: about $loss"
 	iptables -F INPUT

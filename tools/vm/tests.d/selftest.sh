@@ -8,16 +8,14 @@
 # Each binary runs through tap_run (faults.sh): its "ok N fixture.case"
 # lines are counted by the host between "# TAP-BEGIN"/"# TAP-END", which
 # checks its plan ("1..N", printed first by the harness) against them; it
-# must exit 0. Without tap_run, check on the exit status.
+# must exit 0.
 
 # st_run BINARY DESCRIPTION: one selftest binary through tap_run.
 st_run() {
-	if [ ! -x "/bin/$1" ]; then
-		echo "# $1: not in this VM"
-	elif type tap_run >/dev/null 2>&1; then
+	if [ -x "/bin/$1" ]; then
 		tap_run "$1" "$2" "$1"
 	else
-		"$1"; check "$2" [ $? -eq 0 ]
+		echo "# $1: not in this VM"
 	fi
 }
 

@@ -16,11 +16,6 @@ sd_cleanup() {
 	for f in sda sdc sdw sdb; do bloomctl destroy "$f" >/dev/null 2>&1; done
 }
 
-# sd_image NAME FILE: the filter's image now, for comparisons.
-sd_image() {
-	bloomctl save "$1" "$2" >/dev/null
-}
-
 run_statedir() {
 	sd_dir=/tmp/kbloom-state
 	sd_cleanup
@@ -43,8 +38,8 @@ run_statedir() {
 	bloomctl add sdw windowed-key >/dev/null
 	bloomctl query sda --file /tmp/sd-keys > /tmp/sd-q1
 	bloomctl query sda --file /tmp/sd-other > /tmp/sd-o1
-	sd_image sda /tmp/sd-a1.img
-	sd_image sdc /tmp/sd-c1.img
+	bloomctl save sda /tmp/sd-a1.img >/dev/null
+	bloomctl save sdc /tmp/sd-c1.img >/dev/null
 	check_exit 0 "statedir: save --all" bloomctl save --all "$sd_dir"
 	check "statedir: an image for each filter" \
 		test -f "$sd_dir"/sda.kbloom -a -f "$sd_dir"/sdc.kbloom -a -f "$sd_dir"/sdw.kbloom
@@ -63,12 +58,12 @@ run_statedir() {
 		sh -c 'bloomctl query sda --file /tmp/sd-keys | cmp -s - /tmp/sd-q1'
 	check "statedir: ...and for keys it never had" \
 		sh -c 'bloomctl query sda --file /tmp/sd-other | cmp -s - /tmp/sd-o1'
-	sd_image sda /tmp/sd-a2.img
-	sd_image sdc /tmp/sd-c2.img
-	check "statedir: the plain filter is restored byte for byte" \
-		cmp -s /tmp/sd-a1.img /tmp/sd-a2.img
-	check "statedir: the counting filter is restored exactly" \
-		cmp -s /tmp/sd-c1.img /tmp/sd-c2.img
+	bloomctl save sda /tmp/sd-a2.img >/dev/null
+	bloomctl save sdc /tmp/sd-c2.img >/dev/null
+	check_same "statedir: the plain filter is restored byte for byte" \
+		/tmp/sd-a1.img /tmp/sd-a2.img
+	check_same "statedir: the counting filter is restored exactly" \
+		/tmp/sd-c1.img /tmp/sd-c2.img
 	# A key lives at least W - W/G = 6 s: past that (a machine took that
 	# long to save and restore), its absence proves nothing.
 	bloomctl query sdw windowed-key >/tmp/out 2>&1
@@ -84,7 +79,6 @@ run_statedir() {
 	while [ $(($(now_ms) - t0)) -lt 13000 ]; do sleep 0.2; done
 	check_exit 1 "statedir: ...and gone by its add + W, downtime included" \
 		bloomctl query sdw windowed-key
-
 
 	# A file system that is full, then read-only: the save fails, the
 	# previous images stay whole and load.
