@@ -40,31 +40,16 @@ trap 'rm -rf "$tmp"' EXIT
 
 # shellcheck source=tools/lib-tap.sh
 . "$(dirname "$0")/../lib-tap.sh"
-
-# check DESC COMMAND...: ok if COMMAND succeeds.
-check() {
-	local desc=$1
-
-	shift
-	"$@"
-	result $? "$desc"
-}
+tap_out=$tmp/out
+tap_err=$tmp/err
 
 # run ARGS...: run bloomctl, leaving stdout, stderr and status in
-# $tmp/out, $tmp/err and $rc. Standard input is whatever the caller gives:
-# redirect it, not pipe it, as the counters must not live in a subshell.
+# $tmp/out, $tmp/err and $rc (lib-tap's expect, out_has and err_has read
+# them). Standard input is whatever the caller gives: redirect it, not
+# pipe it, as the counters must not live in a subshell.
 run() {
 	"$BLOOMCTL" "$@" >"$tmp/out" 2>"$tmp/err"
 	rc=$?
-}
-
-# expect RC DESC ARGS...: run (or $runner: fake), check the exit status.
-expect() {
-	local want=$1 desc=$2
-
-	shift 2
-	"${runner:-run}" "$@"
-	check "$desc (exit $want, got $rc)" [ "$rc" = "$want" ]
 }
 
 # refused DESC MESSAGE ARGS...: expect 2, then err_has MESSAGE.
@@ -83,15 +68,6 @@ prints() {
 	shift 3
 	expect "$want" "$desc" "$@"
 	out_has "$text" "$desc: prints '${text//$tmp\//}'"
-}
-
-# out_has / err_has TEXT DESC: fixed-string search of the last run's output.
-out_has() {
-	check "$2" grep -qF -- "$1" "$tmp/out"
-}
-
-err_has() {
-	check "$2" grep -qF -- "$1" "$tmp/err"
 }
 
 # lacks out|err|log|strace PATTERN DESC: no line of that output of the

@@ -83,15 +83,6 @@ else
 	result 1 "blocks-check.c builds"
 fi
 
-# check DESC COMMAND...: ok if COMMAND succeeds.
-check() {
-	local desc=$1
-
-	shift
-	"$@"
-	result $? "$desc"
-}
-
 # henv HOST: hostenv=(env ...), the environment of HOST's fake device.
 henv() {
 	mkdir -p "$tmp/$1/state" "$tmp/$1/run"

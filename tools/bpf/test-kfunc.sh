@@ -55,8 +55,8 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 2' INT TERM
 
-# result, skip and tap_done: tools/lib-tap.sh, beside this script in the
-# VM (tools/vm/run.sh puts both in /lib/kbloom), one directory up here.
+# result, run, expect and tap_done: tools/lib-tap.sh, beside this script
+# in the VM (tools/vm/run.sh puts both in /lib/kbloom), one directory up here.
 tap_lib=$(dirname "$0")/lib-tap.sh
 [ -f "$tap_lib" ] || tap_lib=$(dirname "$0")/../lib-tap.sh
 # shellcheck source=tools/lib-tap.sh
@@ -77,22 +77,7 @@ if [ "$kfuncs" != available ] || [ -z "$BLOOMCTL" ]; then
 	exit
 fi
 
-# run PROGRAM ARGS...: kbloom_xdp_test or kbloom_xdp_bench, with stdout,
-# stderr and status in $tmp/out, $tmp/err and $rc.
-run() {
-	"$@" >"$tmp/out" 2>"$tmp/err"
-	rc=$?
-}
-
 bc() { run "$BLOOMCTL" "$@"; }
-
-expect() { # STATUS DESC ARGS...
-	want=$1 desc=$2
-	shift 2
-	run "$@"
-	[ "$rc" = "$want" ]
-	result $? "$desc (exit $want, got $rc)"
-}
 
 # line SPEC VERDICT COUNTERS...: SPEC's line in $tmp/out, exactly.
 line() {

@@ -60,31 +60,6 @@ trap 'exit 2' INT TERM
 tap_out=$tmp/out
 tap_err=$tmp/err
 
-# run PROGRAM ARGS...: kbloom_xdp, kbloom_xdp_test or kbloom_xdp_bench,
-# with stdout, stderr and status in $tmp/out, $tmp/err and $rc.
-run() {
-	"$@" >"$tmp/out" 2>"$tmp/err"
-	rc=$?
-}
-
-expect() { # STATUS DESC ARGS...
-	want=$1 desc=$2
-	shift 2
-	run "$@"
-	[ "$rc" = "$want" ]
-	result $? "$desc (exit $want, got $rc)"
-}
-
-out_has() { # TEXT DESC
-	grep -qF -- "$1" "$tmp/out"
-	result $? "$2"
-}
-
-err_has() {
-	grep -qF -- "$1" "$tmp/err"
-	result $? "$2"
-}
-
 # ---- the objects ------------------------------------------------------------
 
 # relocs OBJ: "SECTION KFUNC" per kfunc call of OBJ, sorted, unique, into

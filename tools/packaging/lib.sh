@@ -10,14 +10,6 @@ pkg_build=${KBLOOM_BUILD:-$pkg_top/build}
 # shellcheck source=tools/lib-tap.sh
 . "$pkg_top/tools/lib-tap.sh"
 
-ok() { result 0 "$*"; }
-not_ok() { result 1 "$*"; }
-# check DESCRIPTION COMMAND...: ok if COMMAND succeeds.
-check() {
-	local what=$1
-	shift
-	if "$@"; then ok "$what"; else not_ok "$what"; fi
-}
 # The last lines of a log, indented, after a "not ok".
 show_log() { tail -n "${2:-25}" "$1" | sed 's/^/    | /'; }
 

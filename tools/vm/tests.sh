@@ -15,10 +15,6 @@ L=/lib/kbloom
 # $L/tests.d/ adds.
 KBLOOM_CHECKS="run_kunit run_selftest run_bloomctl run_setops run_images"
 
-ok() { result 0 "$*"; }
-not_ok() { result 1 "$*"; }
-# check DESCRIPTION COMMAND...: ok if the command succeeds.
-check() { d=$1; shift; "$@"; result $? "$d"; }
 # check_exit CODE DESCRIPTION COMMAND...: ok if the command exits CODE.
 check_exit() {
 	want=$1 d=$2; shift 2
