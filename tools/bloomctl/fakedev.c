@@ -732,7 +732,9 @@ static int fake_merge(unsigned long req, struct kbloom_merge *mg)
 		err = ENOMEM;
 		goto out;
 	}
-	kbloom_core_merge(&ca, &cb, &d);
+	/* As the module: a filter merged into itself is left as it is. */
+	if (strcmp(mg->dst, mg->src))
+		kbloom_core_merge(&ca, &cb, &d);
 	err = store_tracked(mg->dst, &a, before, pa);
 out:
 	free(before);
