@@ -229,7 +229,8 @@ same_payloads() {
 		[ "$rc" = 0 ] || return 1
 		tail -c +97 "$tmp/$h.img" >"$tmp/$h.payload"
 	done
-	cmp -s "$tmp/A.payload" "$tmp/B.payload" && cmp -s "$tmp/B.payload" "$tmp/C.payload"
+	[ -s "$tmp/A.payload" ] && cmp -s "$tmp/A.payload" "$tmp/B.payload" &&
+		cmp -s "$tmp/B.payload" "$tmp/C.payload"
 }
 
 # fleet NAME HOSTS ARGS...: template NAME, of a filter created on A with
