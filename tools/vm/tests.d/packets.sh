@@ -102,7 +102,8 @@ pk_create() {
 # present (false positives) once FILTER holds KEYS keys. The expected
 # number is at most mu = QUERIES * fpr(KEYS); a Poisson count exceeds the
 # budget 2 mu + 10 with probability under 1e-6 whatever mu (busybox awk
-# has no sqrt). fpr comes from bloomctl calc on the filter's real m and k.
+# has no sqrt). fpr comes from bloomctl calc on the filter's real m and k;
+# if calc fails, 0: the strictest budget, never a vacuous one.
 pk_budget() {
 	local m='' k='' l='' c='' p
 	read -r m < "/sys/kernel/bloom/filters/$1/bits"
@@ -112,7 +113,7 @@ pk_budget() {
 	# shellcheck disable=SC2086 # $c is one word or none
 	p=$(bloomctl -j calc --bits "$m" --hashes "$k" --capacity "$2" \
 		--layout "$l" $c | json_num fpr)
-	awk -v p="${p:-1}" -v q="$3" 'BEGIN { printf "%d\n", 2 * p * q + 10 }'
+	awk -v p="${p:-0}" -v q="$3" 'BEGIN { printf "%d\n", 2 * p * q + 10 }'
 }
 
 # pk_keys4 MODE START N: canonical IPv4 flow keys in hex, one per line, for
